@@ -1,0 +1,19 @@
+"""lazynb: a small, readable lazy tensor compiler with the tinygrad API, built to be watched from a notebook.
+
+    from lazynb import Tensor, Device, dtypes, Context, GlobalCounters
+"""
+import sys
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+from lazynb.dtype import dtypes, DType  # noqa: E402,F401
+from lazynb.helpers import Context, GlobalCounters, getenv, DEBUG, NOOPT, BEAM  # noqa: E402,F401
+from lazynb.device import Device  # noqa: E402,F401
+from lazynb.tensor import Tensor  # noqa: E402,F401
+from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E402,F401
+from lazynb import debug as _debug  # noqa: E402,F401  (the DEBUG printer subscribes to the trace bus)
+
+__version__ = "0.1.0"
+
+def load_ipython_extension(ipython):
+  """`%load_ext lazynb` registers the %%tinygrad magic."""
+  from lazynb.notebook.magic import load_ipython_extension as _load
+  _load(ipython)

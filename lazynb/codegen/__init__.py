@@ -1,0 +1,67 @@
+"""Codegen: one kernel AST to a ProgramSpec (source + launch sizes), in four steps reported on the trace bus:
+
+  Kernel (opts)  ->  lower (index math)  ->  linearize (loops, accumulators)  ->  render (source)
+"""
+from __future__ import annotations
+import time
+from lazynb import trace
+from lazynb.helpers import NOOPT, BEAM, DEBUG
+from lazynb.uop.ops import UOp, Ops, GroupOp
+from lazynb.dtype import dtypes
+from lazynb.renderer import Renderer, ProgramSpec
+from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations  # noqa: F401
+from lazynb.codegen.lowerer import lower
+from lazynb.codegen.linearize import linearize
+
+def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Kernel:
+  """The Kernel for `ast` with opts applied: the given ones, or BEAM search, or the hand-coded heuristic."""
+  k = Kernel(ast, renderer)
+  if opts is not None:
+    for o in opts: k.apply_opt(o)
+  elif not NOOPT:
+    if BEAM >= 1:
+      from lazynb.codegen.search import beam_search
+      k = beam_search(k, int(BEAM))
+    else: hand_coded_optimizations(k)
+  return k
+
+def full_rewrite_to_sink(ast: UOp, renderer: Renderer | None = None, opts: list[Opt] | None = None) -> UOp:
+  """The lowered kernel (index math, loops) for an AST, before linearization."""
+  from lazynb.device import Device
+  return lower(optimize(ast, renderer or Device[Device.DEFAULT].renderer, opts))
+
+def estimates(uops: list[UOp]) -> int:
+  """FLOPs the program does: each non-index ALU op once per loop iteration it runs in."""
+  flops, mult, stack = 0, 1, []
+  for u in uops:
+    if u.op is Ops.RANGE: stack.append(u.arg[1]); mult *= u.arg[1]  # noqa: E702
+    elif u.op is Ops.ENDRANGE: mult //= max(1, stack.pop())
+    elif u.op is Ops.SPECIAL: mult *= u.arg[1]
+    elif u.op in GroupOp.ALU and u.dtype is not dtypes.bool and not _is_index(u): flops += mult
+  return flops
+
+def _is_index(u: UOp) -> bool:
+  return u.dtype is dtypes.index and all(s.op in (Ops.RANGE, Ops.SPECIAL, Ops.CONST) or s.op in GroupOp.ALU and _is_index(s) for s in u.src)
+
+def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> ProgramSpec:
+  t0 = time.perf_counter()
+  k = optimize(ast, renderer, opts)
+  t1 = time.perf_counter()
+  lowered = lower(k)
+  t2 = time.perf_counter()
+  uops = linearize(lowered)
+  t3 = time.perf_counter()
+  src = renderer.render(k.function_name, uops)
+  t4 = time.perf_counter()
+  specials = [u for u in uops if u.op is Ops.SPECIAL]
+  gs = [u.arg[1] for u in specials if u.arg[0][0] in "gt"][::-1]
+  ls = [u.arg[1] for u in specials if u.arg[0][0] == "l"][::-1]
+  prg = ProgramSpec(k.function_name, k.name, src, renderer.device, type(renderer).__name__,
+                    tuple(gs + [1] * (3 - len(gs))) if gs else (1, 1, 1), tuple(ls + [1] * (3 - len(ls))) if ls else (1, 1, 1),
+                    uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,
+                    [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
+                    list(getattr(renderer, "line_map", [])),
+                    {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3})
+  trace.emit("program", program=prg, kernel=k, lowered=lowered)
+  if DEBUG >= 6: print(src)
+  return prg

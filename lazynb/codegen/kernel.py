@@ -1,0 +1,206 @@
+"""A Kernel holds one scheduled AST and the shape of its loops, and applies optimizations to it.
+
+Every buffer access in the AST has a ShapeTracker over the same *full shape*. An optimization ("opt")
+splits one axis of that shape and gives the new inner part a role: upcast (computed in registers, no
+loop), unroll (a reduce loop expanded inline), local (a GPU work-group axis), group (a reduce split across
+a work-group), thread (the CPU's outer loop split over cores). All ShapeTrackers are split together, so
+the index math stays right by construction.
+"""
+from __future__ import annotations
+import enum
+from dataclasses import dataclass
+from lazynb.helpers import prod, colored, to_function_name, dedup
+from lazynb.uop.ops import UOp, Ops
+from lazynb.shape.shapetracker import ShapeTracker
+
+class AxisType(enum.Enum):
+  GLOBAL = "blue"; THREAD = "BRIGHT_BLUE"; LOCAL = "cyan"; GROUP = "green"; REDUCE = "red"; UNROLL = "magenta"; UPCAST = "yellow"  # noqa: E702
+  @property
+  def is_reduce(self) -> bool: return self in (AxisType.REDUCE, AxisType.GROUP, AxisType.UNROLL)
+
+class OptOps(enum.Enum):
+  UPCAST = enum.auto(); UNROLL = enum.auto(); LOCAL = enum.auto(); GROUP = enum.auto(); GROUPTOP = enum.auto()  # noqa: E702
+  THREAD = enum.auto(); PADTO = enum.auto()  # noqa: E702
+  def __repr__(self): return f"OptOps.{self.name}"
+
+@dataclass(frozen=True)
+class Opt:
+  op: OptOps
+  axis: int
+  arg: int
+  def __repr__(self): return f"Opt({self.op.name}, {self.axis}, {self.arg})"
+
+class KernelOptError(Exception): pass
+
+class Kernel:
+  def __init__(self, ast: UOp, renderer):
+    if ast.op is not Ops.SINK: raise ValueError(f"a kernel AST is a SINK, got {ast.op}")
+    self.ast, self.renderer = ast, renderer
+    self.views = dedup([u for u in ast.toposort() if u.op is Ops.VIEW])
+    self.sts: list[ShapeTracker] = [v.arg for v in self.views]
+    self.reduceop = next((u for u in ast.toposort() if u.op is Ops.REDUCE_AXIS), None)
+    self.bufs = sorted({u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL}, key=lambda u: u.arg)
+    out_shape = self.sts[0].shape if self.sts else ()
+    self.full_shape: tuple[int, ...] = tuple(max(s[i] for s in (st.shape for st in self.sts)) for i in range(len(out_shape))) if self.sts else ()
+    self.axis_types = [AxisType.REDUCE if o != f else AxisType.GLOBAL for o, f in zip(out_shape, self.full_shape)]
+    self.applied_opts: list[Opt] = []
+    # canonical loop order: global axes first, then reduce axes; then merge what can be merged
+    order = [i for i, t in enumerate(self.axis_types) if not t.is_reduce] + [i for i, t in enumerate(self.axis_types) if t.is_reduce]
+    self._permute(order)
+    self._drop_ones()
+    self._merge_adjacent()
+
+  def copy(self) -> Kernel:
+    k = Kernel.__new__(Kernel)
+    k.__dict__.update(self.__dict__)
+    k.sts, k.axis_types, k.applied_opts = list(self.sts), list(self.axis_types), list(self.applied_opts)
+    return k
+
+  # ---- shape surgery applied to every ShapeTracker at once
+  def _permute(self, order: list[int]):
+    self.sts = [st.permute(tuple(order)) for st in self.sts]
+    self.full_shape = tuple(self.full_shape[i] for i in order)
+    self.axis_types = [self.axis_types[i] for i in order]
+  def _reshape(self, fn):
+    """fn(shape) -> new shape; applied to each st (with its own reduce dims of 1) and the full shape."""
+    self.sts = [st.reshape(fn(st.shape)) for st in self.sts]
+    self.full_shape = fn(self.full_shape)
+  def _drop_ones(self):
+    keep = [i for i, s in enumerate(self.full_shape) if s != 1]
+    self.sts = [st.reshape(tuple(st.shape[i] for i in keep)) for st in self.sts]
+    self.full_shape, self.axis_types = tuple(self.full_shape[i] for i in keep), [self.axis_types[i] for i in keep]
+  def _merge_adjacent(self):
+    i = len(self.full_shape) - 2
+    while i >= 0:
+      if self.axis_types[i] == self.axis_types[i + 1]:
+        merged = []
+        for st in self.sts:
+          shp = st.shape[:i] + (st.shape[i] * st.shape[i + 1],) + st.shape[i + 2:]
+          v = st.views[-1].reshape(shp)
+          if v is None: break
+          merged.append(ShapeTracker(st.views[:-1] + (v,)))
+        else:
+          self.sts = merged
+          self.full_shape = self.full_shape[:i] + (self.full_shape[i] * self.full_shape[i + 1],) + self.full_shape[i + 2:]
+          del self.axis_types[i + 1]
+      i -= 1
+  def _split(self, axis: int, amt: int, new_type: AxisType, top: bool = False):
+    """Split `axis` into (size/amt, amt); the inner part (the outer one with top=True) gets `new_type`."""
+    def fn(shape):
+      s = shape[axis]
+      return shape[:axis] + ((s // amt, amt) if s != 1 else (1, 1)) + shape[axis + 1:] if not top else \
+             shape[:axis] + ((amt, s // amt) if s != 1 else (1, 1)) + shape[axis + 1:]
+    self._reshape(fn)
+    old = self.axis_types[axis]
+    self.axis_types[axis:axis + 1] = [new_type, old] if top else [old, new_type]
+    # keep the canonical order: move the new axis next to its kind
+    self._reorder()
+    self._drop_ones()
+  _ORDER = [AxisType.THREAD, AxisType.GLOBAL, AxisType.LOCAL, AxisType.GROUP, AxisType.REDUCE, AxisType.UNROLL, AxisType.UPCAST]
+  def _reorder(self):
+    order = sorted(range(len(self.axis_types)), key=lambda i: (self._ORDER.index(self.axis_types[i]), i))
+    if order != list(range(len(order))): self._permute(order)
+
+  # ---- opts
+  def axes_of(self, *types: AxisType) -> list[int]: return [i for i, t in enumerate(self.axis_types) if t in types]
+  def apply_opt(self, opt: Opt):
+    if opt.axis < 0 or opt.axis >= len(self.full_shape): raise KernelOptError(f"{opt}: axis out of range for shape {self.full_shape}")
+    size, t = self.full_shape[opt.axis], self.axis_types[opt.axis]
+    amt = opt.arg if opt.arg != 0 else size
+    if amt < 1 or size % amt != 0: raise KernelOptError(f"{opt}: {amt} does not divide axis of size {size}")
+    if opt.op is OptOps.UPCAST:
+      if t not in (AxisType.GLOBAL, AxisType.LOCAL): raise KernelOptError(f"{opt}: can only upcast a global or local axis, not {t.name}")
+      if amt > 16: raise KernelOptError(f"{opt}: upcast of {amt} is too large")
+      self._split(opt.axis, amt, AxisType.UPCAST)
+    elif opt.op is OptOps.UNROLL:
+      if t is not AxisType.REDUCE: raise KernelOptError(f"{opt}: can only unroll a reduce axis, not {t.name}")
+      if amt > 32: raise KernelOptError(f"{opt}: unroll of {amt} is too large")
+      self._split(opt.axis, amt, AxisType.UNROLL)
+    elif opt.op is OptOps.LOCAL:
+      if not self.renderer.has_local: raise KernelOptError(f"{opt}: {self.renderer.device} has no local (work-group) axes")
+      if t is not AxisType.GLOBAL: raise KernelOptError(f"{opt}: can only make a global axis local")
+      self._split(opt.axis, amt, AxisType.LOCAL)
+    elif opt.op in (OptOps.GROUP, OptOps.GROUPTOP):
+      if not self.renderer.has_shared: raise KernelOptError(f"{opt}: {self.renderer.device} has no shared memory")
+      if t is not AxisType.REDUCE: raise KernelOptError(f"{opt}: can only group a reduce axis")
+      if self.axes_of(AxisType.GROUP): raise KernelOptError(f"{opt}: one group axis per kernel")
+      self._split(opt.axis, amt, AxisType.GROUP, top=opt.op is OptOps.GROUPTOP)
+    elif opt.op is OptOps.THREAD:
+      if not getattr(self.renderer, "has_threads", False): raise KernelOptError(f"{opt}: {self.renderer.device} has no thread axis")
+      if t is not AxisType.GLOBAL or opt.axis != 0 or self.axes_of(AxisType.THREAD): raise KernelOptError(f"{opt}: only the first global axis, once")
+      self._split(opt.axis, amt, AxisType.THREAD, top=True)
+    else: raise KernelOptError(f"{opt}: not supported yet")
+    if self.local_size_prod() > getattr(self.renderer, "local_max_prod", 1024): raise KernelOptError(f"{opt}: work-group too large")
+    self.applied_opts.append(opt)
+
+  def local_size_prod(self) -> int: return prod(self.full_shape[i] for i in self.axes_of(AxisType.LOCAL, AxisType.GROUP))
+  def upcast_size(self) -> int: return prod(self.full_shape[i] for i in self.axes_of(AxisType.UPCAST, AxisType.UNROLL))
+
+  # ---- naming and reporting
+  @property
+  def name(self) -> str:
+    prefix = "r" if self.reduceop is not None else "E"
+    return prefix + "".join(f"_{colored(str(s), t.value)}" for s, t in zip(self.full_shape, self.axis_types))
+  @property
+  def function_name(self) -> str: return to_function_name(self.name)
+  def describe(self) -> dict:
+    return {"full_shape": list(self.full_shape), "axis_types": [t.name for t in self.axis_types],
+            "opts": [repr(o) for o in self.applied_opts]}
+
+  def view_st(self, view: UOp) -> ShapeTracker: return self.sts[self.views.index(view)]
+
+  # ---- helpers for heuristics
+  def is_matmul_like(self) -> bool:
+    """A reduce over a product of two loads, each broadcast (stride 0) along some output axis."""
+    r = self.reduceop
+    if r is None or r.arg[0] is not Ops.ADD: return False
+    src = r.src[0]
+    while src.op is Ops.CAST: src = src.src[0]
+    return src.op is Ops.MUL and all(s.op is Ops.LOAD or s.op is Ops.CAST and s.src[0].op is Ops.LOAD for s in src.src)
+
+def hand_coded_optimizations(k: Kernel) -> list[Opt]:
+  """Pick reasonable opts without search. Returns the opts applied."""
+  globals_ = k.axes_of(AxisType.GLOBAL)
+  if k.is_matmul_like():
+    # register tiling: a 4x4 block of outputs per loop iteration, reduce unrolled by 4
+    for _ in range(2):
+      cands = [a for a in k.axes_of(AxisType.GLOBAL) if k.full_shape[a] % 4 == 0 and k.full_shape[a] >= 4]
+      if cands: _try(k, Opt(OptOps.UPCAST, cands[-1], 4))
+    reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0]
+    if reds: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
+  elif k.reduceop is None and globals_:
+    last = globals_[-1]
+    s = k.full_shape[last]
+    if s <= 8 and s * prod(k.full_shape[a] for a in k.axes_of(AxisType.UPCAST)) <= 16: _try(k, Opt(OptOps.UPCAST, last, 0))
+    elif s % 4 == 0: _try(k, Opt(OptOps.UPCAST, last, 4))
+  elif k.reduceop is not None:
+    reds = k.axes_of(AxisType.REDUCE)
+    if globals_ and k.full_shape[globals_[-1]] % 4 == 0 and prod(k.full_shape[r] for r in reds) >= 4: _try(k, Opt(OptOps.UPCAST, globals_[-1], 4))
+    if reds and k.full_shape[reds[-1]] % 4 == 0 and k.full_shape[reds[-1]] > 4: _try(k, Opt(OptOps.UNROLL, k.axes_of(AxisType.REDUCE)[-1], 4))
+  # spread the outer loop over cores when there is enough work
+  if getattr(k.renderer, "has_threads", False) and k.axes_of(AxisType.GLOBAL):
+    work = prod(k.full_shape)
+    g0 = k.axes_of(AxisType.GLOBAL)[0]
+    n = k.renderer.threads
+    if work >= 1 << 16 and n > 1 and g0 == 0:
+      for t in range(n, 1, -1):
+        if k.full_shape[g0] % t == 0 and k.full_shape[g0] >= t: _try(k, Opt(OptOps.THREAD, g0, t)); break  # noqa: E702
+  return k.applied_opts
+
+def _try(k: Kernel, opt: Opt) -> bool:
+  try: k.apply_opt(opt)
+  except KernelOptError: return False
+  return True
+
+def all_opt_candidates(k: Kernel) -> list[Opt]:
+  """Every single action that could be applied next (the moves of a search)."""
+  out = []
+  for i, (s, t) in enumerate(zip(k.full_shape, k.axis_types)):
+    if t is AxisType.GLOBAL:
+      out += [Opt(OptOps.UPCAST, i, a) for a in (2, 3, 4, 8) if s % a == 0 and s > 1]
+      if k.renderer.has_local: out += [Opt(OptOps.LOCAL, i, a) for a in (2, 4, 8, 16, 32) if s % a == 0]
+      if i == 0 and getattr(k.renderer, "has_threads", False): out += [Opt(OptOps.THREAD, 0, a) for a in (2, 4, 8) if s % a == 0]
+    if t is AxisType.REDUCE:
+      out += [Opt(OptOps.UNROLL, i, a) for a in (2, 4, 8, 16) if s % a == 0 and s > 1]
+      if getattr(k.renderer, "has_shared", False): out += [Opt(OptOps.GROUPTOP, i, a) for a in (8, 16, 32) if s % a == 0]
+  return out

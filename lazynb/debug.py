@@ -1,0 +1,46 @@
+"""The DEBUG printer: one reader of the trace bus, writing to the terminal.
+
+  DEBUG=1  a line per realize: how many kernels ran and how long it took
+  DEBUG=2  a line per kernel: name (coloured by axis kind), device, time, GFLOPS and GB/s
+  DEBUG=3  the generated source of each new kernel, and the opts applied
+  DEBUG=4  the kernel AST, the lowered UOps and the linearized program
+  DEBUG=5  the schedule (every item and why it is a kernel)
+  DEBUG=6+ every graph_rewrite pass
+"""
+from __future__ import annotations
+from lazynb import trace
+from lazynb.helpers import DEBUG, colored, ansistrip_pad, fmt_time, GlobalCounters
+
+def _line_for_exec(d: dict) -> str:
+  t = d["seconds"]
+  name = d["display_name"] or d["name"]
+  gflops = d["op_estimate"] / t * 1e-9 if t > 0 else 0.0
+  gbs = d["mem_estimate"] / t * 1e-9 if t > 0 else 0.0
+  kind = colored("copy", "yellow") if d["kind"] == "copy" else "    "
+  return (f"*** {d['device']:6s} {GlobalCounters.kernel_count:4d} {kind} {ansistrip_pad(name, 30)} "
+          f"tm {fmt_time(t)}  {gflops:8.2f} GFLOPS {gbs:7.2f} GB/s")
+
+def print_event(ev: trace.Event):
+  lvl = DEBUG.value
+  if lvl <= 0: return
+  d = ev.data
+  if ev.kind == "realize" and lvl >= 1:
+    copies = f" and {d['copies']} cop{'ies' if d['copies'] != 1 else 'y'}" if d["copies"] else ""
+    print(f"realized {d['kernels']} kernel{'s' if d['kernels'] != 1 else ''}{copies} in {d['seconds']*1e3:.2f} ms")
+  elif ev.kind == "exec" and lvl >= 2: print(_line_for_exec(d))
+  elif ev.kind == "program" and lvl >= 3:
+    p = d["program"]
+    if lvl >= 4:
+      print(colored(f"--- AST of {p.name}", "cyan")); print(p.ast)  # noqa: E702
+      print(colored("--- lowered", "cyan")); print(d["lowered"])  # noqa: E702
+      print(colored("--- linearized", "cyan"))
+      for i, u in enumerate(p.uops): print(f"{i:4d} {str(u.op):20s} {str(u.dtype):16s} {[p.uops.index(s) for s in u.src if s in p.uops]} {u.arg!r}")
+    print(colored(f"--- {p.display_name}  opts={p.opts}", "green"))
+    print(p.src)
+  elif ev.kind == "schedule" and lvl >= 5:
+    print(colored(f"schedule: {len(d['items'])} items", "magenta"))
+    for i, si in enumerate(d["items"]): print(f"  {i}: {si.kind:6s} reason={si.reason:8s} bufs={[f'{b.size}x{b.dtype.name}' for b in si.bufs]}")
+  elif ev.kind == "rewrite" and lvl >= 6: print(f"rewrite {d['name']}: {len(d['steps'])} steps")
+  elif ev.kind == "jit" and lvl >= 2: print(colored(f"JIT {d['phase']} {d.get('name', '')}: {d.get('kernels', 0)} kernels", "cyan"))
+
+trace.subscribe(print_event)

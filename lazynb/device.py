@@ -1,0 +1,163 @@
+"""Devices, buffers and the three parts of a backend: Allocator, Compiler and Runner (the program runtime).
+
+A backend is a `Compiled(device, allocator, renderer, compiler, runtime)`: the renderer turns kernels into
+source, the compiler turns source into a binary, and `runtime(name, lib)` loads it as a callable program.
+Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`.
+"""
+from __future__ import annotations
+import hashlib, importlib, os, sqlite3, time
+from typing import Any
+import numpy as np
+from lazynb.dtype import DType
+from lazynb.helpers import GlobalCounters, cache_dir, CACHELEVEL, getenv
+
+class Allocator:
+  """Allocates device memory and copies to and from the host. Subclasses implement the underscored methods."""
+  def alloc(self, size: int, options: Any = None): return self._alloc(size, options)
+  def free(self, buf, size: int, options: Any = None): self._free(buf, options)
+  def _alloc(self, size: int, options: Any): raise NotImplementedError("an Allocator must implement _alloc(size, options)")
+  def _free(self, buf, options: Any): pass
+  def copyin(self, dst, src: memoryview): raise NotImplementedError("an Allocator must implement copyin(dst, src)")
+  def copyout(self, dst: memoryview, src): raise NotImplementedError("an Allocator must implement copyout(dst, src)")
+
+class CompileError(RuntimeError):
+  """A kernel failed to compile; the message shows the offending source line and the compiler's words."""
+
+class Compiler:
+  """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash."""
+  def __init__(self, cachekey: str | None = None): self.cachekey = cachekey
+  def compile(self, src: str) -> bytes: return src.encode()
+  def compile_cached(self, src: str) -> bytes:
+    if self.cachekey is None or CACHELEVEL < 1: return self.compile(src)
+    key = hashlib.sha256(src.encode()).hexdigest()
+    if (lib := diskcache_get(self.cachekey, key)) is not None: return lib
+    lib = self.compile(src)
+    diskcache_put(self.cachekey, key, lib)
+    return lib
+
+class Runner:
+  """A loaded program: `Runner(name, lib)`, then `runner(*bufs, global_size=..., local_size=..., wait=True)`
+  runs it and, with wait, returns the seconds it took."""
+  def __init__(self, name: str, lib: bytes): self.name, self.lib = name, lib
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False) -> float | None:
+    raise NotImplementedError
+
+class Compiled:
+  """A device that compiles kernels: its allocator, renderer (a Renderer instance), compiler and runtime class."""
+  def __init__(self, device: str, allocator: Allocator, renderer, compiler: Compiler | None, runtime, graph=None):
+    from lazynb.renderer import Renderer
+    self.device, self.allocator, self.compiler, self.runtime = device, allocator, compiler or Compiler(), runtime
+    self.renderer = renderer if renderer is not None else Renderer()
+    if isinstance(self.renderer, type): self.renderer = self.renderer()
+    self.renderer.device = device.split(":")[0]
+  def synchronize(self): pass
+
+class DeviceUnavailable(RuntimeError):
+  """The device exists but cannot run here (no GPU, a missing package); the message says what to install."""
+
+class _Device:
+  # name -> the class (or "module:Class" string, imported on first use)
+  _devices: dict[str, Any] = {"CPU": "lazynb.runtime.ops_cpu:CPUDevice", "PYTHON": "lazynb.runtime.ops_python:PythonDevice"}
+  _aliases = {"CLANG": "CPU", "GPU": "CL", "OPENCL": "CL"}
+  def __init__(self):
+    self._opened: dict[str, Compiled] = {}
+    self._default: str | None = None
+  def canonicalize(self, device: str | None) -> str:
+    if device is None: return self.DEFAULT
+    if not isinstance(device, str): raise TypeError(f"device must be a string such as 'CPU', got {device!r}")
+    name = device.upper().split(":")[0]
+    name = self._aliases.get(name, name)
+    if name not in self._devices:
+      raise ValueError(f"unknown device {device!r}; known devices: {', '.join(sorted(self._devices))} (aliases: {', '.join(sorted(self._aliases))})")
+    return name + (device[len(device.split(':')[0]):] if ":" in device else "")
+  def __getitem__(self, device: str) -> Compiled:
+    name = self.canonicalize(device)
+    if name not in self._opened:
+      cls = self._devices[name.split(":")[0]]
+      if isinstance(cls, str):
+        mod, attr = cls.split(":")
+        cls = getattr(importlib.import_module(mod), attr)
+      self._opened[name] = cls(name)
+    return self._opened[name]
+  @property
+  def DEFAULT(self) -> str:
+    if self._default is None:
+      env = os.environ.get("DEVICE")
+      if env: self._default = self.canonicalize(env)
+      else:
+        picked = [d for d in list(self._devices) + list(self._aliases) if getenv(d, 0) == 1]
+        self._default = self.canonicalize(picked[0]) if picked else "CPU"
+    return self._default
+  @DEFAULT.setter
+  def DEFAULT(self, device: str): self._default = self.canonicalize(device)
+  def available(self, device: str) -> tuple[bool, str]:
+    """(True, "") when kernels can run on `device` here, else (False, the reason)."""
+    try: self[device]
+    except Exception as e: return False, str(e)
+    return True, ""
+
+Device = _Device()
+
+class Buffer:
+  """Memory for `size` elements of `dtype` on a device, allocated on first use."""
+  def __init__(self, device: str, size: int, dtype: DType):
+    self.device, self.size, self.dtype = device, size, dtype
+    self._buf: Any = None
+  @property
+  def nbytes(self) -> int: return self.size * self.dtype.itemsize
+  def is_allocated(self) -> bool: return self._buf is not None
+  def allocate(self) -> Buffer:
+    if self._buf is None:
+      self.allocator = Device[self.device].allocator
+      self._buf = self.allocator.alloc(max(self.nbytes, 1))
+      GlobalCounters.mem_used += self.nbytes
+    return self
+  def __del__(self):
+    if getattr(self, "_buf", None) is not None:
+      GlobalCounters.mem_used -= self.nbytes
+      try: self.allocator.free(self._buf, max(self.nbytes, 1))
+      except Exception: pass
+  def copyin(self, data: memoryview) -> Buffer:
+    self.allocate()
+    if data.nbytes != self.nbytes: raise ValueError(f"copyin of {data.nbytes} bytes into a buffer of {self.nbytes}")
+    if self.nbytes: self.allocator.copyin(self._buf, data)
+    return self
+  def copyout(self, data: memoryview) -> memoryview:
+    if self._buf is None: raise RuntimeError("reading a buffer that was never written")
+    if self.nbytes: self.allocator.copyout(data, self._buf)
+    return data
+  def numpy(self) -> np.ndarray:
+    out = np.empty(self.size, dtype=self.dtype.np)
+    self.copyout(memoryview(out.view(np.uint8)))
+    return out
+  def __repr__(self): return f"<buf {self.device} size={self.size} {self.dtype}{' alloc' if self._buf is not None else ''}>"
+
+# ---------------------------------------------------------------- a small sqlite cache (compiled binaries, BEAM results)
+
+_db: sqlite3.Connection | None = None
+def _conn() -> sqlite3.Connection:
+  global _db
+  if _db is None:
+    path = cache_dir() / "cache.db"
+    try:
+      _db = sqlite3.connect(path, timeout=30, isolation_level=None)
+      _db.execute("pragma journal_mode=wal")
+      _db.execute("create table if not exists cache (tbl text, key text, val blob, primary key (tbl, key))")
+    except sqlite3.DatabaseError:  # corrupt: start over
+      for f in path.parent.glob("cache.db*"): f.unlink()
+      _db = sqlite3.connect(path, timeout=30, isolation_level=None)
+      _db.execute("create table if not exists cache (tbl text, key text, val blob, primary key (tbl, key))")
+  return _db
+
+def diskcache_get(table: str, key: str) -> bytes | None:
+  try:
+    row = _conn().execute("select val from cache where tbl=? and key=?", (table, key)).fetchone()
+  except sqlite3.DatabaseError: return None
+  return None if row is None else row[0]
+
+def diskcache_put(table: str, key: str, val: bytes):
+  for _ in range(3):
+    try:
+      _conn().execute("insert or replace into cache values (?, ?, ?)", (table, key, val))
+      return
+    except sqlite3.OperationalError: time.sleep(0.05)

@@ -1,0 +1,1 @@
+"""The engine: scheduling the lazy graph into kernels and running them."""

@@ -1,0 +1,78 @@
+"""Running a schedule: compile each kernel once per (device, AST), allocate buffers, run, and report."""
+from __future__ import annotations
+import time
+from lazynb import trace
+from lazynb.device import Device, Buffer
+from lazynb.helpers import GlobalCounters
+from lazynb.renderer import ProgramSpec
+from lazynb.uop.ops import UOp
+from lazynb.engine.schedule import ScheduleItem
+
+class CompiledRunner:
+  """A ProgramSpec compiled and loaded on its device."""
+  def __init__(self, prg: ProgramSpec):
+    self.p = prg
+    dev = Device[prg.device]
+    st = time.perf_counter()
+    key = dev.compiler.cachekey
+    cached = False
+    if key is not None:
+      from lazynb.device import diskcache_get
+      import hashlib
+      cached = diskcache_get(key, hashlib.sha256(prg.src.encode()).hexdigest()) is not None
+    self.lib = dev.compiler.compile_cached(prg.src)
+    self.compile_s = time.perf_counter() - st
+    trace.emit("compile", name=prg.name, display_name=prg.display_name, device=prg.device, seconds=self.compile_s, cached=cached)
+    self.fxn = dev.runtime(prg.name, self.lib)
+  def __call__(self, bufs: list[Buffer], wait: bool = True) -> float:
+    t = self.fxn(*[b._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, wait=wait)
+    return t if t is not None else 0.0
+
+method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
+
+def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
+  from lazynb.helpers import NOOPT, BEAM
+  key = (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None))
+  if key not in method_cache:
+    from lazynb.codegen import get_program
+    method_cache[key] = CompiledRunner(get_program(ast, Device[device].renderer, opts))
+  return method_cache[key]
+
+def run_copy(dst: Buffer, src: Buffer) -> float:
+  st = time.perf_counter()
+  import numpy as np
+  host = np.empty(src.nbytes, dtype=np.uint8)
+  src.copyout(memoryview(host))
+  dst.copyin(memoryview(host))
+  return time.perf_counter() - st
+
+def exec_item(si: ScheduleItem) -> float:
+  for b in si.bufs: b.allocate()
+  if si.kind == "copy":
+    t = run_copy(si.bufs[0], si.bufs[1])
+    trace.emit("exec", name=f"copy {si.bufs[1].device} -> {si.bufs[0].device}", display_name=None, device=si.bufs[0].device, kind="copy",
+               seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
+    GlobalCounters.time_sum_s += t
+    GlobalCounters.global_mem += si.bufs[0].nbytes
+    return t
+  runner = get_runner(si.bufs[0].device, si.ast)
+  t = runner(list(si.bufs))
+  mem = sum(b.nbytes for b in si.bufs)
+  GlobalCounters.kernel_count += 1
+  GlobalCounters.global_ops += runner.p.op_estimate
+  GlobalCounters.global_mem += mem
+  GlobalCounters.time_sum_s += t
+  trace.emit("exec", name=runner.p.name, display_name=runner.p.display_name, device=si.bufs[0].device, kind="kernel", seconds=t,
+             global_size=runner.p.global_size, local_size=runner.p.local_size, op_estimate=runner.p.op_estimate, mem_estimate=mem,
+             bufs=si.bufs, item=si, program=runner.p)
+  return t
+
+def run_schedule(items: list[ScheduleItem]) -> None:
+  st = time.perf_counter()
+  kernels = copies = 0
+  run_t = 0.0
+  for si in items:
+    run_t += exec_item(si)
+    if si.kind == "copy": copies += 1
+    else: kernels += 1
+  if items: trace.emit("realize", kernels=kernels, copies=copies, seconds=time.perf_counter() - st, run_seconds=run_t)

@@ -1,0 +1,197 @@
+"""The scheduler: cut the lazy graph into kernels.
+
+Walking down from each tensor to realize, everything elementwise is fused into the kernel that consumes
+it, and movement ops are folded into the ShapeTracker of each load. A node becomes its own kernel (its
+result is stored to a buffer, and later kernels load it) when:
+
+  realize   it is a tensor being realized, or marked .contiguous()
+  copy      it crosses devices (COPY)
+  reduce    it is a reduce that cannot join the kernel: the kernel has one already, or the reduce's result
+            is read through a view (expand, permute, pad ...) or by more than one consumer
+  pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
+
+A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
+LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS.
+"""
+from __future__ import annotations
+import weakref
+from dataclasses import dataclass, field
+from lazynb import trace
+from lazynb.device import Buffer
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique
+from lazynb.shape.shapetracker import ShapeTracker
+
+# compute node -> the (view of a) BUFFER that now holds its value
+realized: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+@dataclass
+class ScheduleItem:
+  ast: UOp                      # SINK(STORE ...) for a kernel, COPY for a copy
+  bufs: tuple[Buffer, ...]      # output first, then inputs in DEFINE_GLOBAL order
+  kind: str = "kernel"          # "kernel" or "copy"
+  reason: str = "realize"       # why this node got its own kernel (see the module doc)
+  out: UOp | None = None        # the graph node this item computes
+  buf_uops: tuple[UOp, ...] = field(default_factory=tuple)
+  def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
+
+def new_buffer(device: str, size: int, dtype) -> UOp:
+  u = UOp(Ops.BUFFER, dtype, (new_unique(), UOp(Ops.DEVICE, dtypes.void, (), device)), size)
+  buffers[u] = Buffer(device, size, dtype)
+  return u
+
+def lookup_realized(sink: UOp) -> UOp:
+  """Replace every node that already has a buffer by a view of that buffer."""
+  mapping = {n: realized[n] for n in sink.toposort() if n in realized}
+  return sink.substitute(mapping) if mapping else sink
+
+def is_contiguous_view_of_buffer(u: UOp) -> bool:
+  if u.base.op is not Ops.BUFFER: return False
+  return chain_st(u).contiguous
+
+def chain_st(u: UOp) -> ShapeTracker:
+  """The ShapeTracker of a chain of movement ops, from the base's flat index."""
+  chain = []
+  while u.op in GroupOp.Movement: chain.append(u); u = u.src[0]  # noqa: E702
+  st = ShapeTracker.from_shape(u.shape)
+  for m in reversed(chain): st = st.movement(m.op, m.arg)
+  return st
+
+class Scheduler:
+  def __init__(self, outs: list[UOp]):
+    self.sink = lookup_realized(UOp.sink(*outs))
+    self.outs = list(self.sink.src)
+    self.nodes = self.sink.toposort()
+    self.consumers: dict[UOp, int] = {}
+    for n in self.nodes:
+      for s in n.src: self.consumers[s] = self.consumers.get(s, 0) + 1
+    self.roots: dict[UOp, str] = {}        # node -> reason it is realized
+    self.out_buf: dict[UOp, UOp] = {}      # root -> its BUFFER uop
+    self.items: dict[UOp, ScheduleItem] = {}
+    self.deps: dict[UOp, list[UOp]] = {}   # root -> roots it reads
+
+  def root_of(self, out: UOp) -> UOp | None:
+    b = out.base
+    if b.op is Ops.BUFFER: return None
+    if b.op is Ops.CONST: return out
+    return b
+
+  def add_root(self, n: UOp, reason: str) -> UOp:
+    if n not in self.roots:
+      self.roots[n] = reason
+      if n.op is Ops.BUFFER: raise RuntimeError("a buffer cannot be a root")
+      self.out_buf[n] = new_buffer(n.device, n.size, n.dtype)
+    return self.out_buf[n]
+
+  def run(self) -> list[ScheduleItem]:
+    work = []
+    for o in self.outs:
+      if (r := self.root_of(o)) is not None:
+        self.add_root(r, "realize")
+        work.append(r)
+    done: set[UOp] = set()
+    while work:
+      r = work.pop()
+      if r in done: continue
+      done.add(r)
+      before = set(self.roots)
+      self.items[r] = self.build(r)
+      work.extend(n for n in self.roots if n not in before)
+      work.extend(n for n in self.deps[r] if n not in done)
+    # order: a kernel after every kernel it reads from
+    order: list[UOp] = []
+    seen: set[UOp] = set()
+    def visit(r: UOp):
+      stack = [(r, False)]
+      while stack:
+        n, post = stack.pop()
+        if post: order.append(n); continue  # noqa: E702
+        if n in seen: continue
+        seen.add(n)
+        stack.append((n, True))
+        for d in self.deps[n]: stack.append((d, False))
+    for o in self.outs:
+      if (r := self.root_of(o)) is not None: visit(r)
+    return [self.items[r] for r in order]
+
+  # ---------------------------------------------------------------- one kernel
+  def build(self, root: UOp) -> ScheduleItem:
+    self.deps[root] = []
+    if root.op is Ops.COPY:
+      src = root.src[0]
+      src_buf = src.base if is_contiguous_view_of_buffer(src) else self.load_root(root, src, "copy", None)
+      ob = self.out_buf[root]
+      return ScheduleItem(root, (buffers[ob], buffers[src_buf]), "copy", self.roots[root], root, (ob, src_buf))
+    self.root = root
+    self.fused = self.find_reduce(root)
+    self.globals: list[UOp] = [self.out_buf[root]]
+    self.memo: dict = {}
+    kshape = self.fused.shape if self.fused is not None else root.shape
+    st = ShapeTracker.from_shape(kshape)
+    value = self.visit(root, st, top=True)
+    out = UOp(Ops.STORE, dtypes.void, (UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0), UOp(Ops.VIEW, dtypes.void, (), st), value))
+    ast = UOp.sink(out)
+    bufs = tuple(buffers[b] for b in self.globals)
+    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals))
+
+  def find_reduce(self, root: UOp) -> UOp | None:
+    """The one reduce this kernel may contain: reached from the root through single-consumer elementwise
+    ops and plain reshapes only."""
+    stack = [root]
+    seen: set[UOp] = set()
+    while stack:
+      n = stack.pop()
+      if n in seen: continue
+      seen.add(n)
+      if n is not root and (n in self.roots or self.consumers.get(n, 0) > 1): continue
+      if n.op is Ops.REDUCE_AXIS: return n
+      if n.op in GroupOp.Elementwise or n.op is Ops.RESHAPE or n.op is Ops.DETACH or (n is root and n.op is Ops.CONTIGUOUS):
+        stack.extend(reversed(n.src))
+    return None
+
+  def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None) -> UOp:
+    buf = self.add_root(n, reason) if n.op is not Ops.BUFFER else n
+    if n.op is not Ops.BUFFER and n not in self.deps[parent]: self.deps[parent].append(n)
+    if st is None: return buf
+    if buf not in self.globals: self.globals.append(buf)
+    dg = UOp(Ops.DEFINE_GLOBAL, n.dtype.ptr(), (), self.globals.index(buf))
+    return UOp(Ops.LOAD, n.dtype, (dg, UOp(Ops.VIEW, dtypes.void, (), st)))
+
+  def visit(self, n: UOp, st: ShapeTracker, top: bool = False) -> UOp:
+    key = (n, st)
+    if key in self.memo: return self.memo[key]
+    self.memo[key] = ret = self._visit(n, st, top)
+    return ret
+
+  def _visit(self, n: UOp, st: ShapeTracker, top: bool) -> UOp:
+    op = n.op
+    if op is Ops.BUFFER: return self.load_root(self.root, n, "", st)
+    if not top and n in self.roots: return self.load_root(self.root, n, self.roots[n], st)
+    if op is Ops.CONST:
+      return UOp(Ops.CONST, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),) if st.has_mask else (), n.arg)
+    if op in GroupOp.Movement:
+      inner = ShapeTracker.from_shape(n.src[0].shape).movement(op, n.arg)
+      return self.visit(n.src[0], inner + st)
+    if op in (Ops.DETACH,) or (op is Ops.CONTIGUOUS and top): return self.visit(n.src[0], st, top)
+    if op in (Ops.COPY, Ops.CONTIGUOUS): return self.load_root(self.root, n, "copy" if op is Ops.COPY else "realize", st)
+    if op in GroupOp.Elementwise:
+      if st.has_mask and op in GroupOp.UnsafePad and not top: return self.load_root(self.root, n, "pad", st)
+      return UOp(op, n.dtype, tuple(self.visit(s, st) for s in n.src), n.arg)
+    if op is Ops.REDUCE_AXIS:
+      if n is self.fused and st.contiguous and st.shape == n.shape:
+        src = n.src[0]
+        return UOp(Ops.REDUCE_AXIS, n.dtype, (self.visit(src, ShapeTracker.from_shape(src.shape)),), n.arg)
+      return self.load_root(self.root, n, "reduce", st)
+    raise NotImplementedError(f"the scheduler cannot handle {op}")
+
+def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  """Kernels for `outs`, in order, and for each out the view of a buffer that will hold it."""
+  s = Scheduler(outs)
+  items = s.run()
+  becomes: dict[UOp, UOp] = {}
+  bufmap = {r: b.reshape(r.shape) if r.shape != b.shape else b for r, b in s.out_buf.items()}
+  for orig, o in zip(outs, s.outs):
+    becomes[orig] = o.substitute(bufmap) if bufmap else o
+  for r, b in bufmap.items(): becomes.setdefault(r, b)
+  trace.emit("schedule", items=items, outs=outs)
+  return items, becomes

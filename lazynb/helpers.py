@@ -1,0 +1,108 @@
+"""Small shared utilities: environment flags, Context, counters and colours.
+
+Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it starts from the
+environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`.
+"""
+from __future__ import annotations
+import contextlib, functools, math, os, pathlib, re, sys, time
+from typing import Any, Iterable, TypeVar
+
+T = TypeVar("T")
+
+def getenv(key: str, default: Any = 0) -> Any:
+  """Read an environment variable, converted to the type of `default`."""
+  val = os.environ.get(key)
+  if val is None: return default
+  try: return type(default)(val)
+  except ValueError: raise ValueError(f"environment variable {key}={val!r} is not a valid {type(default).__name__}") from None
+
+def prod(xs: Iterable[Any], start: Any = 1) -> Any:
+  return functools.reduce(lambda a, b: a * b, xs, start)
+
+def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
+def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
+def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
+def argsort(xs: list) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
+def ceildiv(a: int, b: int) -> int: return -(-a // b)
+def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
+
+class ContextVar:
+  """A named setting read from the environment and overridable with `Context`."""
+  registry: dict[str, ContextVar] = {}
+  def __init__(self, key: str, default: int):
+    self.key, self.value = key, getenv(key, default)
+    ContextVar.registry[key] = self
+  def __bool__(self): return bool(self.value)
+  def __int__(self): return int(self.value)
+  def __ge__(self, x): return self.value >= x
+  def __gt__(self, x): return self.value > x
+  def __le__(self, x): return self.value <= x
+  def __lt__(self, x): return self.value < x
+  def __eq__(self, x): return self.value == x
+  __hash__ = object.__hash__
+  def __repr__(self): return f"{self.key}={self.value}"
+
+DEBUG, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
+CACHELEVEL = ContextVar("CACHELEVEL", 2)
+
+class Context(contextlib.ContextDecorator):
+  """`with Context(DEBUG=2, NOOPT=1): ...` sets flags for a block and restores them after."""
+  def __init__(self, **kwargs: int):
+    for k in kwargs:
+      if k not in ContextVar.registry: raise KeyError(f"unknown setting {k!r}; known settings: {sorted(ContextVar.registry)}")
+      if not isinstance(kwargs[k], int): raise TypeError(f"{k} must be an int, got {kwargs[k]!r}")
+    self.kwargs = kwargs
+  def __enter__(self):
+    self.old = {k: ContextVar.registry[k].value for k in self.kwargs}
+    for k, v in self.kwargs.items(): ContextVar.registry[k].value = int(v)
+    return self
+  def __exit__(self, *exc):
+    for k, v in self.old.items(): ContextVar.registry[k].value = v
+
+class GlobalCounters:
+  """Running totals since the last `reset()`: kernels run, FLOPs, bytes moved, time spent."""
+  global_ops: int = 0
+  global_mem: int = 0
+  time_sum_s: float = 0.0
+  kernel_count: int = 0
+  mem_used: int = 0  # bytes currently allocated on devices
+  @staticmethod
+  def reset(): GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s, GlobalCounters.kernel_count = 0, 0, 0.0, 0
+
+# ANSI colours, used by the DEBUG printer and kernel names
+_COLORS = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
+def colored(s: str, color: str | None, background=False) -> str:
+  if color is None: return s
+  bright = color.startswith("BRIGHT_")
+  code = _COLORS[color.lower().removeprefix("bright_")] + (60 if bright else 0) + (10 if background else 0)
+  return f"\u001b[{code}m{s}\u001b[0m"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+def strip_ansi(s: str) -> str: return _ANSI.sub("", s)
+def ansilen(s: str) -> int: return len(strip_ansi(s))
+def ansistrip_pad(s: str, n: int) -> str: return s + " " * max(0, n - ansilen(s))
+
+def to_function_name(s: str) -> str:
+  """Kernel names may carry colour codes; C identifiers may not."""
+  return "".join(c if c.isalnum() or c == "_" else f"{ord(c):02X}" for c in strip_ansi(s))
+
+def cache_dir() -> pathlib.Path:
+  base = os.environ.get("LAZYNB_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "lazynb")
+  p = pathlib.Path(base)
+  p.mkdir(parents=True, exist_ok=True)
+  return p
+
+def fmt_time(s: float) -> str:
+  if s < 1e-3: return f"{s*1e6:7.2f}us"
+  if s < 1: return f"{s*1e3:7.2f}ms"
+  return f"{s:7.2f}s "
+
+class Timer:
+  def __enter__(self):
+    self.st = time.perf_counter()
+    return self
+  def __exit__(self, *exc): self.s = time.perf_counter() - self.st
+
+def is_pow2(x: int) -> bool: return x > 0 and (x & (x - 1)) == 0
+def divisors_up_to(n: int, limit: int) -> list[int]: return [d for d in range(2, min(n, limit) + 1) if n % d == 0]
+def nan_or_inf(x: float) -> bool: return math.isnan(x) or math.isinf(x)
+def eprint(*args): print(*args, file=sys.stderr)

@@ -1,0 +1,42 @@
+"""Renderers turn a linearized kernel (a list of UOps) into source code for one kind of device."""
+from __future__ import annotations
+from dataclasses import dataclass, field
+from lazynb.uop.ops import UOp
+
+class Renderer:
+  """What a device's code looks like and which optimizations it allows.
+
+  global_style says how the global (output) axes are walked: "loop" (for-loops inside the kernel, the CPU),
+  "args" (the kernel receives its global ids as int arguments and the runtime loops), or "special" (GPU
+  work-item ids such as get_global_id / blockIdx)."""
+  device: str = ""
+  global_style: str = "loop"
+  has_local: bool = False
+  has_shared: bool = False
+  has_threads: bool = False
+  threads: int = 1
+  local_max_prod: int = 1024
+  global_max: tuple[int, ...] = (1 << 31 - 1,) * 3
+  def render(self, name: str, uops: list[UOp]) -> str: raise NotImplementedError
+
+@dataclass
+class ProgramSpec:
+  """Everything about one compiled kernel: its source, its launch sizes, and where it came from."""
+  name: str                       # plain C identifier
+  display_name: str               # with colour codes for the terminal
+  src: str
+  device: str
+  language: str
+  global_size: tuple[int, ...]
+  local_size: tuple[int, ...]
+  uops: list[UOp]
+  ast: UOp
+  opts: list = field(default_factory=list)
+  full_shape: tuple[int, ...] = ()
+  axis_types: list[str] = field(default_factory=list)
+  op_estimate: int = 0
+  mem_estimate: int = 0
+  outs: list[int] = field(default_factory=list)
+  ins: list[int] = field(default_factory=list)
+  line_map: list[list[int]] = field(default_factory=list)  # source line -> indices into uops
+  timings: dict = field(default_factory=dict)               # seconds per codegen stage

@@ -1,0 +1,146 @@
+"""C-family source from linearized UOps. `CStyleLanguage` is the generic base (its global ids arrive as int
+arguments, so a runtime can loop over them); `ClangRenderer` writes the CPU's loops itself.
+
+Each UOp becomes a statement or, when it is used once, an inline sub-expression; loads are named valN,
+accumulators accN, shared values aluN. The renderer also records which UOps each source line came from,
+so a viewer can link the two.
+"""
+from __future__ import annotations
+import math
+from typing import Callable
+from lazynb.dtype import DType, dtypes
+from lazynb.uop.ops import UOp, Ops, GroupOp
+from lazynb.renderer import Renderer
+
+class CStyleLanguage(Renderer):
+  global_style = "args"
+  kernel_prefix = "void "
+  buffer_prefix = ""
+  buffer_suffix = " restrict"
+  arg_int_prefix = "const int"
+  smem_prefix = ""
+  barrier = ""
+  code_for_workitem: dict[str, Callable] = {}
+  extra_header = ""
+  type_map: dict[DType, str] = {dtypes.bool: "_Bool", dtypes.uint8: "unsigned char", dtypes.int32: "int", dtypes.int64: "long long",
+                                dtypes.float16: "_Float16", dtypes.float32: "float"}
+  infinity, nan = "__builtin_inff()", '__builtin_nanf("")'
+  code_for_op: dict[Ops, Callable] = {
+    Ops.NEG: lambda x, dt: f"(!{x})" if dt is dtypes.bool else f"(-{x})",
+    Ops.EXP2: lambda x, dt: f"__builtin_exp2f({x})", Ops.LOG2: lambda x, dt: f"__builtin_log2f({x})",
+    Ops.SIN: lambda x, dt: f"__builtin_sinf({x})", Ops.SQRT: lambda x, dt: f"__builtin_sqrtf({x})",
+    Ops.TRUNC: lambda x, dt: f"__builtin_truncf({x})",
+    Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
+    Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
+    Ops.MOD: lambda a, b, dt: f"({a}%{b})", Ops.MAX: lambda a, b, dt: f"(({a}>{b})?{a}:{b})",
+    Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
+    Ops.AND: lambda a, b, dt: f"({a}&{b})", Ops.OR: lambda a, b, dt: f"({a}|{b})", Ops.XOR: lambda a, b, dt: f"({a}^{b})",
+    Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
+    Ops.WHERE: lambda c, a, b, dt: f"({c}?{a}:{b})", Ops.MULACC: lambda a, b, c, dt: f"(({a}*{b})+{c})"}
+
+  def render_dtype(self, dt: DType) -> str:
+    if dt not in self.type_map: raise NotImplementedError(f"{type(self).__name__} cannot render {dt}")
+    return self.type_map[dt]
+  def render_const(self, x, dt: DType) -> str:
+    if dtypes.is_float(dt):
+      if math.isnan(x): s = self.nan
+      elif math.isinf(x): s = ("-" if x < 0 else "") + self.infinity
+      else: s = f"{float(x)!r}f" if "e" in repr(float(x)) or "." in repr(float(x)) else f"{float(x)}.0f"
+      return s if dt is dtypes.float32 else f"(({self.render_dtype(dt)}){s})"
+    if dt is dtypes.bool: return "1" if x else "0"
+    if dt is dtypes.int64: return f"{int(x)}ll"
+    if dt is dtypes.uint8: return f"(({self.render_dtype(dt)}){int(x)})"
+    return str(int(x)) if x != -2**31 else "(-2147483647-1)"
+  def render_cast(self, x: str, dt: DType) -> str: return f"(({self.render_dtype(dt)})({x}))"
+  def render_workitem(self, u: UOp) -> str:
+    name, size = u.arg
+    return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
+  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp]) -> str:
+    params = [f"{self.buffer_prefix}{self.render_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
+    params += [f"{self.arg_int_prefix} {u.arg[0]}" for u in specials if self.global_style == "args" or u.arg[0].startswith("t")]
+    return self.extra_header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
+  def render_range(self, u: UOp) -> list[str]:
+    name = u.arg[2]
+    return [f"for (int {name} = 0; {name} < {u.arg[1]}; {name}++) {{"]
+
+  def render(self, name: str, uops: list[UOp]) -> str:
+    self.line_map: list[list[int]] = []
+    pos = {u: i for i, u in enumerate(uops)}
+    uses: dict[UOp, int] = {}
+    for u in uops:
+      for s in u.src: uses[s] = uses.get(s, 0) + 1
+    must_name = {s for u in uops if u.op in (Ops.MAX,) for s in u.src}
+    r: dict[UOp, str] = {}
+    members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of
+    body: list[str] = []
+    depth = 1
+    counters: dict[str, int] = {}
+    def fresh(prefix: str) -> str:
+      counters[prefix] = counters.get(prefix, 0) + 1
+      return f"{prefix}{counters[prefix] - 1}"
+    def emit(line: str, us: list[int]):
+      body.append("  " * depth + line)
+      self.line_map.append(us)
+    def mem(u: UOp) -> list[int]: return sorted(set([pos[u]] + [m for s in u.src if s in members for m in members[s]]))
+    bufs: list[tuple[str, DType, bool]] = []
+    specials = [u for u in uops if u.op is Ops.SPECIAL]
+    stored = {u.src[0].src[0] for u in uops if u.op is Ops.STORE}
+    self.line_map.append([])  # the signature line
+    for u in uops:
+      op = u.op
+      if op is Ops.DEFINE_GLOBAL:
+        r[u] = f"data{u.arg}"
+        bufs.append((r[u], u.dtype.base, u in stored))
+      elif op is Ops.SPECIAL:
+        r[u] = u.arg[0]
+        if self.global_style == "special" and not u.arg[0].startswith("t"):
+          emit(f"int {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][-1]))}; /* {u.arg[1]} */", [pos[u]])
+      elif op is Ops.RANGE:
+        r[u] = u.arg[2]
+        for line in self.render_range(u): emit(line, [pos[u]])
+        depth += 1
+      elif op is Ops.ENDRANGE:
+        depth -= 1
+        emit("}", [pos[u]])
+      elif op is Ops.CONST: r[u] = self.render_const(u.arg, u.dtype)
+      elif op is Ops.INDEX:
+        r[u] = f"({r[u.src[0]]}+{r[u.src[1]]})"
+        members[u] = mem(u)
+      elif op is Ops.LOAD:
+        idx = u.src[0]
+        ptr = f"*{r[idx]}"
+        val = f"({r[idx.src[2]]}?{ptr}:{self.render_const(0, u.dtype)})" if len(idx.src) > 2 else ptr
+        r[u] = fresh("val")
+        emit(f"{self.render_dtype(u.dtype)} {r[u]} = {val};", mem(u) + members.get(idx, []))
+      elif op is Ops.STORE:
+        idx, val = u.src
+        line = f"*{r[idx]} = {r[val]};"
+        if len(idx.src) > 2: line = f"if ({r[idx.src[2]]}) {{ {line} }}"
+        emit(line, sorted(set(mem(u) + members.get(idx, []) + members.get(val, []))))
+      elif op is Ops.DEFINE_ACC:
+        r[u] = fresh("acc")
+        emit(f"{self.render_dtype(u.dtype)} {r[u]} = {r[u.src[0]]};", [pos[u]])
+      elif op is Ops.ASSIGN:
+        r[u] = r[u.src[0]]
+        emit(f"{r[u]} = {r[u.src[1]]};", sorted(set([pos[u]] + members.get(u.src[1], []))))
+      elif op in GroupOp.ALU or op is Ops.CAST or op is Ops.BITCAST:
+        srcs = [r[s] for s in u.src]
+        if op is Ops.CAST: expr = self.render_cast(srcs[0], u.dtype)
+        elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
+        elif op is Ops.RECIP and u.dtype is not dtypes.float32: expr = f"({self.render_const(1, u.dtype)}/{srcs[0]})"
+        else: expr = self.code_for_op[op](*srcs, u.dtype)
+        if uses.get(u, 0) > 1 or u in must_name:
+          r[u] = fresh("alu")
+          emit(f"{self.render_dtype(u.dtype)} {r[u]} = {expr};", mem(u))
+          members[u] = [pos[u]]
+        else:
+          r[u] = expr
+          members[u] = mem(u)
+      else: raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
+    return self.render_kernel(name, body, bufs, specials)
+
+class ClangRenderer(CStyleLanguage):
+  """C for the CPU: the kernel walks its own output with for-loops. A THREAD axis becomes a `tidx0` argument:
+  the runtime calls the kernel once per core with its id."""
+  global_style = "loop"
+  has_threads = True

@@ -1,0 +1,1 @@
+"""Device runtimes: where compiled kernels run."""

@@ -1,0 +1,90 @@
+"""The CPU backend: C source compiled by clang (or cc/gcc) into a shared library and called through ctypes.
+
+Kernels with a THREAD axis take their thread id as the last argument and run on a pool of threads
+(ctypes releases the GIL during the call). The C compiler is `$CC` if set, else the first of clang, cc, gcc on the PATH. Buffers are numpy arrays of
+bytes, so copies in and out are plain memory copies.
+"""
+from __future__ import annotations
+import ctypes, hashlib, os, re, shutil, subprocess, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
+from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
+from lazynb.helpers import cache_dir, getenv
+from lazynb.renderer.cstyle import ClangRenderer
+
+class CPUAllocator(Allocator):
+  def _alloc(self, size: int, options=None) -> np.ndarray: return np.empty(size, dtype=np.uint8)
+  def _free(self, buf, options=None): pass
+  def copyin(self, dst: np.ndarray, src: memoryview): dst[:] = np.frombuffer(src, dtype=np.uint8)
+  def copyout(self, dst: memoryview, src: np.ndarray): np.frombuffer(dst, dtype=np.uint8)[:] = src[:len(dst)]
+  def as_ptr(self, buf: np.ndarray) -> int: return buf.ctypes.data
+
+def find_cc() -> str:
+  if cc := os.environ.get("CC"):
+    if shutil.which(cc.split()[0]) is None: raise DeviceUnavailable(f"CC={cc!r} is not on the PATH")
+    return cc
+  for cc in ("clang", "cc", "gcc"):
+    if shutil.which(cc): return cc
+  raise DeviceUnavailable("no C compiler found for the CPU device: install one (apt-get install -y clang, or gcc), "
+                          "set CC=/path/to/compiler, or use the PYTHON device (PYTHON=1)")
+
+def explain_compile_error(src: str, stderr: str, cc: str) -> str:
+  """The compiler's message plus the source lines it points at."""
+  lines = src.splitlines()
+  shown = []
+  for m in re.finditer(r":(\d+):(\d+): (?:fatal )?error: (.*)", stderr):
+    ln = int(m.group(1))
+    if 1 <= ln <= len(lines): shown.append(f"  line {ln}: {lines[ln-1].strip()}\n    error: {m.group(3)}")
+  head = f"{cc} failed to compile the kernel"
+  return head + (":\n" + "\n".join(shown) if shown else "") + f"\n--- compiler output ---\n{stderr.strip()}\n--- source ---\n{src}"
+
+class ClangCompiler(Compiler):
+  def __init__(self, cachekey: str = "compile_cpu", args: tuple[str, ...] = ()):
+    self.cc = find_cc()
+    self.args = ("-shared", "-fPIC", "-O2", "-march=native", "-fno-math-errno", "-ffp-contract=off", "-w") + args
+    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(args)}")
+  def compile(self, src: str) -> bytes:
+    with tempfile.TemporaryDirectory() as d:
+      out = os.path.join(d, "k.so")
+      cmd = self.cc.split() + list(self.args) + ["-x", "c", "-", "-o", out]
+      p = subprocess.run(cmd, input=src.encode(), capture_output=True)
+      if p.returncode != 0: raise CompileError(explain_compile_error(src, p.stderr.decode(errors="replace"), self.cc))
+      with open(out, "rb") as f: return f.read()
+
+def load_library(lib: bytes) -> ctypes.CDLL:
+  """ctypes needs a file: keep one per distinct binary in the cache directory."""
+  d = cache_dir() / "libs"
+  d.mkdir(exist_ok=True)
+  path = d / (hashlib.sha256(lib).hexdigest()[:32] + ".so")
+  if not path.exists() or path.stat().st_size != len(lib):
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(lib)
+    os.replace(tmp, path)
+  return ctypes.CDLL(str(path))
+
+class CPUProgram(Runner):
+  def __init__(self, name: str, lib: bytes):
+    super().__init__(name, lib)
+    self.fxn = getattr(load_library(lib), name)
+    self.fxn.restype = None
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+    """global_size[0] > 1 means the kernel has a THREAD axis: run it once per core with its thread id."""
+    args = [ctypes.c_void_p(b.ctypes.data) for b in bufs] + [ctypes.c_int(v) for v in vals]
+    st = time.perf_counter()
+    if global_size[0] == 1: self.fxn(*args)
+    else: list(_pool(global_size[0]).map(lambda t: self.fxn(*args, ctypes.c_int(t)), range(global_size[0])))
+    return time.perf_counter() - st if wait else None
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+def _pool(n: int) -> ThreadPoolExecutor:
+  # ctypes releases the GIL during the call, so these threads run the kernel on separate cores
+  if n not in _pools: _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="lazynb-cpu")
+  return _pools[n]
+
+class CPUDevice(Compiled):
+  def __init__(self, device: str = "CPU"):
+    renderer = ClangRenderer()
+    threads = getenv("THREADS", min(os.cpu_count() or 1, 8))
+    renderer.threads = threads
+    renderer.has_threads = threads > 1
+    super().__init__(device, CPUAllocator(), renderer, ClangCompiler(), CPUProgram)

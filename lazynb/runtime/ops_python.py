@@ -1,0 +1,77 @@
+"""The PYTHON device: no compiler at all. The "source" is the linearized UOp list itself, one Python tuple per
+line, and the runtime interprets it instruction by instruction (slow, but every step is inspectable)."""
+from __future__ import annotations
+import ast as pyast, time
+import numpy as np
+from lazynb.device import Compiled, Compiler, Runner
+from lazynb.dtype import dtypes, to_dtype
+from lazynb.renderer import Renderer
+from lazynb.runtime.ops_cpu import CPUAllocator
+from lazynb.uop.ops import UOp, Ops, exec_alu, GroupOp
+
+class PythonRenderer(Renderer):
+  global_style = "loop"
+  def render(self, name: str, uops: list[UOp]) -> str:
+    pos = {u: i for i, u in enumerate(uops)}
+    self.line_map = [[]] + [[i] for i in range(len(uops))]
+    lines = [f"# {name}: (index, op, dtype, sources, arg)"]
+    for i, u in enumerate(uops):
+      arg = u.arg if u.op is not Ops.DEFINE_GLOBAL else u.arg
+      lines.append(repr((i, u.op.name, (u.dtype.base if u.op in (Ops.DEFINE_GLOBAL, Ops.INDEX) else u.dtype).name, tuple(pos[s] for s in u.src),
+                         arg if not isinstance(arg, Ops) else arg.name)))
+    return "\n".join(lines)
+
+class PythonProgram(Runner):
+  def __init__(self, name: str, lib: bytes):
+    super().__init__(name, lib)
+    self.prog = [pyast.literal_eval(line) for line in lib.decode().splitlines() if not line.startswith("#")]
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+    st = time.perf_counter()
+    prog = self.prog
+    views = {}
+    vals_: dict[int, object] = {}
+    loop_start: dict[int, int] = {}
+    pc = 0
+    while pc < len(prog):
+      i, opname, dtname, src, arg = prog[pc]
+      op = Ops[opname]
+      dt = to_dtype(dtname) if dtname != "void" else dtypes.void
+      if op is Ops.DEFINE_GLOBAL:
+        views[i] = bufs[arg].view(dt.np)
+      elif op is Ops.CONST: vals_[i] = arg
+      elif op is Ops.RANGE:
+        if i not in loop_start or loop_start[i] != pc:
+          vals_[i], loop_start[i] = 0, pc
+        if arg[1] <= 0: pc = _skip_loop(prog, pc, i); continue  # noqa: E702
+      elif op is Ops.ENDRANGE:
+        r = src[0]
+        vals_[r] += 1
+        if vals_[r] < prog[r][4][1]: pc = loop_start[r] + 1; continue  # noqa: E702
+        del loop_start[r]
+      elif op is Ops.SPECIAL: raise RuntimeError("the PYTHON device has no work-item axes")
+      elif op is Ops.INDEX: vals_[i] = (src[0], vals_[src[1]], vals_[src[2]] if len(src) > 2 else True)
+      elif op is Ops.LOAD:
+        b, idx, valid = vals_[src[0]]
+        vals_[i] = views[b][idx].item() if valid else exec_alu(Ops.CAST, dt, (0,))
+      elif op is Ops.STORE:
+        b, idx, valid = vals_[src[0]]
+        if valid: views[b][idx] = vals_[src[1]]
+      elif op is Ops.DEFINE_ACC: vals_[i] = vals_[src[0]]
+      elif op is Ops.ASSIGN:
+        vals_[src[0]] = vals_[src[1]]
+        vals_[i] = vals_[src[1]]
+      elif op in GroupOp.ALU or op is Ops.CAST:
+        vals_[i] = exec_alu(op, dt, tuple(vals_[s] for s in src))
+      else: raise NotImplementedError(f"PYTHON device cannot run {op}")
+      pc += 1
+    return time.perf_counter() - st if wait else None
+
+def _skip_loop(prog, pc: int, r: int) -> int:
+  for j in range(pc + 1, len(prog)):
+    if prog[j][1] == "ENDRANGE" and prog[j][3][0] == r: return j + 1
+  raise RuntimeError("unterminated loop")
+
+class PythonDevice(Compiled):
+  def __init__(self, device: str = "PYTHON"):
+    super().__init__(device, CPUAllocator(), PythonRenderer(), Compiler(), PythonProgram)
+_ = np

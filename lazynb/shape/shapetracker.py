@@ -1,0 +1,107 @@
+"""A ShapeTracker is a stack of Views: the last maps the tensor's index to a flat position, which the view
+below reads as an index into its own shape, down to the buffer. Most movement ops edit the top view;
+a reshape the top view cannot express (say, after a permute) pushes a new one."""
+from __future__ import annotations
+from dataclasses import dataclass
+from lazynb.dtype import dtypes
+from lazynb.helpers import prod
+from lazynb.shape.view import View
+from lazynb.uop.ops import UOp, Ops, graph_rewrite
+
+@dataclass(frozen=True)
+class ShapeTracker:
+  views: tuple[View, ...]
+
+  @staticmethod
+  def from_shape(shape: tuple[int, ...]) -> ShapeTracker: return ShapeTracker((View.create(tuple(shape)),))
+  @property
+  def shape(self) -> tuple[int, ...]: return self.views[-1].shape
+  @property
+  def size(self) -> int: return prod(self.shape)
+  @property
+  def contiguous(self) -> bool: return len(self.views) == 1 and self.views[0].contiguous
+  @property
+  def has_mask(self) -> bool: return any(v.mask is not None for v in self.views)
+
+  def _top(self, v: View) -> ShapeTracker: return ShapeTracker(self.views[:-1] + (v,))
+  def permute(self, order) -> ShapeTracker: return self._top(self.views[-1].permute(tuple(order)))
+  def expand(self, shape) -> ShapeTracker: return self._top(self.views[-1].expand(tuple(shape)))
+  def pad(self, arg) -> ShapeTracker: return self._top(self.views[-1].pad(tuple(arg)))
+  def shrink(self, arg) -> ShapeTracker: return self._top(self.views[-1].shrink(tuple(arg)))
+  def flip(self, arg) -> ShapeTracker: return self._top(self.views[-1].flip(tuple(arg)))
+  def reshape(self, shape) -> ShapeTracker:
+    if (v := self.views[-1].reshape(tuple(shape))) is not None: return self._top(v)
+    return ShapeTracker(self.views + (View.create(tuple(shape)),))
+  def movement(self, op: Ops, arg) -> ShapeTracker:
+    return {Ops.RESHAPE: self.reshape, Ops.PERMUTE: self.permute, Ops.EXPAND: self.expand, Ops.PAD: self.pad,
+            Ops.SHRINK: self.shrink, Ops.FLIP: self.flip}[op](arg)
+
+  def __add__(self, st: ShapeTracker) -> ShapeTracker:
+    """Compose: `st` indexes the output of `self` (self is closer to memory)."""
+    ret = self
+    for v in st.views: ret = ShapeTracker(ret.views + (v,)).simplify()
+    return ret
+
+  def simplify(self) -> ShapeTracker:
+    if len(self.views) < 2: return self
+    below, top = self.views[-2], self.views[-1]
+    if below.contiguous: return ShapeTracker(self.views[:-2] + (top,)).simplify()
+    if top.contiguous and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
+    return self
+
+  def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
+    idx, valid = self.views[-1].to_indexed_uops(idxs)
+    for v in reversed(self.views[:-1]):
+      # unflatten the flat index into this view's shape
+      sub, acc = [], 1
+      for s in reversed(v.shape):
+        sub.append((idx // acc) % s if s != 1 else UOp.const(dtypes.index, 0))
+        acc *= s
+      idx, vv = v.to_indexed_uops(list(reversed(sub)))
+      valid = valid & vv
+    return idx, valid
+
+  def render(self, names: list[str] | None = None) -> tuple[str, str]:
+    """The index and validity expressions as text, with one named variable per dim."""
+    from lazynb.uop.symbolic import symbolic
+    names = names or [f"idx{i}" for i in range(len(self.shape))]
+    idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (n, s)) if s != 1 else UOp.const(dtypes.index, 0) for n, s in zip(names, self.shape)]
+    idx, valid = self.to_indexed_uops(idxs)
+    idx, valid = graph_rewrite(UOp.sink(idx, valid), symbolic).src
+    return expr_str(idx), expr_str(valid)
+
+  def real_strides(self) -> tuple[int | None, ...]:
+    """Per dim, the stride in memory, or None where the stride is not a constant (multi-view)."""
+    if len(self.views) == 1: return self.views[0].strides
+    out = []
+    for d in range(len(self.shape)):
+      probe = [UOp.const(dtypes.index, 0)] * len(self.shape)
+      a, _ = self.to_indexed_uops(probe)
+      if self.shape[d] < 2: out.append(0); continue  # noqa: E702
+      probe[d] = UOp.const(dtypes.index, 1)
+      b, _ = self.to_indexed_uops(probe)
+      from lazynb.uop.symbolic import symbolic
+      a, b = graph_rewrite(UOp.sink(a, b), symbolic).src
+      out.append(b.arg - a.arg if a.op is Ops.CONST and b.op is Ops.CONST else None)
+    return tuple(out)
+
+  def __repr__(self): return f"ShapeTracker(views=({', '.join(map(repr, self.views))},))"
+
+_INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&", Ops.OR: "|", Ops.CMPNE: "!="}
+def expr_str(u: UOp) -> str:
+  """Index math as readable text: ((gidx0*4)+ridx0)."""
+  if u.op is Ops.CONST: return str(u.arg)
+  if u.op is Ops.SPECIAL: return u.arg[0]
+  if u.op is Ops.RANGE: return u.arg[2]
+  if u.op in _INFIX:
+    a, b = u.src
+    if u.op is Ops.ADD and b.op is Ops.MUL and b.src[1].op is Ops.CONST and b.src[1].arg < 0 and b.src[1].arg == -1:
+      return f"({expr_str(a)}-{expr_str(b.src[0])})"
+    if u.op is Ops.ADD and b.op is Ops.CONST and b.arg < 0: return f"({expr_str(a)}-{-b.arg})"
+    if u.op is Ops.CMPLT and u.dtype is dtypes.bool and a.op is Ops.CONST: return f"({expr_str(b)}>{a.arg})"
+    return f"({expr_str(a)}{_INFIX[u.op]}{expr_str(b)})"
+  if u.op is Ops.NEG: return f"(-{expr_str(u.src[0])})"
+  if u.op is Ops.XOR and u.src[1].op is Ops.CONST and u.src[1].arg is True: return f"(!{expr_str(u.src[0])})"
+  if u.op is Ops.WHERE: return f"({expr_str(u.src[0])}?{expr_str(u.src[1])}:{expr_str(u.src[2])})"
+  if u.op is Ops.MAX: return f"max({expr_str(u.src[0])},{expr_str(u.src[1])})"
+  return f"{u.op.name.lower()}({','.join(expr_str(s) for s in u.src)})"

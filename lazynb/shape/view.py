@@ -1,0 +1,139 @@
+"""A View maps an index over a shape to a position in memory: offset + sum(i*stride), valid where the mask allows.
+
+Every movement op is a cheap edit of these four fields; no data moves:
+- permute reorders shape and strides;        expand sets a stride to 0;
+- shrink moves the offset and narrows shape; pad widens shape and records the valid window in the mask;
+- flip negates a stride;                     reshape regroups dims when the strides allow it.
+"""
+from __future__ import annotations
+from dataclasses import dataclass
+from lazynb.helpers import prod
+from lazynb.uop.ops import UOp
+from lazynb.dtype import dtypes
+
+def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+  out, acc = [], 1
+  for s in reversed(shape):
+    out.append(acc if s != 1 else 0)
+    acc *= s
+  return tuple(reversed(out))
+
+@dataclass(frozen=True)
+class View:
+  shape: tuple[int, ...]
+  strides: tuple[int, ...]
+  offset: int
+  mask: tuple[tuple[int, int], ...] | None
+  contiguous: bool
+
+  @staticmethod
+  def create(shape: tuple[int, ...], strides: tuple[int, ...] | None = None, offset: int = 0,
+             mask: tuple[tuple[int, int], ...] | None = None) -> View:
+    shape = tuple(int(s) for s in shape)
+    strides = strides_for_shape(shape) if strides is None else tuple(0 if s == 1 else st for s, st in zip(shape, strides))
+    if mask is not None:
+      mask = tuple((max(0, lo), min(s, hi)) for (lo, hi), s in zip(mask, shape))
+      if any(lo >= hi for lo, hi in mask):  # nothing is valid: a view of zeros
+        return View(shape, (0,) * len(shape), 0, ((0, 0),) * len(shape), False)
+      if all(m == (0, s) for m, s in zip(mask, shape)): mask = None
+    contiguous = offset == 0 and mask is None and strides == strides_for_shape(shape)
+    return View(shape, strides, offset, mask, contiguous)
+
+  @property
+  def size(self) -> int: return prod(self.shape)
+
+  # ---- movement ops
+  def permute(self, order: tuple[int, ...]) -> View:
+    return View.create(tuple(self.shape[i] for i in order), tuple(self.strides[i] for i in order), self.offset,
+                       tuple(self.mask[i] for i in order) if self.mask else None)
+
+  def expand(self, new_shape: tuple[int, ...]) -> View:
+    mask = None
+    if self.mask:
+      mask = tuple(m if s == ns else ((0, ns) if m != (0, 0) else (0, 0)) for m, s, ns in zip(self.mask, self.shape, new_shape))
+    return View.create(new_shape, tuple(st if s == ns else 0 for st, s, ns in zip(self.strides, self.shape, new_shape)), self.offset, mask)
+
+  def shrink(self, arg: tuple[tuple[int, int], ...]) -> View:
+    offset = self.offset + sum(b * st for (b, _), st in zip(arg, self.strides))
+    mask = tuple((lo - b, hi - b) for (lo, hi), (b, _) in zip(self.mask, arg)) if self.mask else None
+    return View.create(tuple(e - b for b, e in arg), self.strides, offset, mask)
+
+  def pad(self, arg: tuple[tuple[int, int], ...]) -> View:
+    if all(p == (0, 0) for p in arg): return self
+    old = self.mask or tuple((0, s) for s in self.shape)
+    mask = tuple((lo + b, hi + b) for (lo, hi), (b, _) in zip(old, arg))
+    offset = self.offset - sum(b * st for (b, _), st in zip(arg, self.strides))
+    return View.create(tuple(s + b + a for s, (b, a) in zip(self.shape, arg)), self.strides, offset, mask)
+
+  def flip(self, arg: tuple[bool, ...]) -> View:
+    offset = self.offset + sum((s - 1) * st for s, st, f in zip(self.shape, self.strides, arg) if f)
+    mask = tuple((s - hi, s - lo) if f else (lo, hi) for (lo, hi), s, f in zip(self.mask, self.shape, arg)) if self.mask else None
+    return View.create(self.shape, tuple(-st if f else st for st, f in zip(self.strides, arg)), offset, mask)
+
+  def reshape(self, new_shape: tuple[int, ...]) -> View | None:
+    """The same view with regrouped dims, or None when that needs a second view."""
+    new_shape = tuple(new_shape)
+    if new_shape == self.shape: return self
+    if prod(new_shape) != self.size: raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
+    if self.contiguous: return View.create(new_shape)
+    if self.mask is not None and any(lo >= hi for lo, hi in self.mask): return View.create(new_shape, mask=((0, 0),) * len(new_shape))
+    if self.size == 0: return View.create(new_shape)
+    # drop the size-1 dims; group old and new dims with equal products
+    old = [(s, st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1]
+    new_dims = [i for i, s in enumerate(new_shape) if s != 1]
+    strides, mask = [0] * len(new_shape), [(0, 1)] * len(new_shape)
+    oi = 0
+    ni = 0
+    while ni < len(new_dims):
+      # grow a group until products match
+      grp_new, grp_old = [new_dims[ni]], [old[oi]]
+      pn, po = new_shape[new_dims[ni]], old[oi][0]
+      ni, oi = ni + 1, oi + 1
+      while pn != po:
+        if pn < po: grp_new.append(new_dims[ni]); pn *= new_shape[new_dims[ni]]; ni += 1  # noqa: E702
+        else: grp_old.append(old[oi]); po *= old[oi][0]; oi += 1  # noqa: E702
+      # the old dims of a group must be one strided run
+      for (s0, st0, _), (s1, st1, _) in zip(grp_old, grp_old[1:]):
+        if st0 != st1 * s1: return None
+      # masks: only the outermost old dim of a group may be partial, and it must split cleanly
+      if any(m != (0, s) for s, _, m in grp_old[1:]): return None
+      lo, hi = grp_old[0][2]
+      inner_old = prod(s for s, _, _ in grp_old[1:])
+      lo, hi = lo * inner_old, hi * inner_old
+      inner_new = prod(new_shape[d] for d in grp_new[1:])
+      if (lo, hi) != (0, po) and (lo % inner_new or hi % inner_new): return None
+      acc = grp_old[-1][1]
+      for d in reversed(grp_new):
+        strides[d] = acc
+        acc *= new_shape[d]
+        mask[d] = (0, new_shape[d])
+      mask[grp_new[0]] = (lo // inner_new, hi // inner_new) if (lo, hi) != (0, po) else (0, new_shape[grp_new[0]])
+    return View.create(new_shape, tuple(strides), self.offset, tuple(mask) if self.mask else None)
+
+  # ---- index math
+  def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
+    """(index, valid) as UOps for one index expression per dim."""
+    idx = UOp.const(dtypes.index, self.offset)
+    for i, st in zip(idxs, self.strides):
+      if st != 0: idx = idx + i * st
+    valid = UOp.const(dtypes.bool, True)
+    if self.mask is not None:
+      for i, (lo, hi), s in zip(idxs, self.mask, self.shape):
+        if lo != 0: valid = valid & (UOp.const(dtypes.index, lo - 1) < i)
+        if hi != s: valid = valid & (i < hi)
+    return idx, valid
+
+  def minify(self) -> View:
+    """Merge dims that are one strided run (used to show the simplest equivalent view)."""
+    shape, strides, mask = list(self.shape), list(self.strides), list(self.mask) if self.mask else None
+    i = len(shape) - 1
+    while i > 0:
+      if strides[i - 1] == strides[i] * shape[i] and (mask is None or (mask[i] == (0, shape[i]) and mask[i - 1] == (0, shape[i - 1]))):
+        shape[i - 1:i + 1] = [shape[i - 1] * shape[i]]
+        strides[i - 1:i + 1] = [strides[i]]
+        if mask: mask[i - 1:i + 1] = [(0, shape[i - 1])]
+      i -= 1
+    return View.create(tuple(shape), tuple(strides), self.offset, tuple(mask) if mask else None)
+
+  def __repr__(self):
+    return f"View(shape={self.shape}, strides={self.strides}, offset={self.offset}, mask={self.mask}, contiguous={self.contiguous})"

@@ -1,0 +1,753 @@
+"""Tensor: the user-facing, lazy frontend. Every method builds UOps; nothing runs until realize()/numpy().
+
+Everything here is written with three kinds of primitive: elementwise ALU ops, REDUCE_AXIS, and movement
+ops. There is no matmul or conv primitive: `a @ b` is a broadcast multiply and a sum; conv2d is a windowed
+view of the input (movement ops only), a multiply by the weights, and a sum.
+"""
+from __future__ import annotations
+import math
+from typing import Any, Callable, Sequence
+import numpy as np
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
+from lazynb.device import Device, Buffer
+from lazynb.helpers import prod, ceildiv, argsort, all_same
+from lazynb.uop.ops import UOp, Ops, buffers
+from lazynb.engine.schedule import create_schedule, realized, new_buffer, is_contiguous_view_of_buffer, ScheduleItem
+from lazynb.engine.realize import run_schedule
+
+def _shape_arg(shape) -> tuple:
+  if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
+  return tuple(shape)
+
+def _check_shape(shape: tuple) -> tuple[int, ...]:
+  for s in shape:
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0: raise ValueError(f"invalid shape {shape}: sizes must be ints >= 0")
+  return tuple(int(s) for s in shape)
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  n = max(len(s) for s in shapes)
+  padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
+  out = []
+  for dims in zip(*padded):
+    sizes = {d for d in dims if d != 1}
+    if len(sizes) > 1: raise ValueError(f"shapes {' and '.join(map(str, shapes))} cannot be broadcast together")
+    out.append(sizes.pop() if sizes else 1)
+  return tuple(out)
+
+class _RNG:
+  gen = np.random.default_rng(0)
+
+class Tensor:
+  """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
+  training: bool = False
+  no_grad: bool = False
+  __slots__ = ("_uop", "requires_grad", "grad", "__weakref__")
+  __hash__ = object.__hash__
+
+  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
+    dt = to_dtype(dtype) if dtype is not None else None
+    dev = Device.canonicalize(device)
+    if isinstance(data, UOp): uop = data
+    elif isinstance(data, Tensor): uop = data.uop if dt is None or dt == data.dtype else data.cast(dt).uop
+    elif isinstance(data, (bool, int, float, np.integer, np.floating, np.bool_)) and not isinstance(data, np.ndarray):
+      if isinstance(data, (np.integer, np.floating, np.bool_)): data = data.item()
+      uop = Tensor._const_uop(data, dt or dtypes.from_py(data), dev, ())
+    elif isinstance(data, (list, tuple)): uop = Tensor._from_numpy(_list_to_numpy(data, dt), dev)
+    elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(data.astype((dt or dtypes.from_np(data.dtype)).np), dev)
+    elif isinstance(data, (bytes, bytearray)): uop = Tensor._from_numpy(np.frombuffer(bytes(data), dtype=np.uint8), dev)
+    elif data is None: uop = Tensor._from_numpy(np.zeros((0,), dtype=(dt or dtypes.default_float).np), dev)
+    else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
+    if dt is not None and uop.dtype != dt: uop = uop.cast(dt)
+    self._uop: UOp = uop
+    _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
+    self.requires_grad: bool | None = requires_grad
+    self.grad: Tensor | None = None
+
+  @staticmethod
+  def _from_numpy(arr: np.ndarray, device: str) -> UOp:
+    """Host data goes into a buffer on the PYTHON device; a lazy COPY moves it to `device` at realize."""
+    arr = np.ascontiguousarray(arr)
+    dtype = dtypes.from_np(arr.dtype)
+    if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
+    buf = new_buffer("PYTHON", arr.size, dtype)
+    buffers[buf].copyin(memoryview(arr.reshape(-1).view(np.uint8)))
+    view = buf.reshape(arr.shape)
+    if Device.canonicalize(device) == "PYTHON": return view
+    return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
+
+  @staticmethod
+  def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+    c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
+    return c.reshape((1,) * len(shape)).expand(shape) if shape else c
+
+  # ---------------------------------------------------------------- properties
+  @property
+  def uop(self) -> UOp:
+    if (r := realized.get(self._uop)) is not None: self._uop = r
+    return self._uop
+  @uop.setter
+  def uop(self, u: UOp): self._uop = u
+  lazydata = uop
+  @property
+  def shape(self) -> tuple[int, ...]: return self._uop.shape
+  @property
+  def dtype(self) -> DType: return self._uop.dtype
+  @property
+  def device(self) -> str: return self._uop.device
+  @property
+  def ndim(self) -> int: return len(self.shape)
+  def numel(self) -> int: return prod(self.shape)
+  def element_size(self) -> int: return self.dtype.itemsize
+  @property
+  def nbytes(self) -> int: return self.numel() * self.element_size()
+  def __len__(self):
+    if not self.shape: raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+  def __repr__(self): return f"<Tensor {self.uop.op} {self.device} {self.shape} {self.dtype} realized={self.uop.is_realized} grad={self.grad!r}>"
+  def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous; use .item() or .numpy() to read it")
+
+  # ---------------------------------------------------------------- running
+  def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
+    """The kernels that realize() would run, without running them."""
+    items, _ = create_schedule([t.uop for t in (self,) + lst])
+    return items
+  def realize(self, *lst: Tensor) -> Tensor:
+    Tensor.realize_all(self, *lst)
+    return self
+  @staticmethod
+  def realize_all(*tensors: Tensor):
+    todo = [t for t in tensors if not t.uop.is_realized]
+    if not todo: return
+    items, becomes = create_schedule([t.uop for t in todo])
+    run_schedule(items)
+    for orig, new in becomes.items(): realized[orig] = new
+    for t in todo: t._uop = becomes[t._uop] if t._uop in becomes else t.uop
+  def kernelize(self, *lst: Tensor) -> Tensor:
+    """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
+    from lazynb.engine.kernelize import kernelize
+    kernelize([self, *lst])
+    return self
+  def contiguous(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def to(self, device: str) -> Tensor:
+    device = Device.canonicalize(device)
+    if device == self.device: return self
+    return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device))))
+  def clone(self) -> Tensor: return self.contiguous()
+
+  def _buffer(self) -> Buffer:
+    t = self if is_contiguous_view_of_buffer(self.uop) else self.contiguous()
+    t.realize()
+    if not is_contiguous_view_of_buffer(t.uop): t = t.contiguous().realize()
+    return t.uop.base.buffer
+  def numpy(self) -> np.ndarray:
+    if self.numel() == 0: return np.zeros(self.shape, dtype=self.dtype.np)
+    buf = self._buffer().allocate()
+    return buf.numpy().reshape(self.shape)
+  def __array__(self, dtype=None, copy=None): return self.numpy() if dtype is None else self.numpy().astype(dtype)
+  def item(self) -> Any:
+    if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+    return self.numpy().reshape(()).item()
+  def tolist(self) -> Any: return self.numpy().tolist()
+  def data(self) -> memoryview: return memoryview(self.numpy())
+
+  # ---------------------------------------------------------------- constructors
+  @staticmethod
+  def full(shape, fill_value, dtype=None, device=None, **kw) -> Tensor:
+    shape = _check_shape(_shape_arg((shape,) if isinstance(shape, int) else shape))
+    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+    return Tensor(Tensor._const_uop(fill_value, dt, Device.canonicalize(device), shape), **kw)
+  @staticmethod
+  def zeros(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 0.0, dtype or dtypes.default_float, device, **kw)
+  @staticmethod
+  def ones(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 1.0, dtype or dtypes.default_float, device, **kw)
+  @staticmethod
+  def empty(*shape, dtype=None, device=None, **kw) -> Tensor:
+    shape = _check_shape(_shape_arg(shape))
+    return Tensor(new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float)).reshape(shape), **kw)
+  def full_like(self, fill_value, dtype=None, **kw) -> Tensor: return Tensor.full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
+  def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
+  def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
+  def rand_like(self, **kw) -> Tensor: return Tensor.rand(*self.shape, device=self.device, **kw)
+  def randn_like(self, **kw) -> Tensor: return Tensor.randn(*self.shape, device=self.device, **kw)
+  def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
+
+  @staticmethod
+  def _eager(arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor:
+    """A tensor whose data is made on the host now (random numbers, arange, eye), realized on its device."""
+    dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
+    arr = np.ascontiguousarray(arr.astype(dt.np))
+    dev = Device.canonicalize(device)
+    buf = new_buffer(dev, arr.size, dt)
+    buffers[buf].copyin(memoryview(arr.reshape(-1).view(np.uint8)))
+    return Tensor(buf.reshape(arr.shape), **kw)
+  @staticmethod
+  def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
+  @staticmethod
+  def rand(*shape, device=None, dtype=None, **kw) -> Tensor:
+    return Tensor._eager(_RNG.gen.random(_check_shape(_shape_arg(shape)), dtype=np.float32), device, dtype or dtypes.default_float, **kw)
+  @staticmethod
+  def randn(*shape, device=None, dtype=None, **kw) -> Tensor:
+    return Tensor._eager(_RNG.gen.standard_normal(_check_shape(_shape_arg(shape)), dtype=np.float32), device, dtype or dtypes.default_float, **kw)
+  @staticmethod
+  def uniform(*shape, low=0.0, high=1.0, **kw) -> Tensor: return (Tensor.rand(*shape, **kw) * (high - low) + low)
+  @staticmethod
+  def normal(*shape, mean=0.0, std=1.0, **kw) -> Tensor: return Tensor.randn(*shape, **kw) * std + mean
+  @staticmethod
+  def randint(*shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
+    return Tensor._eager(_RNG.gen.integers(low, high, _check_shape(_shape_arg(shape))), device, dtype or dtypes.default_int, **kw)
+  @staticmethod
+  def scaled_uniform(*shape, **kw) -> Tensor: return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(_shape_arg(shape)) ** -0.5)
+  @staticmethod
+  def glorot_uniform(*shape, **kw) -> Tensor:
+    shape = _shape_arg(shape)
+    return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * ((6 / (shape[0] + prod(shape[1:]))) ** 0.5)
+  @staticmethod
+  def kaiming_uniform(*shape, a: float = 0.01, **kw) -> Tensor:
+    shape = _shape_arg(shape)
+    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(shape[1:]))
+    return Tensor.uniform(*shape, low=-bound, high=bound, **kw)
+  @staticmethod
+  def arange(start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
+    if stop is None: start, stop = 0, start
+    if step == 0: raise ValueError("arange step must not be 0")
+    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
+    return Tensor._eager(np.arange(start, stop, step), device, dt, **kw)
+  @staticmethod
+  def eye(n: int, m: int | None = None, device=None, dtype=None, **kw) -> Tensor:
+    return Tensor._eager(np.eye(n, m), device, dtype or dtypes.default_float, **kw)
+
+  # ---------------------------------------------------------------- movement (zero-copy: only the ShapeTracker changes)
+  def _resolve_axis(self, axis: int, ndim: int | None = None) -> int:
+    n = self.ndim if ndim is None else ndim
+    if not isinstance(axis, (int, np.integer)) or not -max(n, 1) <= axis < max(n, 1):
+      raise IndexError(f"axis {axis} is out of range for a tensor with {n} dimension{'s' if n != 1 else ''} (shape {self.shape})")
+    return int(axis) % max(n, 1)
+  def reshape(self, *shape) -> Tensor:
+    shape = _shape_arg(shape)
+    if shape.count(-1) > 1: raise ValueError(f"reshape {shape}: only one dimension can be -1")
+    known = prod(s for s in shape if s != -1)
+    if -1 in shape:
+      if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape {self.shape} to {shape}")
+      shape = tuple(self.numel() // known if s == -1 else s for s in shape)
+    shape = _check_shape(shape)
+    if prod(shape) != self.numel(): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
+    return self._mv(self.uop.reshape(shape))
+  def view(self, *shape) -> Tensor: return self.reshape(*shape)
+  def permute(self, *order) -> Tensor:
+    order = tuple(self._resolve_axis(a) for a in _shape_arg(order))
+    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute {order} is not a permutation of the {self.ndim} axes of {self.shape}")
+    return self._mv(self.uop.permute(order))
+  def expand(self, *shape) -> Tensor:
+    shape = _shape_arg(shape)
+    if len(shape) < self.ndim: raise ValueError(f"cannot expand {self.shape} to fewer dimensions {shape}")
+    shape = tuple(s if ns == -1 else ns for s, ns in zip((None,) * (len(shape) - self.ndim) + self.shape, shape))
+    base = (1,) * (len(shape) - self.ndim) + self.shape
+    for s, ns in zip(base, shape):
+      if ns is None or s != ns and s != 1: raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims can grow")
+    return self._mv(self.uop.reshape(base).expand(_check_shape(shape)))
+  def pad(self, padding, value: float = 0.0) -> Tensor:
+    if all(isinstance(p, (int, np.integer)) for p in padding):  # flat, torch order: last dim first
+      if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad padding {padding} for shape {self.shape}")
+      pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
+    else:
+      if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
+      pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+    if any(b < 0 or a < 0 for b, a in pairs):  # negative padding shrinks
+      shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
+      return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
+    ret = self._mv(self.uop.pad(tuple(pairs)))
+    if value != 0: ret = ret + Tensor.ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(self.dtype)
+    return ret
+  def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
+  def shrink(self, arg) -> Tensor:
+    if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")
+    arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
+    for (b, e), s in zip(arg, self.shape):
+      if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
+    return self._mv(self.uop.shrink(arg))
+  def flip(self, axis) -> Tensor:
+    axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+    return self._mv(self.uop.flip(tuple(i in axes for i in range(self.ndim))))
+  def _mv(self, u: UOp) -> Tensor: return Tensor(u, requires_grad=None)
+  @property
+  def T(self) -> Tensor: return self.transpose()
+  def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+    if self.ndim < 2: return self
+    order = list(range(self.ndim))
+    a, b = self._resolve_axis(dim0), self._resolve_axis(dim1)
+    order[a], order[b] = order[b], order[a]
+    return self.permute(order)
+  def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if self.ndim == 0: return self.reshape(1)
+    s, e = self._resolve_axis(start_dim), self._resolve_axis(end_dim)
+    return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
+  def unflatten(self, dim: int, sizes) -> Tensor:
+    d = self._resolve_axis(dim)
+    return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+  def squeeze(self, dim: int | None = None) -> Tensor:
+    if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
+    if self.ndim == 0: return self
+    d = self._resolve_axis(dim)
+    return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
+  def unsqueeze(self, dim: int) -> Tensor:
+    d = self._resolve_axis(dim, self.ndim + 1)
+    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+  def __getitem__(self, idx) -> Tensor:
+    if not isinstance(idx, tuple): idx = (idx,)
+    for i in idx:
+      if isinstance(i, Tensor) or isinstance(i, (list, np.ndarray)): return self._gather_index(idx)
+      if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))) or isinstance(i, bool):
+        raise TypeError(f"unsupported index {i!r}: use ints, slices, None, ... or an int Tensor")
+    if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if n_real > self.ndim: raise IndexError(f"too many indices ({n_real}) for a tensor of shape {self.shape}")
+    if Ellipsis in idx:
+      k = idx.index(Ellipsis)
+      idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
+    else: idx = idx + (slice(None),) * (self.ndim - n_real)
+    x, dim, final_shape = self, 0, []
+    shrink, flips, steps = [], [], []
+    for i in idx:
+      if i is None: final_shape.append(1); continue  # noqa: E702
+      size = self.shape[dim]
+      if isinstance(i, (int, np.integer)):
+        j = int(i) + size if i < 0 else int(i)
+        if not 0 <= j < size: raise IndexError(f"index {int(i)} is out of bounds for axis {dim} with size {size}")
+        shrink.append((j, j + 1)); flips.append(False); steps.append(1)  # noqa: E702
+      else:
+        start, stop, step = i.indices(size)
+        if step > 0: shrink.append((start, max(start, stop))); flips.append(False); steps.append(step)  # noqa: E702
+        else:
+          fs, fe = size - 1 - start, size - 1 - stop
+          shrink.append((fs, max(fs, fe))); flips.append(True); steps.append(-step)  # noqa: E702
+        final_shape.append(ceildiv(shrink[-1][1] - shrink[-1][0], steps[-1]))
+      dim += 1
+    if any(flips): x = x.flip(tuple(i for i, f in enumerate(flips) if f))
+    x = x.shrink(tuple(shrink))
+    if any(s != 1 for s in steps):
+      # a stride of s: pad to a multiple of s, split (n, s), keep the first of each group
+      shp = x.shape
+      pads = tuple((0, ceildiv(d, s) * s - d) for d, s in zip(shp, steps))
+      x = x.pad(pads)
+      x = x.reshape(sum([[ceildiv(d, s), s] for d, s in zip(shp, steps)], []))
+      x = x.shrink(tuple(sum([[(0, ceildiv(d, s)), (0, 1)] for d, s in zip(shp, steps)], [])))
+    return x.reshape(tuple(final_shape))
+  def _gather_index(self, idx) -> Tensor:
+    """x[int_tensor] along the first axis, written as a one-hot multiply and sum (no gather primitive)."""
+    if len(idx) != 1: raise NotImplementedError("indexing with a tensor is supported for the first axis only: x[idx]")
+    ind = idx[0] if isinstance(idx[0], Tensor) else Tensor(np.asarray(idx[0]), device=self.device)
+    if not dtypes.is_int(ind.dtype): raise TypeError(f"index tensors must be integers, got {ind.dtype}")
+    n = self.shape[0]
+    ind = (ind < 0).where(ind + n, ind)
+    onehot = ind.unsqueeze(-1) == Tensor.arange(n, device=self.device)
+    rest = self.shape[1:]
+    x = self.reshape((1,) * ind.ndim + self.shape)
+    m = onehot.reshape(onehot.shape + (1,) * len(rest))
+    return m.where(x, 0).sum(ind.ndim, dtype=self.dtype)
+
+  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+    ts = [self, *others]
+    d = self._resolve_axis(dim)
+    for t in ts:
+      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+        raise ValueError(f"cat: shapes {[t.shape for t in ts]} differ outside dim {d}")
+    dt = least_upper_dtype(*[t.dtype for t in ts])
+    total, off, out = sum(t.shape[d] for t in ts), 0, None
+    for t in ts:
+      pad = [(0, 0)] * self.ndim
+      pad[d] = (off, total - off - t.shape[d])
+      piece = t.cast(dt).pad(tuple(pad))
+      out = piece if out is None else out + piece
+      off += t.shape[d]
+    return out
+  def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
+    ts = [self, *others]
+    if not all_same([t.shape for t in ts]): raise ValueError(f"stack needs equal shapes, got {[t.shape for t in ts]}")
+    d = self._resolve_axis(dim, self.ndim + 1)
+    return ts[0].unsqueeze(d).cat(*[t.unsqueeze(d) for t in ts[1:]], dim=d)
+  def repeat(self, *repeats) -> Tensor:
+    reps = _shape_arg(repeats)
+    if len(reps) < self.ndim: raise ValueError(f"repeat needs at least {self.ndim} counts, got {reps}")
+    base = (1,) * (len(reps) - self.ndim) + self.shape
+    x = self.reshape(sum([[1, s] for s in base], []))
+    x = x.expand(sum([[r, s] for r, s in zip(reps, base)], []))
+    return x.reshape(tuple(r * s for r, s in zip(reps, base)))
+  def split(self, sizes, dim: int = 0) -> list[Tensor]:
+    d = self._resolve_axis(dim)
+    if isinstance(sizes, int): sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)]
+    out, off = [], 0
+    for s in sizes:
+      out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
+      off += s
+    return out
+  def chunk(self, n: int, dim: int = 0) -> list[Tensor]: return self.split(ceildiv(self.shape[self._resolve_axis(dim)], n), dim)
+
+  # ---------------------------------------------------------------- elementwise
+  def _unary(self, op: Ops) -> Tensor: return Tensor(UOp(op, self.dtype, (self.uop,)))
+  def _float(self) -> Tensor: return self if dtypes.is_float(self.dtype) else self.cast(dtypes.default_float)
+  def cast(self, dtype) -> Tensor:
+    dt = to_dtype(dtype)
+    return self if dt == self.dtype else Tensor(self.uop.cast(dt))
+  def float(self) -> Tensor: return self.cast(dtypes.float32)
+  def half(self) -> Tensor: return self.cast(dtypes.float16)
+  def int(self) -> Tensor: return self.cast(dtypes.int32)
+  def long(self) -> Tensor: return self.cast(dtypes.int64)
+  def bool(self) -> Tensor: return self.cast(dtypes.bool)
+
+  def _broadcasted(self, y, reverse: bool = False) -> tuple[Tensor, Tensor]:
+    x = self
+    if isinstance(y, Tensor):
+      dt = least_upper_dtype(x.dtype, y.dtype)
+      if x.device != y.device: raise ValueError(f"tensors are on different devices: {x.device} and {y.device}; use .to()")
+    elif isinstance(y, (bool, int, float, np.integer, np.floating, np.bool_)):
+      if isinstance(y, (np.integer, np.floating, np.bool_)): y = y.item()
+      if dtypes.is_float(x.dtype): dt = x.dtype
+      elif isinstance(y, float): dt = dtypes.default_float
+      elif isinstance(y, bool) or not dtypes.is_bool(x.dtype): dt = x.dtype
+      else: dt = dtypes.default_int
+      y = Tensor(Tensor._const_uop(y, dt, x.device, ()))
+    else: raise TypeError(f"unsupported operand type {type(y).__name__} for a Tensor")
+    x, y = x.cast(dt), y.cast(dt)
+    if reverse: x, y = y, x
+    if x.shape != y.shape:
+      out = broadcast_shape(x.shape, y.shape)
+      x, y = x._broadcast_to(out), y._broadcast_to(out)
+    return x, y
+  def _broadcast_to(self, shape) -> Tensor:
+    if self.shape == tuple(shape): return self
+    return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
+  def _binop(self, op: Ops, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    return Tensor(UOp(op, dtypes.bool if op in (Ops.CMPLT, Ops.CMPNE) else x.dtype, (x.uop, y.uop)))
+
+  def add(self, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    return Tensor(UOp(Ops.OR if x.dtype is dtypes.bool else Ops.ADD, x.dtype, (x.uop, y.uop)))
+  def mul(self, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    return Tensor(UOp(Ops.AND if x.dtype is dtypes.bool else Ops.MUL, x.dtype, (x.uop, y.uop)))
+  def neg(self) -> Tensor: return self.logical_not() if self.dtype is dtypes.bool else self._unary(Ops.NEG)
+  def sub(self, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    if x.dtype is dtypes.bool: raise TypeError("subtraction is not defined for bool tensors; use ^ or logical_not")
+    return x.add(y.neg())
+  def div(self, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    x, y = x._float(), y._float()
+    return x.mul(y.reciprocal())
+  def floordiv(self, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    if dtypes.is_float(x.dtype): return x.div(y).floor()
+    safe = y.eq(0).where(1, y)
+    q = x._binop(Ops.IDIV, safe)
+    adjust = x._binop(Ops.MOD, safe).ne(0).logical_and((x < 0).ne(safe < 0))
+    return y.eq(0).where(0, q - adjust.cast(q.dtype))
+  def mod(self, y, reverse=False) -> Tensor:
+    x, y = self._broadcasted(y, reverse)
+    if dtypes.is_float(x.dtype): return x - x.div(y).floor() * y
+    safe = y.eq(0).where(1, y)
+    r = x._binop(Ops.MOD, safe)
+    r = r.ne(0).logical_and((r < 0).ne(safe < 0)).where(r + safe, r)
+    return y.eq(0).where(0, r)
+  def pow(self, y, reverse=False) -> Tensor:
+    if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) <= 8:
+      n, acc, base = int(abs(y)), None, self
+      if n == 0: return self.ones_like() if not dtypes.is_bool(self.dtype) else self.ones_like(dtype=dtypes.default_int)
+      while n:
+        if n & 1: acc = base if acc is None else acc * base
+        base, n = base * base, n >> 1
+      return acc.reciprocal() if y < 0 else acc
+    if not reverse and y == 0.5: return self._float().sqrt()
+    x, y = self._broadcasted(y, reverse)
+    is_int = not dtypes.is_float(x.dtype)
+    xf, yf = x._float(), y._float()
+    mag = (yf * xf.abs().log2()).exp2()
+    # a negative base works for integer exponents: flip the sign for odd ones
+    y_int = yf.trunc().eq(yf)
+    odd = (yf.abs() % 2).eq(1)
+    ret = (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag)
+    ret = yf.eq(0).where(1.0, ret)
+    return ret.round().cast(x.dtype) if is_int else ret
+  def maximum(self, y) -> Tensor:
+    x, y = self._broadcasted(y)
+    return Tensor(UOp(Ops.MAX, x.dtype, (x.uop, y.uop))) if x.dtype is not dtypes.bool else x | y
+  def minimum(self, y) -> Tensor:
+    x, y = self._broadcasted(y)
+    return (x < y).where(x, y)
+  def where(self, x, y) -> Tensor:
+    cond = self if self.dtype is dtypes.bool else self.cast(dtypes.bool)
+    if isinstance(x, Tensor): x, y = x._broadcasted(y)
+    elif isinstance(y, Tensor): y, x = y._broadcasted(x)
+    else:
+      dt = dtypes.from_py(x) if dtypes.from_py(x) == dtypes.from_py(y) else least_upper_dtype(dtypes.from_py(x), dtypes.from_py(y))
+      x = Tensor(Tensor._const_uop(x, dt, self.device, ()))
+      x, y = x._broadcasted(y)
+    shape = broadcast_shape(cond.shape, x.shape)
+    cond, x, y = cond._broadcast_to(shape), x._broadcast_to(shape), y._broadcast_to(shape)
+    return Tensor(UOp(Ops.WHERE, x.dtype, (cond.uop, x.uop, y.uop)))
+
+  def __add__(self, y): return self.add(y)
+  def __radd__(self, y): return self.add(y, True)
+  def __sub__(self, y): return self.sub(y)
+  def __rsub__(self, y): return self.sub(y, True)
+  def __mul__(self, y): return self.mul(y)
+  def __rmul__(self, y): return self.mul(y, True)
+  def __truediv__(self, y): return self.div(y)
+  def __rtruediv__(self, y): return self.div(y, True)
+  def __floordiv__(self, y): return self.floordiv(y)
+  def __rfloordiv__(self, y): return self.floordiv(y, True)
+  def __mod__(self, y): return self.mod(y)
+  def __rmod__(self, y): return self.mod(y, True)
+  def __pow__(self, y): return self.pow(y)
+  def __rpow__(self, y): return self.pow(y, True)
+  def __matmul__(self, y): return self.matmul(y)
+  def __rmatmul__(self, y): return Tensor(y).matmul(self) if not isinstance(y, Tensor) else y.matmul(self)
+  def __neg__(self): return self.neg()
+  def __abs__(self): return self.abs()
+  def __lt__(self, y): return self._binop(Ops.CMPLT, y)
+  def __gt__(self, y): return self._binop(Ops.CMPLT, y, True)
+  def __le__(self, y): return (self < y) | self.eq(y)
+  def __ge__(self, y): return (self > y) | self.eq(y)
+  def ne(self, y) -> Tensor: return self._binop(Ops.CMPNE, y)
+  def eq(self, y) -> Tensor: return self.ne(y).logical_not()
+  def __eq__(self, y): return self.eq(y)  # type: ignore[override]
+  def __ne__(self, y): return self.ne(y)  # type: ignore[override]
+  def _bitop(self, op: Ops, y, reverse=False) -> Tensor:
+    x, y2 = self._broadcasted(y, reverse)
+    if dtypes.is_float(x.dtype): raise TypeError(f"{op.name.lower()} needs int or bool tensors, got {x.dtype}")
+    return Tensor(UOp(op, x.dtype, (x.uop, y2.uop)))
+  def __and__(self, y): return self._bitop(Ops.AND, y)
+  def __or__(self, y): return self._bitop(Ops.OR, y)
+  def __xor__(self, y): return self._bitop(Ops.XOR, y)
+  def __rand__(self, y): return self._bitop(Ops.AND, y, True)
+  def __ror__(self, y): return self._bitop(Ops.OR, y, True)
+  def __rxor__(self, y): return self._bitop(Ops.XOR, y, True)
+  def __lshift__(self, y): return self._bitop(Ops.SHL, y)
+  def __rshift__(self, y): return self._bitop(Ops.SHR, y)
+  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ -1
+  def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._bitop(Ops.XOR, True)
+  def logical_and(self, y) -> Tensor: return self.cast(dtypes.bool) & (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
+  def logical_or(self, y) -> Tensor: return self.cast(dtypes.bool) | (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
+
+  # unary math, all built from EXP2, LOG2, SIN, SQRT, RECIP and arithmetic
+  def reciprocal(self) -> Tensor: return self._float()._unary(Ops.RECIP)
+  def exp2(self) -> Tensor: return self._float()._unary(Ops.EXP2)
+  def log2(self) -> Tensor: return self._float()._unary(Ops.LOG2)
+  def exp(self) -> Tensor: return (self._float() * (1 / math.log(2))).exp2()
+  def log(self) -> Tensor: return self.log2() * math.log(2)
+  def sqrt(self) -> Tensor: return self._float()._unary(Ops.SQRT)
+  def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
+  def sin(self) -> Tensor: return self._float()._unary(Ops.SIN)
+  def cos(self) -> Tensor: return ((math.pi / 2) - self._float()).sin()
+  def tan(self) -> Tensor: return self.sin() / self.cos()
+  def trunc(self) -> Tensor: return self._unary(Ops.TRUNC) if dtypes.is_float(self.dtype) else self
+  def floor(self) -> Tensor:
+    if not dtypes.is_float(self.dtype): return self
+    t = self.trunc()
+    return (self < t).where(t - 1, t)
+  def ceil(self) -> Tensor:
+    if not dtypes.is_float(self.dtype): return self
+    t = self.trunc()
+    return (self > t).where(t + 1, t)
+  def round(self) -> Tensor:
+    """Round half to even, as numpy does."""
+    if not dtypes.is_float(self.dtype): return self
+    f = self.floor()
+    diff = self - f
+    even = (f % 2).eq(0)
+    return (diff > 0.5).where(f + 1, (diff < 0.5).where(f, even.where(f, f + 1)))
+  def square(self) -> Tensor: return self * self
+  def abs(self) -> Tensor: return self if self.dtype in (dtypes.bool, dtypes.uint8) else (self < 0).where(-self, self)
+  def sign(self) -> Tensor:
+    if self.dtype is dtypes.bool: return self
+    return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype is not dtypes.uint8 else (self > 0).cast(self.dtype)
+  def relu(self) -> Tensor: return (self > 0).where(self, 0)
+  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
+  def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
+  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
+  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
+  def softplus(self, beta: float = 1.0) -> Tensor: return (1 + (self * beta).exp()).log() * (1 / beta)
+  def silu(self) -> Tensor: return self * self.sigmoid()
+  swish = silu
+  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def erf(self) -> Tensor:
+    """Abramowitz and Stegun 7.1.26 (max error 1.5e-7)."""
+    x = self._float()
+    t = 1.0 / (1.0 + 0.3275911 * x.abs())
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return x.sign() * (1.0 - poly * (-(x * x)).exp())
+  def clip(self, min_=None, max_=None) -> Tensor:
+    if min_ is None and max_ is None: raise ValueError("clip needs min_ or max_")
+    x = self
+    if min_ is not None: x = x.maximum(min_)
+    if max_ is not None: x = x.minimum(max_)
+    return x
+  clamp = clip
+  def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
+
+  # ---------------------------------------------------------------- reductions
+  def _axes(self, axis) -> tuple[int, ...]:
+    if axis is None: return tuple(range(self.ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(sorted({self._resolve_axis(a) for a in axes}))
+    if len(out) != len(axes): raise ValueError(f"repeated axis in {axis}")
+    return out
+  def _reduce(self, op: Ops, axis, keepdim: bool) -> Tensor:
+    axes = self._axes(axis)
+    ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
+    return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
+  def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
+    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
+    x = self.cast(acc) if acc is not dtypes.float16 else self.cast(dtypes.float32)
+    ret = x._reduce(Ops.ADD, axis, keepdim)
+    return ret.cast(acc)
+  def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
+    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
+    return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
+  def max(self, axis=None, keepdim: bool = False) -> Tensor:
+    axes = self._axes(axis)
+    if any(self.shape[a] == 0 for a in axes): raise ValueError(f"max of an empty axis (shape {self.shape}, axis {axis}) has no identity")
+    if self.dtype is dtypes.bool: return self.cast(dtypes.uint8)._reduce(Ops.MAX, axis, keepdim).cast(dtypes.bool)
+    return self._reduce(Ops.MAX, axis, keepdim)
+  def min(self, axis=None, keepdim: bool = False) -> Tensor:
+    if self.dtype is dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
+    if self.dtype is dtypes.uint8: return 255 - (255 - self).max(axis, keepdim)
+    return -((-self).max(axis, keepdim))
+  def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
+  def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
+  def mean(self, axis=None, keepdim: bool = False) -> Tensor:
+    x = self._float()
+    n = prod(self.shape[a] for a in self._axes(axis))
+    s = x.sum(axis, keepdim)
+    return s * (1 / n) if n else s * math.nan
+  def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    x = self._float()
+    n = prod(self.shape[a] for a in self._axes(axis))
+    d = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
+    return d / max(0, n - correction) if n - correction > 0 else d * math.nan
+  def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
+  def softmax(self, axis: int = -1) -> Tensor:
+    x = self._float()
+    e = (x - x.max(axis, keepdim=True)).exp()
+    return e / e.sum(axis, keepdim=True)
+  def log_softmax(self, axis: int = -1) -> Tensor:
+    x = self._float()
+    m = x - x.max(axis, keepdim=True)
+    return m - m.exp().sum(axis, keepdim=True).log()
+  def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
+    x = self._float()
+    m = x.max(axis, keepdim=True)
+    ret = (x - m).exp().sum(axis, keepdim=True).log() + m
+    return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
+  def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
+    """The first index of the largest value: (x == max) picks the candidates, a descending arange ranks them."""
+    if axis is None: return self.flatten().argmax(0)
+    a = self._resolve_axis(axis)
+    n = self.shape[a]
+    if n == 0: raise ValueError("argmax of an empty axis")
+    is_max = self.eq(self.max(a, keepdim=True))
+    rank = Tensor.arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))
+    return (n - (is_max.where(rank, 0)).max(a, keepdim)).cast(dtypes.int32)
+  def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
+    return (-self if self.dtype not in (dtypes.bool, dtypes.uint8) else self.logical_not() if self.dtype is dtypes.bool else 255 - self).argmax(axis, keepdim)
+  def cumsum(self, axis: int = 0) -> Tensor:
+    """Prefix sums as a masked matrix product: out[i] = sum_j [j <= i] x[j]."""
+    a = self._resolve_axis(axis)
+    x = self.transpose(a, -1) if a != self.ndim - 1 else self
+    n = x.shape[-1]
+    tri = (Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n))
+    ret = (x.unsqueeze(-2) * tri.cast(x.dtype)).sum(-1)
+    return ret.transpose(a, -1) if a != self.ndim - 1 else ret
+
+  # ---------------------------------------------------------------- linear algebra and convolution
+  def dot(self, w: Tensor, dtype=None) -> Tensor:
+    """Matrix product as a broadcast multiply and a sum over the shared axis."""
+    if not isinstance(w, Tensor): w = Tensor(w, device=self.device)
+    n1, n2 = self.ndim, w.ndim
+    if n1 == 0 or n2 == 0: raise ValueError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
+    k = self.shape[-1]
+    if k != w.shape[-min(n2, 2)]: raise ValueError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
+    x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + (k,))
+    w2 = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
+    return (x * w2).sum(-1, dtype=dtype)
+  def matmul(self, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dtype)
+  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
+    return x if bias is None else x + bias
+  def sequential(self, ll: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
+    x = self
+    for f in ll: x = f(x)
+    return x
+
+  def _pool(self, k_: tuple[int, ...], stride=1, dilation=1) -> Tensor:
+    """Sliding windows over the last len(k_) dims, as movement ops only: (..., *out, *k_).
+    Each spatial dim is repeated, re-strided by a reshape that skips `d` elements per row (so row j starts
+    j*d further on), then cut to the output positions and the stride."""
+    nd = len(k_)
+    if self.ndim < nd: raise ValueError(f"pooling with kernel {k_} needs at least {nd} dims, got {self.shape}")
+    s_ = (stride,) * nd if isinstance(stride, int) else tuple(stride)
+    d_ = (dilation,) * nd if isinstance(dilation, int) else tuple(dilation)
+    noop, i_ = self.shape[:-nd], self.shape[-nd:]
+    o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
+    if any(o <= 0 for o in o_): raise ValueError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
+    L_ = tuple(i * max(1, ceildiv(o * s - d, i)) + d for i, o, s, d in zip(i_, o_, s_, d_))  # row length: = d (mod i)
+    x = self.repeat((1,) * len(noop) + tuple(ceildiv(k * L, i) for k, L, i in zip(k_, L_, i_)))
+    x = x.shrink(tuple((0, s) for s in noop) + tuple((0, k * L) for k, L in zip(k_, L_)))
+    x = x.reshape(noop + sum([(k, L) for k, L in zip(k_, L_)], ()))
+    x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o * s)) for k, o, s in zip(k_, o_, s_)], ()))
+    x = x.reshape(noop + sum([(k, o, s) for k, o, s in zip(k_, o_, s_)], ()))
+    x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o), (0, 1)) for k, o in zip(k_, o_)], ()))
+    x = x.reshape(noop + sum([(k, o) for k, o in zip(k_, o_)], ()))
+    n = len(noop)
+    return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
+
+  @staticmethod
+  def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
+    if isinstance(padding, int): return [(padding, padding)] * nd
+    padding = tuple(padding)
+    if len(padding) == nd: return [(p, p) for p in padding]
+    if len(padding) == 2 * nd: return [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)][::-1]  # torch order
+    raise ValueError(f"padding {padding} must be an int, {nd} ints, or {2 * nd} ints")
+
+  def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
+    """Convolution = windows of the input (movement ops) * weights, summed over (cin, kh, kw)."""
+    (bs, cin_), (cout, cin), HW = self.shape[:2], weight.shape[:2], weight.shape[2:]
+    if self.ndim != len(HW) + 2: raise ValueError(f"conv input {self.shape} and weight {weight.shape} have different spatial dims")
+    if groups * cin != cin_: raise ValueError(f"conv: input has {cin_} channels, weight expects {groups}x{cin} (groups={groups})")
+    if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
+    pads = Tensor._padding_pairs(padding, len(HW))
+    x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
+    x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
+    rcout, oyx = cout // groups, x.shape[2:2 + len(HW)]
+    x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
+    nd = len(oyx)
+    x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
+    w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
+    ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
+    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * nd)
+
+  def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
+    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
+    pads = Tensor._padding_pairs(padding, len(k))
+    x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=-math.inf) if any(p != (0, 0) for p in pads) else self
+    return x._pool(k, stride if stride is not None else k, dilation).max(tuple(range(-len(k), 0)))
+  def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
+    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
+    pads = Tensor._padding_pairs(padding, len(k))
+    x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
+    return x._pool(k, stride if stride is not None else k, dilation).mean(tuple(range(-len(k), 0)))
+
+def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
+  try: arr = np.array(data, dtype=dt.np if dt is not None else None)
+  except ValueError as e: raise ValueError(f"cannot make a Tensor from a ragged or mixed list: {e}") from None
+  if dt is None:
+    if arr.dtype == object: raise TypeError("cannot make a Tensor from a list of non-numbers")
+    inferred = dtypes.from_py(data) if arr.size else dtypes.default_float
+    arr = arr.astype(inferred.np)
+  return arr
+_ = argsort

@@ -1,0 +1,79 @@
+"""The trace bus: every stage of the compiler reports what it produced here, as an Event.
+
+Readers subscribe a callback. The DEBUG printer (lazynb.debug) is one reader, the notebook views are
+another, and a test can be a third, so none of them parses printed text. Events carry live objects
+(UOps, ProgramSpecs); readers turn them into whatever they show.
+
+Event kinds and their data:
+  schedule   items (list of ScheduleItem)                     after the scheduler runs
+  rewrite    name, before, after, steps [(before, after, UPat)] after a graph_rewrite (only if a reader asked)
+  program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times
+  compile    name, device, seconds, cached                    after the device compiler ran
+  exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs
+  realize    kernels, copies, seconds                          after a schedule has run
+  jit        phase ("capture" | "replay"), name, kernels       TinyJit
+"""
+from __future__ import annotations
+import contextlib, itertools, time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from lazynb.uop import ops as _ops
+
+@dataclass
+class Event:
+  kind: str
+  data: dict
+  t: float = field(default_factory=time.perf_counter)
+  seq: int = field(default_factory=itertools.count().__next__)
+
+_subscribers: list[Callable[[Event], None]] = []
+_rewrite_readers = 0
+
+def subscribe(fn: Callable[[Event], None], rewrites: bool = False) -> Callable[[Event], None]:
+  """Call `fn(event)` for every event; with rewrites=True graph_rewrite also reports each pass."""
+  global _rewrite_readers
+  _subscribers.append(fn)
+  if rewrites:
+    _rewrite_readers += 1
+    if _rewrite_hook not in _ops.rewrite_hooks: _ops.rewrite_hooks.append(_rewrite_hook)
+  fn._lazynb_rewrites = rewrites  # type: ignore[attr-defined]
+  return fn
+
+def unsubscribe(fn: Callable[[Event], None]):
+  global _rewrite_readers
+  if fn in _subscribers: _subscribers.remove(fn)
+  if getattr(fn, "_lazynb_rewrites", False):
+    _rewrite_readers -= 1
+    if _rewrite_readers == 0 and _rewrite_hook in _ops.rewrite_hooks: _ops.rewrite_hooks.remove(_rewrite_hook)
+
+def emit(kind: str, /, **data: Any):
+  if not _subscribers: return
+  ev = Event(kind, data)
+  for fn in list(_subscribers): fn(ev)
+
+def active() -> bool: return bool(_subscribers)
+
+def _rewrite_hook(name: str, before, after, steps):
+  emit("rewrite", name=name, before=before, after=after, steps=steps)
+
+class Recorder:
+  """Collects every event while active: `with Recorder() as rec: ...; rec.events`."""
+  def __init__(self, rewrites: bool = True):
+    self.events: list[Event] = []
+    self.rewrites = rewrites
+  def __call__(self, ev: Event): self.events.append(ev)
+  def __enter__(self):
+    subscribe(self, rewrites=self.rewrites)
+    return self
+  def __exit__(self, *exc): unsubscribe(self)
+  def of(self, kind: str) -> list[Event]: return [e for e in self.events if e.kind == kind]
+
+@contextlib.contextmanager
+def capture(rewrites: bool = True):
+  """Record what the compiler does inside the block; yields a Trace (see lazynb.tracedoc)."""
+  from lazynb.tracedoc import Trace
+  rec = Recorder(rewrites=rewrites)
+  trace = Trace(rec)
+  with rec:
+    try: yield trace
+    finally: trace.finish()

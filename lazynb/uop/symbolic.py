@@ -1,0 +1,121 @@
+"""Algebraic rewrite rules: constant folding, identities, and the div/mod arithmetic of indices.
+
+`symbolic` is applied to every kernel. Index math uses each node's bounds (`vmin`/`vmax`): knowing that
+`ridx0` runs over 0..3 lets `(gidx0*4+ridx0)//4` become `gidx0` and `(gidx0*4+ridx0)%4` become `ridx0`.
+"""
+from __future__ import annotations
+import math
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, exec_alu
+
+INTS = (dtypes.uint8, dtypes.int32, dtypes.int64)
+INTS_BOOL = INTS + (dtypes.bool,)
+
+def _fold(x: UOp) -> UOp | None:
+  if x.op is Ops.IDIV and x.src[1].arg == 0 or x.op is Ops.MOD and x.src[1].arg == 0: return None  # leave it for the device to decide
+  return x.const_like(exec_alu(x.op, x.dtype, tuple(s.arg for s in x.src)))
+
+def _bounded(x: UOp) -> UOp | None:
+  return x.const_like(x.vmin) if x.vmin == x.vmax else None
+
+# ---- sums of terms, for div and mod
+def split_terms(x: UOp) -> list[UOp]: return split_terms(x.src[0]) + split_terms(x.src[1]) if x.op is Ops.ADD else [x]
+def term_coeff(t: UOp) -> tuple[UOp | None, int]:
+  if t.op is Ops.CONST: return None, t.arg
+  if t.op is Ops.MUL and t.src[1].op is Ops.CONST: return t.src[0], t.src[1].arg
+  return t, 1
+def build_sum(dtype, terms: list[tuple[UOp | None, int]]) -> UOp:
+  out: UOp | None = None
+  const = 0
+  for b, k in terms:
+    if b is None: const += k; continue  # noqa: E702
+    t = b if k == 1 else b * UOp.const(dtype, k)
+    out = t if out is None else out + t
+  if out is None: return UOp.const(dtype, const)
+  return out + UOp.const(dtype, const) if const else out
+
+def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
+  cv = c.arg
+  if cv <= 0 or x.vmin < 0: return None
+  terms = [term_coeff(t) for t in split_terms(x)]
+  quot = [(b, k // cv) for b, k in terms if k % cv == 0]
+  rem = [(b, k) for b, k in terms if k % cv != 0]
+  if quot and (len(terms) > 1 or quot[0][0] is not None):
+    r = build_sum(x.dtype, rem)
+    if r.vmin >= 0:
+      return (build_sum(x.dtype, quot) + r // c) if is_div else r % c
+  g = math.gcd(cv, *[k for _, k in terms])
+  if g > 1 and all(k >= 0 for _, k in terms):
+    y = build_sum(x.dtype, [(b, k // g) for b, k in terms])
+    return y // (cv // g) if is_div else (y % (cv // g)) * g
+  # move whole constant multiples out of the constant term: (x + 9)//4 -> (x + 1)//4 + 2
+  consts = [k for b, k in terms if b is None]
+  if consts and consts[0] >= cv:
+    q, r0 = divmod(consts[0], cv)
+    y = build_sum(x.dtype, [(b, k) for b, k in terms if b is not None] + [(None, r0)])
+    return y // c + q if is_div else y % c
+  return None
+
+def _mul_div(x: UOp, c1: UOp, c2: UOp, is_div: bool) -> UOp | None:
+  a, b = c1.arg, c2.arg
+  if b <= 0: return None
+  if a % b == 0: return x * (a // b) if is_div else x.const_like(0)
+  if b % a == 0 and a > 0 and x.vmin >= 0: return x // (b // a) if is_div else (x % (b // a)) * a
+  return None
+
+symbolic_simple = PatternMatcher([
+  # constant folding
+  (UPat(GroupOp.ALU | {Ops.CAST}, name="x", src=UPat(Ops.CONST)), _fold),
+  # identities
+  (UPat.var("x") + 0, lambda x: x),
+  (UPat.var("x") * 1, lambda x: x),
+  (UPat.var("x", INTS) * 0, lambda x: x.const_like(0)),
+  (UPat.var("x", INTS) // 1, lambda x: x),
+  (UPat.var("x", INTS) % 1, lambda x: x.const_like(0)),
+  (UPat.var("x", dtypes.bool) & True, lambda x: x),
+  (UPat.var("x", dtypes.bool) & False, lambda x: x.const_like(False)),
+  (UPat.var("x", dtypes.bool) | False, lambda x: x),
+  (UPat.var("x", dtypes.bool) | True, lambda x: x.const_like(True)),
+  (UPat(Ops.XOR, src=[UPat.var("x"), UPat.const(None, False)]), lambda x: x),
+  (UPat(Ops.NEG, src=(UPat(Ops.NEG, src=(UPat.var("x"),)),)), lambda x: x),
+  (UPat(Ops.WHERE, src=(UPat.var(), UPat.var("a"), UPat.var("b"))), lambda a, b: a if a is b else None),
+  (UPat(Ops.WHERE, src=(UPat.cvar("c"), UPat.var("a"), UPat.var("b"))), lambda c, a, b: a if c.arg else b),
+  (UPat(Ops.CAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
+  (UPat(Ops.LOG2, src=(UPat(Ops.EXP2, src=(UPat.var("x"),)),)), lambda x: x),
+  # reassociate constants: (x+c1)+c2 -> x+(c1+c2), (x*c1)*c2 -> x*(c1*c2)
+  ((UPat.var("x") + UPat.cvar("c1")) + UPat.cvar("c2"), lambda x, c1, c2: x + exec_alu(Ops.ADD, x.dtype, (c1.arg, c2.arg))),
+  ((UPat.var("x") * UPat.cvar("c1")) * UPat.cvar("c2"), lambda x, c1, c2: x * exec_alu(Ops.MUL, x.dtype, (c1.arg, c2.arg))),
+  # constants to the right of commutative ops
+  (UPat(GroupOp.Commutative, name="x", src=(UPat(Ops.CONST), UPat.var())), lambda x: x.replace(src=x.src[::-1]) if x.src[1].op is not Ops.CONST else None),
+])
+
+symbolic = symbolic_simple + PatternMatcher([
+  # anything whose bounds meet is a constant
+  (UPat(GroupOp.ALU, dtype=INTS_BOOL, name="x"), _bounded),
+  # integer negation as a coefficient, so sums decompose
+  (UPat(Ops.NEG, dtype=INTS, src=(UPat.var("x"),)), lambda x: x * -1),
+  # distribute a constant over a sum (index math only): (x+y)*c -> x*c + y*c
+  ((UPat.var("x", INTS) + UPat.var("y")) * UPat.cvar("c"), lambda x, y, c: x * c + y * c),
+  # fold like terms: x*a + x*b -> x*(a+b), x + x*b -> x*(1+b)
+  (UPat.var("x", INTS) * UPat.cvar("a") + UPat.var("x") * UPat.cvar("b"), lambda x, a, b: x * (a.arg + b.arg)),
+  (UPat.var("x", INTS) + UPat.var("x") * UPat.cvar("b"), lambda x, b: x * (1 + b.arg)),
+  ((UPat.var("y", INTS) + UPat.var("x") * UPat.cvar("a")) + UPat.var("x") * UPat.cvar("b"), lambda y, x, a, b: y + x * (a.arg + b.arg)),
+  # div and mod
+  (UPat.var("x", INTS) % UPat.cvar("c"), lambda x, c: x if 0 <= x.vmin and x.vmax < c.arg else None),
+  ((UPat.var("x", INTS) * UPat.cvar("c1")) // UPat.cvar("c2"), lambda x, c1, c2: _mul_div(x, c1, c2, True)),
+  ((UPat.var("x", INTS) * UPat.cvar("c1")) % UPat.cvar("c2"), lambda x, c1, c2: _mul_div(x, c1, c2, False)),
+  ((UPat.var("x", INTS) // UPat.cvar("c1")) // UPat.cvar("c2"),
+   lambda x, c1, c2: x // (c1.arg * c2.arg) if x.vmin >= 0 and c1.arg > 0 and c2.arg > 0 else None),
+  ((UPat.var("x", INTS) % UPat.cvar("c1")) % UPat.cvar("c2"), lambda x, c1, c2: x % c2 if c2.arg > 0 and c1.arg % c2.arg == 0 else None),
+  ((UPat.var("x", INTS) % UPat.cvar("c1")) // UPat.cvar("c2"),
+   lambda x, c1, c2: (x // c2) % (c1.arg // c2.arg) if x.vmin >= 0 and c2.arg > 0 and c1.arg % c2.arg == 0 else None),
+  (UPat(Ops.ADD, dtype=INTS, name="x") // UPat.cvar("c"), lambda x, c: divmod_sum(x, c, True)),
+  (UPat(Ops.ADD, dtype=INTS, name="x") % UPat.cvar("c"), lambda x, c: divmod_sum(x, c, False)),
+  # (x//c)*c + x%c -> x
+  ((UPat.var("x") // UPat.cvar("c")) * UPat.cvar("c") + UPat.var("x") % UPat.cvar("c"), lambda x, c: x),
+  # comparisons against constants
+  ((UPat.var("x", INTS) + UPat.cvar("c1")) < UPat.cvar("c2"), lambda x, c1, c2: x < (c2.arg - c1.arg)),
+  ((UPat.var("x", INTS) * UPat.cvar("c1")) < UPat.cvar("c2"), lambda x, c1, c2: x < -(-c2.arg // c1.arg) if c1.arg > 0 else None),
+  (UPat(Ops.MAX, src=(UPat.var("x"), UPat.var("y"))), lambda x, y: x if x.vmin >= y.vmax and dtypes.is_int(x.dtype) else
+   (y if y.vmin >= x.vmax and dtypes.is_int(x.dtype) else None)),
+])
