@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb.device import Device, Buffer
-from lazynb.helpers import prod, ceildiv, argsort, all_same
+from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, buffers
 from lazynb.engine.schedule import create_schedule, realized, new_buffer, is_contiguous_view_of_buffer, ScheduleItem
 from lazynb.engine.realize import run_schedule
@@ -136,8 +136,7 @@ class Tensor:
   def clone(self) -> Tensor: return self.contiguous()
 
   def _buffer(self) -> Buffer:
-    t = self if is_contiguous_view_of_buffer(self.uop) else self.contiguous()
-    t.realize()
+    t = self.realize()
     if not is_contiguous_view_of_buffer(t.uop): t = t.contiguous().realize()
     return t.uop.base.buffer
   def numpy(self) -> np.ndarray:
@@ -750,4 +749,3 @@ def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
     inferred = dtypes.from_py(data) if arr.size else dtypes.default_float
     arr = arr.astype(inferred.np)
   return arr
-_ = argsort

@@ -73,6 +73,7 @@ class Scheduler:
   def root_of(self, out: UOp) -> UOp | None:
     b = out.base
     if b.op is Ops.BUFFER: return None
+    if b.op is Ops.ASSIGN: return b
     if b.op is Ops.CONST: return out
     return b
 
@@ -80,7 +81,8 @@ class Scheduler:
     if n not in self.roots:
       self.roots[n] = reason
       if n.op is Ops.BUFFER: raise RuntimeError("a buffer cannot be a root")
-      self.out_buf[n] = new_buffer(n.device, n.size, n.dtype)
+      # ASSIGN(target, value) stores into the target's existing buffer
+      self.out_buf[n] = n.src[0].base if n.op is Ops.ASSIGN else new_buffer(n.device, n.size, n.dtype)
     return self.out_buf[n]
 
   def run(self) -> list[ScheduleItem]:
@@ -122,6 +124,7 @@ class Scheduler:
       src_buf = src.base if is_contiguous_view_of_buffer(src) else self.load_root(root, src, "copy", None)
       ob = self.out_buf[root]
       return ScheduleItem(root, (buffers[ob], buffers[src_buf]), "copy", self.roots[root], root, (ob, src_buf))
+    if root.op is Ops.ASSIGN and root.src[1].op is Ops.KERNEL: return self.prebuilt(root)
     self.root = root
     self.fused = self.find_reduce(root)
     self.globals: list[UOp] = [self.out_buf[root]]
@@ -134,6 +137,14 @@ class Scheduler:
     bufs = tuple(buffers[b] for b in self.globals)
     return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals))
 
+  def prebuilt(self, root: UOp) -> ScheduleItem:
+    """ASSIGN(BUFFER, KERNEL(*inputs)) made by kernelize(): the kernel is already decided."""
+    kernel = root.src[1]
+    ins = [self.load_root(root, s, "realize", None) if s.op is not Ops.BUFFER else s for s in kernel.src]
+    bufs = (self.out_buf[root], *ins)
+    kind = "copy" if kernel.arg.ast.op is Ops.COPY else "kernel"
+    return ScheduleItem(kernel.arg.ast, tuple(buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
+
   def find_reduce(self, root: UOp) -> UOp | None:
     """The one reduce this kernel may contain: reached from the root through single-consumer elementwise
     ops and plain reshapes only."""
@@ -145,7 +156,7 @@ class Scheduler:
       seen.add(n)
       if n is not root and (n in self.roots or self.consumers.get(n, 0) > 1): continue
       if n.op is Ops.REDUCE_AXIS: return n
-      if n.op in GroupOp.Elementwise or n.op is Ops.RESHAPE or n.op is Ops.DETACH or (n is root and n.op is Ops.CONTIGUOUS):
+      if n.op in GroupOp.Elementwise or n.op is Ops.RESHAPE or n.op is Ops.DETACH or (n is root and n.op in (Ops.CONTIGUOUS, Ops.ASSIGN)):
         stack.extend(reversed(n.src))
     return None
 
@@ -172,8 +183,10 @@ class Scheduler:
     if op in GroupOp.Movement:
       inner = ShapeTracker.from_shape(n.src[0].shape).movement(op, n.arg)
       return self.visit(n.src[0], inner + st)
-    if op in (Ops.DETACH,) or (op is Ops.CONTIGUOUS and top): return self.visit(n.src[0], st, top)
-    if op in (Ops.COPY, Ops.CONTIGUOUS): return self.load_root(self.root, n, "copy" if op is Ops.COPY else "realize", st)
+    if op is Ops.DETACH or (op is Ops.CONTIGUOUS and top): return self.visit(n.src[0], st)
+    if op is Ops.ASSIGN and top:  # the value, stored into the target's buffer (through the target's view)
+      return self.visit(n.src[1], st)
+    if op in (Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN): return self.load_root(self.root, n, "copy" if op is Ops.COPY else "realize", st)
     if op in GroupOp.Elementwise:
       if st.has_mask and op in GroupOp.UnsafePad and not top: return self.load_root(self.root, n, "pad", st)
       return UOp(op, n.dtype, tuple(self.visit(s, st) for s in n.src), n.arg)

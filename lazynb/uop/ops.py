@@ -196,7 +196,6 @@ class UOp(metaclass=UOpMetaClass):
   def device(self) -> str:
     if self.op is Ops.DEVICE: return self.arg
     if self.op is Ops.COPY: return self.src[1].arg
-    if self.op is Ops.KERNEL: return self.src[0].device
     for s in self.src:
       if (d := s.device) is not None: return d
     return None  # type: ignore
