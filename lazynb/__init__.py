@@ -8,6 +8,8 @@ from lazynb.dtype import dtypes, DType  # noqa: E402,F401
 from lazynb.helpers import Context, GlobalCounters, getenv, DEBUG, NOOPT, BEAM  # noqa: E402,F401
 from lazynb.device import Device  # noqa: E402,F401
 from lazynb.tensor import Tensor  # noqa: E402,F401
+from lazynb.engine.jit import TinyJit  # noqa: E402,F401
+from lazynb import nn  # noqa: E402,F401
 from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E402,F401
 from lazynb import debug as _debug  # noqa: E402,F401  (the DEBUG printer subscribes to the trace bus)
 

@@ -5,14 +5,14 @@ ops. There is no matmul or conv primitive: `a @ b` is a broadcast multiply and a
 view of the input (movement ops only), a multiply by the weights, and a sum.
 """
 from __future__ import annotations
-import math
+import contextlib, math, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, buffers
-from lazynb.engine.schedule import create_schedule, realized, new_buffer, is_contiguous_view_of_buffer, ScheduleItem
+from lazynb.engine.schedule import create_schedule, realized, new_buffer, is_contiguous_view_of_buffer, lookup_realized, ScheduleItem
 from lazynb.engine.realize import run_schedule
 
 def _shape_arg(shape) -> tuple:
@@ -34,6 +34,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(sizes.pop() if sizes else 1)
   return tuple(out)
 
+_grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
+
 class _RNG:
   gen = np.random.default_rng(0)
 
@@ -41,7 +43,7 @@ class Tensor:
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
-  __slots__ = ("_uop", "requires_grad", "grad", "__weakref__")
+  __slots__ = ("_uop", "_requires_grad", "grad", "__weakref__")
   __hash__ = object.__hash__
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
@@ -60,8 +62,17 @@ class Tensor:
     if dt is not None and uop.dtype != dt: uop = uop.cast(dt)
     self._uop: UOp = uop
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
-    self.requires_grad: bool | None = requires_grad
+    self._requires_grad: bool | None = None
+    self.requires_grad = requires_grad
     self.grad: Tensor | None = None
+
+  @property
+  def requires_grad(self) -> bool | None: return self._requires_grad
+  @requires_grad.setter
+  def requires_grad(self, v: bool | None):
+    self._requires_grad = v
+    if v: _grad_tensors.add(self)
+    else: _grad_tensors.discard(self)
 
   @staticmethod
   def _from_numpy(arr: np.ndarray, device: str) -> UOp:
@@ -106,6 +117,46 @@ class Tensor:
   def __repr__(self): return f"<Tensor {self.uop.op} {self.device} {self.shape} {self.dtype} realized={self.uop.is_realized} grad={self.grad!r}>"
   def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous; use .item() or .numpy() to read it")
 
+  # ---------------------------------------------------------------- autograd
+  def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+    """d(self)/d(target) for each target, as lazy tensors."""
+    from lazynb.gradient import compute_gradient
+    root = lookup_realized(UOp.sink(self.uop)).src[0]
+    if gradient is None:
+      if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar (shape {self.shape}) needs an explicit gradient= of that shape")
+      gradient = Tensor.ones(*self.shape, dtype=self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, device=self.device)
+    if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} does not match {self.shape}")
+    tu = [t.uop for t in targets]
+    grads = compute_gradient(root, gradient.uop, set(tu))
+    return [Tensor(grads[u]) if u in grads else t.zeros_like() for t, u in zip(targets, tu)]
+  def backward(self, gradient: Tensor | None = None) -> Tensor:
+    """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
+    if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
+    root = lookup_realized(UOp.sink(self.uop)).src[0]
+    nodes = set(root.toposort())
+    params = [t for t in list(_grad_tensors) if t.uop in nodes]
+    if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
+    grads = self.gradient(*params, gradient=gradient)
+    for t, g in zip(params, grads):
+      g = g.cast(t.dtype) if g.dtype != t.dtype else g
+      t.grad = g if t.grad is None else t.grad + g
+    return self
+  @staticmethod
+  @contextlib.contextmanager
+  def train(mode: bool = True):
+    """`with Tensor.train(): ...` sets Tensor.training (dropout and BatchNorm's batch statistics)."""
+    old, Tensor.training = Tensor.training, mode
+    try: yield
+    finally: Tensor.training = old
+  @staticmethod
+  @contextlib.contextmanager
+  def inference_mode():
+    """`with Tensor.inference_mode(): ...` turns gradients off (and training off) for evaluation."""
+    old, Tensor.no_grad, old_t, Tensor.training = Tensor.no_grad, True, Tensor.training, False
+    try: yield
+    finally: Tensor.no_grad, Tensor.training = old, old_t
+  test = inference_mode
+
   # ---------------------------------------------------------------- running
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
     """The kernels that realize() would run, without running them."""
@@ -126,6 +177,15 @@ class Tensor:
     """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
     from lazynb.engine.kernelize import kernelize
     kernelize([self, *lst])
+    return self
+  def assign(self, x) -> Tensor:
+    """Write x into this tensor's buffer (in place) when it is realized; otherwise just take x's graph."""
+    if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
+    if x.shape != self.shape: raise ValueError(f"assign: shape {x.shape} does not match {self.shape}")
+    if x.device != self.device: raise ValueError(f"assign: device {x.device} does not match {self.device}")
+    x = x.cast(self.dtype)
+    if not is_contiguous_view_of_buffer(self.uop): self.uop = x.uop
+    else: self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
     return self
   def contiguous(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
@@ -740,6 +800,37 @@ class Tensor:
     pads = Tensor._padding_pairs(padding, len(k))
     x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
     return x._pool(k, stride if stride is not None else k, dilation).mean(tuple(range(-len(k), 0)))
+
+  # ---------------------------------------------------------------- nn helpers and losses
+  def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
+    y = self - self.mean(axis, keepdim=True)
+    return y * (y.square().mean(axis, keepdim=True) + eps).rsqrt()
+  def dropout(self, p: float = 0.5) -> Tensor:
+    if not Tensor.training or p == 0: return self
+    mask = Tensor.rand(*self.shape, device=self.device) >= p
+    return mask.where(self, 0) * (1 / (1.0 - p))
+  def one_hot(self, num_classes: int) -> Tensor:
+    if not dtypes.is_int(self.dtype): raise TypeError(f"one_hot needs integer labels, got {self.dtype}")
+    return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).cast(dtypes.default_float)
+  def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0) -> Tensor:
+    """Mean cross-entropy of logits `self` (N, C) against integer labels Y (N,)."""
+    if self.ndim != Y.ndim + 1 or self.shape[:-1] != Y.shape: raise ValueError(f"logits {self.shape} and labels {Y.shape} do not match")
+    log_probs = self.log_softmax()
+    Y = Y.cast(dtypes.int32)
+    mask = Y.ne(ignore_index)
+    y = (Y.unsqueeze(-1) == Tensor.arange(self.shape[-1], device=self.device)) & mask.unsqueeze(-1)
+    nll = -(log_probs * y.cast(log_probs.dtype)).sum(-1)
+    smooth = -log_probs.mean(-1) * mask.cast(log_probs.dtype)
+    loss = (1 - label_smoothing) * nll + label_smoothing * smooth
+    return loss.sum() / mask.cast(loss.dtype).sum()
+  def cross_entropy(self, Y: Tensor, label_smoothing: float = 0.0) -> Tensor:
+    if dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing)
+    Y = (1 - label_smoothing) * Y + label_smoothing / self.shape[-1]
+    return -(self.log_softmax() * Y).sum(-1).mean()
+  def binary_crossentropy(self, Y: Tensor) -> Tensor:
+    return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
+  def binary_crossentropy_logits(self, Y: Tensor) -> Tensor:
+    return (self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log()).mean()
 
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
   try: arr = np.array(data, dtype=dt.np if dt is not None else None)

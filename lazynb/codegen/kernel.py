@@ -162,10 +162,16 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   """Pick reasonable opts without search. Returns the opts applied."""
   globals_ = k.axes_of(AxisType.GLOBAL)
   if k.is_matmul_like():
-    # register tiling: a 4x4 block of outputs per loop iteration, reduce unrolled by 4
+    # register tiling: upcast two output axes along which some input is broadcast (stride 0), so each
+    # loaded value is reused across the tile; unroll the reduce by 4
+    used: set[int] = set()
     for _ in range(2):
-      cands = [a for a in k.axes_of(AxisType.GLOBAL) if k.full_shape[a] % 4 == 0 and k.full_shape[a] >= 4]
-      if cands: _try(k, Opt(OptOps.UPCAST, cands[-1], 4))
+      cands = [a for a in k.axes_of(AxisType.GLOBAL) if k.full_shape[a] % 4 == 0 and k.full_shape[a] >= 4 and
+               (zs := frozenset(i for i, st in enumerate(k.sts) if st.real_strides()[a] == 0)) and zs not in used]
+      if cands:
+        a = cands[-1]
+        used.add(frozenset(i for i, st in enumerate(k.sts) if st.real_strides()[a] == 0))
+        _try(k, Opt(OptOps.UPCAST, a, 4))
     reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0]
     if reds: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
   elif k.reduceop is None and globals_:

@@ -8,7 +8,7 @@ stands for "accumulate this over these RANGEs"; the linearizer turns it into an 
 from __future__ import annotations
 import itertools
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, Ops, GroupOp, graph_rewrite
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
 from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
 
@@ -84,4 +84,8 @@ def lower(k: Kernel) -> UOp:
       idx, valid = st.to_indexed_uops(idxs_for(st, env))
       index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
       stores.append(UOp(Ops.STORE, dtypes.void, (index, ld(val, env))))
-  return graph_rewrite(UOp.sink(*stores), symbolic, name="lower: index math")
+  return graph_rewrite(UOp.sink(*stores), symbolic + drop_true_gates, name="lower: index math")
+
+# a gate that simplified to True is no gate
+drop_true_gates = PatternMatcher([
+  (UPat(Ops.INDEX, name="x", src=(UPat.var("b"), UPat.var("i"), UPat.const(dtypes.bool, True))), lambda x, b, i: x.replace(src=(b, i)))])

@@ -28,6 +28,9 @@ class CompiledRunner:
     t = self.fxn(*[b._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, wait=wait)
     return t if t is not None else 0.0
 
+# TinyJit sets this to a list while capturing: every executed (kind, runner, bufs) is appended
+capturing: list | None = None
+
 method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 
 def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
@@ -49,13 +52,16 @@ def run_copy(dst: Buffer, src: Buffer) -> float:
 def exec_item(si: ScheduleItem) -> float:
   for b in si.bufs: b.allocate()
   if si.kind == "copy":
+    if capturing is not None: capturing.append(("copy", None, list(si.bufs)))
     t = run_copy(si.bufs[0], si.bufs[1])
     trace.emit("exec", name=f"copy {si.bufs[1].device} -> {si.bufs[0].device}", display_name=None, device=si.bufs[0].device, kind="copy",
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
     GlobalCounters.time_sum_s += t
     GlobalCounters.global_mem += si.bufs[0].nbytes
     return t
+  if si.bufs[0].size == 0: return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
+  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs)))
   t = runner(list(si.bufs))
   mem = sum(b.nbytes for b in si.bufs)
   GlobalCounters.kernel_count += 1

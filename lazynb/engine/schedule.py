@@ -202,7 +202,13 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
   s = Scheduler(outs)
   items = s.run()
   becomes: dict[UOp, UOp] = {}
-  bufmap = {r: b.reshape(r.shape) if r.shape != b.shape else b for r, b in s.out_buf.items()}
+  bufmap = {}
+  for r, b in s.out_buf.items():
+    if r.op is Ops.ASSIGN:  # same memory, new identity: graphs built on the old contents must not match the new ones
+      nb = UOp(Ops.BUFFER, b.dtype, (new_unique(), b.src[1]), b.arg)
+      buffers[nb] = buffers[b]
+      b = nb
+    bufmap[r] = b.reshape(r.shape) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs):
     becomes[orig] = o.substitute(bufmap) if bufmap else o
   for r, b in bufmap.items(): becomes.setdefault(r, b)

@@ -100,6 +100,8 @@ class UOpMetaClass(type):
     UOpMetaClass.cache[key] = weakref.ref(ret, _drop)
     return ret
 
+_KERNEL_LEVEL = {Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_GLOBAL, Ops.DEFINE_ACC, Ops.LOAD, Ops.INDEX, Ops.VIEW}
+
 # Buffer objects behind BUFFER uops live here (filled in by the device layer)
 buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _unique_counter = itertools.count()
@@ -141,7 +143,11 @@ class UOp(metaclass=UOpMetaClass):
   @staticmethod
   def const(dtype: DType, b: Any, src: tuple = ()) -> UOp:
     return UOp(Ops.CONST, dtype, src, cast_scalar(b, dtype) if not (isinstance(b, float) and math.isnan(b) and dtypes.is_float(dtype)) else b)
-  def const_like(self, b: Any) -> UOp: return UOp.const(self.dtype, b)
+  def const_like(self, b: Any) -> UOp:
+    """A constant with self's dtype; in a tensor graph also on self's device and broadcast to self's shape."""
+    if self.op in _KERNEL_LEVEL or (dev := self.device) is None or self.shape is None: return UOp.const(self.dtype, b)
+    c = UOp.const(self.dtype, b, (UOp(Ops.DEVICE, dtypes.void, (), dev),))
+    return c.reshape((1,) * len(self.shape)).expand(self.shape) if self.shape else c
   def is_const(self, v: Any = None) -> bool: return self.op is Ops.CONST and (v is None or self.arg == v)
 
   # ---- arithmetic (used for index math and by the pattern matcher)
@@ -194,11 +200,12 @@ class UOp(metaclass=UOpMetaClass):
     return n
   @property
   def device(self) -> str:
-    if self.op is Ops.DEVICE: return self.arg
-    if self.op is Ops.COPY: return self.src[1].arg
-    for s in self.src:
-      if (d := s.device) is not None: return d
-    return None  # type: ignore
+    if "device" in self._cache: return self._cache["device"]
+    if self.op is Ops.DEVICE: d = self.arg
+    elif self.op is Ops.COPY: d = self.src[1].arg
+    else: d = next((d for s in self.src if (d := s.device) is not None), None)
+    self._cache["device"] = d
+    return d  # type: ignore
   @property
   def buffer(self):
     if self.op is not Ops.BUFFER: raise RuntimeError(f"{self.op} has no buffer")

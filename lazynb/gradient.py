@@ -1,0 +1,79 @@
+"""Reverse-mode autodiff as graph rewriting: one rule per op says how the gradient of its output (`ctx`)
+flows to each of its sources. Gradients are UOp graphs like any other, so they stay lazy, get scheduled
+and fused like the forward pass, and show up in the notebook's views.
+
+Each rule returns one entry per source: a gradient UOp, or None for "no gradient flows there".
+"""
+from __future__ import annotations
+import math
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher
+
+def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
+  op, axes = ret.arg
+  x = ret.src[0]
+  if op is Ops.ADD: return (ctx.expand(x.shape),)
+  if op is Ops.MAX:  # split the gradient evenly between the tied maxima
+    is_max = x.ne(ret.expand(x.shape)).ne(True)
+    mask = is_max.where(x.const_like(1.0), x.const_like(0.0))
+    count = mask.r(Ops.ADD, axes)
+    return ((mask * (ctx * count.alu(Ops.RECIP)).expand(x.shape)),)
+  if op is Ops.MUL: return ((ctx * ret).expand(x.shape) * x.alu(Ops.RECIP),)
+  raise NotImplementedError(f"no gradient for reduce {op}")
+
+def _expand_grad(ctx: UOp, ret: UOp) -> tuple:
+  src = ret.src[0]
+  axes = tuple(i for i, (a, b) in enumerate(zip(src.shape, ret.shape)) if a != b)
+  return (ctx.cast(_acc(ctx.dtype)).r(Ops.ADD, axes).cast(ctx.dtype),)
+
+def _acc(d): return dtypes.float32 if d is dtypes.float16 else d
+
+def _max_grad(ctx: UOp, ret: UOp) -> tuple:
+  a, b = ret.src
+  gt, eq = b.alu(Ops.CMPLT, a), a.ne(b).ne(True)
+  half = ctx * ctx.const_like(0.5)
+  return (gt.where(ctx, eq.where(half, ctx.const_like(0))), gt.where(ctx.const_like(0), eq.where(half, ctx)))
+
+pm_gradient = PatternMatcher([
+  (UPat(Ops.CAST, name="ret"), lambda ctx, ret: (ctx.cast(ret.src[0].dtype) if dtypes.is_float(ret.src[0].dtype) else None,)),
+  (UPat(Ops.RECIP, name="ret"), lambda ctx, ret: (-ctx * ret * ret,)),
+  (UPat(Ops.SIN, name="ret"), lambda ctx, ret: ((ret.src[0].const_like(math.pi / 2) - ret.src[0]).alu(Ops.SIN) * ctx,)),
+  (UPat(Ops.LOG2, name="ret"), lambda ctx, ret: (ctx * (ret.src[0] * math.log(2)).alu(Ops.RECIP),)),
+  (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ret * ctx * math.log(2),)),
+  (UPat(Ops.SQRT, name="ret"), lambda ctx, ret: (ctx * (ret * 2).alu(Ops.RECIP),)),
+  (UPat(Ops.NEG), lambda ctx: (-ctx,)),
+  (UPat(Ops.ADD), lambda ctx: (ctx, ctx)),
+  (UPat(Ops.MUL, name="ret"), lambda ctx, ret: (ret.src[1] * ctx, ret.src[0] * ctx)),
+  (UPat(Ops.MAX, name="ret"), _max_grad),
+  (UPat(Ops.WHERE, name="ret"), lambda ctx, ret: (None, ret.src[0].where(ctx, ctx.const_like(0)), ret.src[0].where(ctx.const_like(0), ctx))),
+  (UPat(Ops.MULACC, name="ret"), lambda ctx, ret: (ret.src[1] * ctx, ret.src[0] * ctx, ctx)),
+  (UPat(Ops.REDUCE_AXIS, name="ret"), _reduce_grad),
+  (UPat((Ops.CONTIGUOUS, Ops.COPY), name="ret"),
+   lambda ctx, ret: (ctx if ret.op is Ops.CONTIGUOUS or ctx.device == ret.src[0].device else
+                     UOp(Ops.COPY, ctx.dtype, (ctx, UOp(Ops.DEVICE, dtypes.void, (), ret.src[0].device))), None)[:len(ret.src)]),
+  (UPat(Ops.RESHAPE, name="ret"), lambda ctx, ret: (ctx.reshape(ret.src[0].shape),)),
+  (UPat(Ops.PERMUTE, name="ret"), lambda ctx, ret: (ctx.permute(tuple(sorted(range(len(ret.arg)), key=ret.arg.__getitem__))),)),
+  (UPat(Ops.EXPAND, name="ret"), _expand_grad),
+  (UPat(Ops.PAD, name="ret"), lambda ctx, ret: (ctx.shrink(tuple((b, b + s) for (b, _), s in zip(ret.arg, ret.src[0].shape))),)),
+  (UPat(Ops.SHRINK, name="ret"), lambda ctx, ret: (ctx.pad(tuple((b, s - e) for (b, e), s in zip(ret.arg, ret.src[0].shape))),)),
+  (UPat(Ops.FLIP, name="ret"), lambda ctx, ret: (ctx.flip(ret.arg),)),
+  # no gradient flows through these
+  (UPat({Ops.DETACH, Ops.TRUNC, Ops.BITCAST} | GroupOp.Comparison | {Ops.IDIV, Ops.MOD, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR},
+        name="ret"), lambda ret: (None,) * len(ret.src)),
+])
+
+def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
+  """d(root)/d(t) for each t in targets, given d(loss)/d(root) = root_grad."""
+  topo = root.toposort()
+  leads: dict[UOp, bool] = {}
+  for n in topo: leads[n] = n in targets or any(leads[s] for s in n.src)
+  grads: dict[UOp, UOp] = {root: root_grad}
+  for n in reversed(topo):
+    if n not in grads or not leads[n] or not n.src: continue
+    if n in targets and not any(leads[s] for s in n.src): continue
+    out = pm_gradient.rewrite(n, ctx=grads[n])
+    if out is None: raise NotImplementedError(f"no gradient rule for {n.op}")
+    for s, g in zip(n.src, out):
+      if g is None or not leads[s]: continue
+      grads[s] = grads[s] + g if s in grads else g
+  return {t: grads[t] for t in targets if t in grads}

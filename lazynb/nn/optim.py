@@ -1,0 +1,72 @@
+"""Optimizers: each step() builds the update graph for every parameter and realizes it in one schedule,
+writing the new values into the parameters' buffers (Tensor.assign)."""
+from __future__ import annotations
+from lazynb.tensor import Tensor
+from lazynb.dtype import dtypes
+
+class Optimizer:
+  def __init__(self, params: list[Tensor], lr: float):
+    for p in params:
+      if p.requires_grad is None: p.requires_grad = dtypes.is_float(p.dtype)
+    self.params = [p for p in dict.fromkeys(params) if p.requires_grad]
+    if not self.params: raise ValueError("optimizer got no parameters that require grad")
+    self.buffers = [p for p in params if not p.requires_grad]
+    self.lr = Tensor([lr], requires_grad=False).realize() if not isinstance(lr, Tensor) else lr
+    for p in self.params: p.realize()
+  def zero_grad(self):
+    for p in self.params: p.grad = None
+  def step(self):
+    Tensor.realize_all(*self.schedule_step())
+  def schedule_step(self) -> list[Tensor]:
+    """The tensors to realize for one update (params and optimizer state)."""
+    if Tensor.no_grad: raise RuntimeError("optimizer step while gradients are off")
+    for p in self.params:
+      if p.grad is None: raise RuntimeError(f"parameter of shape {p.shape} has no .grad: call loss.backward() before step()")
+    return self._step() + self.params + self.buffers
+  def _step(self) -> list[Tensor]: raise NotImplementedError
+
+class SGD(Optimizer):
+  """SGD with optional momentum (and Nesterov) and L2 weight decay, as torch.optim.SGD."""
+  def __init__(self, params, lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False):
+    super().__init__(params, lr)
+    self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+    self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
+  def _step(self) -> list[Tensor]:
+    for i, p in enumerate(self.params):
+      g = p.grad + self.wd * p.detach() if self.wd else p.grad
+      if self.momentum:
+        self.b[i].assign(self.momentum * self.b[i] + g)
+        g = (g + self.momentum * self.b[i]) if self.nesterov else self.b[i]
+      p.assign(p.detach() - g * self.lr)
+    return self.b
+
+class LAMB(Optimizer):
+  """Adam-family optimizer; Adam and AdamW are special cases (no trust ratio)."""
+  def __init__(self, params, lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False):
+    super().__init__(params, lr)
+    self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
+    self.b1_t = Tensor.ones(1, dtype=dtypes.float32, requires_grad=False).contiguous().realize()
+    self.b2_t = Tensor.ones(1, dtype=dtypes.float32, requires_grad=False).contiguous().realize()
+    self.m = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+    self.v = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+  def _step(self) -> list[Tensor]:
+    self.b1_t.assign(self.b1_t * self.b1)
+    self.b2_t.assign(self.b2_t * self.b2)
+    for i, p in enumerate(self.params):
+      g = p.grad.detach()
+      self.m[i].assign(self.b1 * self.m[i] + (1.0 - self.b1) * g)
+      self.v[i].assign(self.b2 * self.v[i] + (1.0 - self.b2) * (g * g))
+      m_hat = self.m[i] / (1.0 - self.b1_t)
+      v_hat = self.v[i] / (1.0 - self.b2_t)
+      up = (m_hat / (v_hat.sqrt() + self.eps)) + self.wd * p.detach()
+      if not self.adam:
+        r1, r2 = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
+        r = (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0), 1.0)
+      else: r = 1.0
+      p.assign(p.detach() - self.lr * r * up)
+    return [self.b1_t, self.b2_t] + self.m + self.v
+
+def Adam(params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8): return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
+def AdamW(params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01):
+  """Adam with decoupled weight decay (torch.optim.AdamW): p -= lr * (update + wd * p)."""
+  return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
