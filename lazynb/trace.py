@@ -12,6 +12,7 @@ Event kinds and their data:
   exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs
   realize    kernels, copies, seconds                          after a schedule has run
   jit        phase ("capture" | "replay"), name, kernels       TinyJit
+  beam       name, cached, opts, rounds, tried, seconds        after a BEAM search picked a kernel's opts
 """
 from __future__ import annotations
 import contextlib, itertools, time
@@ -27,6 +28,8 @@ class Event:
   seq: int = field(default_factory=itertools.count().__next__)
 
 _subscribers: list[Callable[[Event], None]] = []
+# the notebook layer adds functions Trace -> {mimetype: data} here (core never imports it)
+mime_renderers: list[Callable] = []
 _rewrite_readers = 0
 
 def subscribe(fn: Callable[[Event], None], rewrites: bool = False) -> Callable[[Event], None]:
@@ -46,7 +49,22 @@ def unsubscribe(fn: Callable[[Event], None]):
     _rewrite_readers -= 1
     if _rewrite_readers == 0 and _rewrite_hook in _ops.rewrite_hooks: _ops.rewrite_hooks.remove(_rewrite_hook)
 
+_muted = 0
+
+@contextlib.contextmanager
+def muted():
+  """No events inside (BEAM search compiles hundreds of candidates nobody wants to see)."""
+  global _muted
+  _muted += 1
+  try: yield
+  finally: _muted -= 1
+
 def emit(kind: str, /, **data: Any):
+  if not _subscribers or _muted: return
+  ev = Event(kind, data)
+  for fn in list(_subscribers): fn(ev)
+
+def emit_unmuted(kind: str, /, **data: Any):
   if not _subscribers: return
   ev = Event(kind, data)
   for fn in list(_subscribers): fn(ev)
@@ -76,4 +94,7 @@ def capture(rewrites: bool = True):
   trace = Trace(rec)
   with rec:
     try: yield trace
+    except BaseException as e:
+      trace.error = e
+      raise
     finally: trace.finish()

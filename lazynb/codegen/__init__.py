@@ -61,7 +61,7 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,
                     [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
                     list(getattr(renderer, "line_map", [])),
-                    {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3})
+                    {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3}, k, lowered)
   trace.emit("program", program=prg, kernel=k, lowered=lowered)
   if DEBUG >= 6: print(src)
   return prg

@@ -75,6 +75,7 @@ class Kernel:
       if self.axis_types[i] == self.axis_types[i + 1]:
         merged = []
         for st in self.sts:
+          if len(st.views) > 1 and st.shape[i] * st.shape[i + 1] > 1: break  # would put div/mod in the index math
           shp = st.shape[:i] + (st.shape[i] * st.shape[i + 1],) + st.shape[i + 2:]
           v = st.views[-1].reshape(shp)
           if v is None: break
@@ -159,38 +160,36 @@ class Kernel:
     return src.op is Ops.MUL and all(s.op is Ops.LOAD or s.op is Ops.CAST and s.src[0].op is Ops.LOAD for s in src.src)
 
 def hand_coded_optimizations(k: Kernel) -> list[Opt]:
-  """Pick reasonable opts without search. Returns the opts applied."""
-  globals_ = k.axes_of(AxisType.GLOBAL)
-  if k.is_matmul_like():
-    # register tiling: upcast two output axes along which some input is broadcast (stride 0), so each
-    # loaded value is reused across the tile; unroll the reduce by 4
-    used: set[int] = set()
+  """Pick reasonable opts without search. Returns the opts applied.
+
+  Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each
+  loaded value is reused from a register across the upcast block (for a matmul, a 4x4 tile); then unroll
+  the innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny).
+  Everything: split the outer loop across CPU threads when there is enough work."""
+  if k.reduceop is not None:
+    used: list[frozenset] = []
     for _ in range(2):
-      cands = [a for a in k.axes_of(AxisType.GLOBAL) if k.full_shape[a] % 4 == 0 and k.full_shape[a] >= 4 and
-               (zs := frozenset(i for i, st in enumerate(k.sts) if st.real_strides()[a] == 0)) and zs not in used]
-      if cands:
-        a = cands[-1]
-        used.add(frozenset(i for i, st in enumerate(k.sts) if st.real_strides()[a] == 0))
-        _try(k, Opt(OptOps.UPCAST, a, 4))
-    reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0]
-    if reds: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
-  elif k.reduceop is None and globals_:
+      cands = []
+      for a in k.axes_of(AxisType.GLOBAL):
+        zeros = frozenset(i for i, st in enumerate(k.sts[1:], 1) if st.real_strides()[a] == 0)
+        if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros))
+      if not cands or k.upcast_size() >= 16: break
+      a, zeros = cands[-1]
+      if _try(k, Opt(OptOps.UPCAST, a, 4)): used.append(zeros)
+    reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4]
+    if reds and k.upcast_size() <= 16: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
+    elif not used and (g := k.axes_of(AxisType.GLOBAL)) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
+  elif (globals_ := k.axes_of(AxisType.GLOBAL)):
     last = globals_[-1]
     s = k.full_shape[last]
-    if s <= 8 and s * prod(k.full_shape[a] for a in k.axes_of(AxisType.UPCAST)) <= 16: _try(k, Opt(OptOps.UPCAST, last, 0))
+    if s <= 8 and s * k.upcast_size() <= 16: _try(k, Opt(OptOps.UPCAST, last, 0))
     elif s % 4 == 0: _try(k, Opt(OptOps.UPCAST, last, 4))
-  elif k.reduceop is not None:
-    reds = k.axes_of(AxisType.REDUCE)
-    if globals_ and k.full_shape[globals_[-1]] % 4 == 0 and prod(k.full_shape[r] for r in reds) >= 4: _try(k, Opt(OptOps.UPCAST, globals_[-1], 4))
-    if reds and k.full_shape[reds[-1]] % 4 == 0 and k.full_shape[reds[-1]] > 4: _try(k, Opt(OptOps.UNROLL, k.axes_of(AxisType.REDUCE)[-1], 4))
   # spread the outer loop over cores when there is enough work
-  if getattr(k.renderer, "has_threads", False) and k.axes_of(AxisType.GLOBAL):
-    work = prod(k.full_shape)
-    g0 = k.axes_of(AxisType.GLOBAL)[0]
+  if getattr(k.renderer, "has_threads", False) and (g := k.axes_of(AxisType.GLOBAL)) and g[0] == 0:
     n = k.renderer.threads
-    if work >= 1 << 16 and n > 1 and g0 == 0:
+    if prod(k.full_shape) >= 1 << 16 and n > 1:
       for t in range(n, 1, -1):
-        if k.full_shape[g0] % t == 0 and k.full_shape[g0] >= t: _try(k, Opt(OptOps.THREAD, g0, t)); break  # noqa: E702
+        if k.full_shape[0] % t == 0 and _try(k, Opt(OptOps.THREAD, 0, t)): break
   return k.applied_opts
 
 def _try(k: Kernel, opt: Opt) -> bool:

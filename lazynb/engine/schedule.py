@@ -33,6 +33,7 @@ class ScheduleItem:
   reason: str = "realize"       # why this node got its own kernel (see the module doc)
   out: UOp | None = None        # the graph node this item computes
   buf_uops: tuple[UOp, ...] = field(default_factory=tuple)
+  view_origins: dict = field(default_factory=dict)  # VIEW uop -> movement ops (name, arg) that produced it
   def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
@@ -129,13 +130,15 @@ class Scheduler:
     self.fused = self.find_reduce(root)
     self.globals: list[UOp] = [self.out_buf[root]]
     self.memo: dict = {}
+    self.path: list[tuple] = []                 # movement ops between the root and the node being visited
+    self.origins: dict[UOp, tuple] = {}         # VIEW -> the movement ops that made it (outermost first)
     kshape = self.fused.shape if self.fused is not None else root.shape
     st = ShapeTracker.from_shape(kshape)
     value = self.visit(root, st, top=True)
     out = UOp(Ops.STORE, dtypes.void, (UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0), UOp(Ops.VIEW, dtypes.void, (), st), value))
     ast = UOp.sink(out)
     bufs = tuple(buffers[b] for b in self.globals)
-    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals))
+    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), dict(self.origins))
 
   def prebuilt(self, root: UOp) -> ScheduleItem:
     """ASSIGN(BUFFER, KERNEL(*inputs)) made by kernelize(): the kernel is already decided."""
@@ -166,7 +169,9 @@ class Scheduler:
     if st is None: return buf
     if buf not in self.globals: self.globals.append(buf)
     dg = UOp(Ops.DEFINE_GLOBAL, n.dtype.ptr(), (), self.globals.index(buf))
-    return UOp(Ops.LOAD, n.dtype, (dg, UOp(Ops.VIEW, dtypes.void, (), st)))
+    view = UOp(Ops.VIEW, dtypes.void, (), st)
+    self.origins.setdefault(view, tuple(self.path))
+    return UOp(Ops.LOAD, n.dtype, (dg, view))
 
   def visit(self, n: UOp, st: ShapeTracker, top: bool = False) -> UOp:
     key = (n, st)
@@ -182,7 +187,9 @@ class Scheduler:
       return UOp(Ops.CONST, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),) if st.has_mask else (), n.arg)
     if op in GroupOp.Movement:
       inner = ShapeTracker.from_shape(n.src[0].shape).movement(op, n.arg)
-      return self.visit(n.src[0], inner + st)
+      self.path.append((op.name, n.arg))
+      try: return self.visit(n.src[0], inner + st)
+      finally: self.path.pop()
     if op is Ops.DETACH or (op is Ops.CONTIGUOUS and top): return self.visit(n.src[0], st)
     if op is Ops.ASSIGN and top:  # the value, stored into the target's buffer (through the target's view)
       return self.visit(n.src[1], st)

@@ -40,3 +40,5 @@ class ProgramSpec:
   ins: list[int] = field(default_factory=list)
   line_map: list[list[int]] = field(default_factory=list)  # source line -> indices into uops
   timings: dict = field(default_factory=dict)               # seconds per codegen stage
+  kernel: object = None                                     # the optimized Kernel (views, axis kinds)
+  lowered: UOp | None = None                                # the lowered graph, before linearization

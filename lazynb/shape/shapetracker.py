@@ -2,6 +2,7 @@
 below reads as an index into its own shape, down to the buffer. Most movement ops edit the top view;
 a reshape the top view cannot express (say, after a permute) pushes a new one."""
 from __future__ import annotations
+import functools
 from dataclasses import dataclass
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod
@@ -47,6 +48,7 @@ class ShapeTracker:
     below, top = self.views[-2], self.views[-1]
     if below.contiguous: return ShapeTracker(self.views[:-2] + (top,)).simplify()
     if top.contiguous and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
+    if (v := merge_views(below, top)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
     return self
 
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
@@ -86,6 +88,38 @@ class ShapeTracker:
     return tuple(out)
 
   def __repr__(self): return f"ShapeTracker(views=({', '.join(map(repr, self.views))},))"
+
+def linear_form(u: UOp) -> tuple[dict[UOp, int], int] | None:
+  """u as sum(coeff * var) + const, or None if it has any division, modulo or product of variables."""
+  from lazynb.uop.symbolic import split_terms, term_coeff
+  coeffs: dict[UOp, int] = {}
+  const = 0
+  for t in split_terms(u):
+    b, k = term_coeff(t)
+    if b is None: const += k
+    elif b.op in (Ops.RANGE, Ops.SPECIAL): coeffs[b] = coeffs.get(b, 0) + k
+    else: return None
+  return coeffs, const
+
+@functools.lru_cache(maxsize=8192)
+def merge_views(below: View, top: View) -> View | None:
+  """One View equal to `top` over `below`, if there is one: guess its strides by evaluating the stack at a
+  corner and one step along each dim, then prove the guess by simplifying the stack's index expression to
+  exactly that affine form. Masks in `below` need more than a box, so those stacks stay."""
+  if below.mask is not None: return None
+  from lazynb.uop.symbolic import symbolic
+  lo = [m[0] for m in top.mask] if top.mask else [0] * len(top.shape)
+  hi = [m[1] for m in top.mask] if top.mask else list(top.shape)
+  if any(a >= b for a, b in zip(lo, hi)): return None
+  rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, b - a, f"m{i}")) if b - a > 1 else None for i, (a, b) in enumerate(zip(lo, hi))]
+  idxs = [UOp.const(dtypes.index, a) if r is None else r + a for r, a in zip(rngs, lo)]
+  idx, _ = ShapeTracker((below, top)).to_indexed_uops(idxs)
+  form = linear_form(graph_rewrite(idx, symbolic))
+  if form is None: return None
+  coeffs, const = form
+  strides = [coeffs.get(r, 0) if r is not None else 0 for r in rngs]
+  offset = const - sum(st * a for st, a in zip(strides, lo))
+  return View.create(top.shape, tuple(strides), offset, top.mask)
 
 _INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&", Ops.OR: "|", Ops.CMPNE: "!="}
 def expr_str(u: UOp) -> str:

@@ -35,25 +35,20 @@ def build_sum(dtype, terms: list[tuple[UOp | None, int]]) -> UOp:
   return out + UOp.const(dtype, const) if const else out
 
 def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
+  """(sum of k_i * x_i) // c and % c, for non-negative terms: whole multiples of c move out of the sum
+  (k = q*c + r), common factors cancel, and a remainder known to be below c needs no division at all."""
   cv = c.arg
   if cv <= 0 or x.vmin < 0: return None
   terms = [term_coeff(t) for t in split_terms(x)]
-  quot = [(b, k // cv) for b, k in terms if k % cv == 0]
-  rem = [(b, k) for b, k in terms if k % cv != 0]
-  if quot and (len(terms) > 1 or quot[0][0] is not None):
-    r = build_sum(x.dtype, rem)
-    if r.vmin >= 0:
-      return (build_sum(x.dtype, quot) + r // c) if is_div else r % c
+  if any(k < 0 or (b is not None and b.vmin < 0) for b, k in terms): return None
+  if any(k >= cv for _, k in terms):
+    quot = [(b, k // cv) for b, k in terms if k // cv]
+    rem = build_sum(x.dtype, [(b, k % cv) for b, k in terms if k % cv])
+    return (build_sum(x.dtype, quot) + rem // c) if is_div else rem % c
   g = math.gcd(cv, *[k for _, k in terms])
-  if g > 1 and all(k >= 0 for _, k in terms):
+  if g > 1:
     y = build_sum(x.dtype, [(b, k // g) for b, k in terms])
     return y // (cv // g) if is_div else (y % (cv // g)) * g
-  # move whole constant multiples out of the constant term: (x + 9)//4 -> (x + 1)//4 + 2
-  consts = [k for b, k in terms if b is None]
-  if consts and consts[0] >= cv:
-    q, r0 = divmod(consts[0], cv)
-    y = build_sum(x.dtype, [(b, k) for b, k in terms if b is not None] + [(None, r0)])
-    return y // c + q if is_div else y % c
   return None
 
 def _mul_div(x: UOp, c1: UOp, c2: UOp, is_div: bool) -> UOp | None:

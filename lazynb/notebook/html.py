@@ -1,0 +1,396 @@
+"""The text/html view of a trace document (see lazynb.tracedoc): `render_html(doc)`.
+
+One self-contained <div> with a scoped <style>: no scripts, no network, no external fonts, so it renders the same in
+JupyterLab, classic Notebook 7, nbviewer, VS Code and GitHub. Views are CSS-only tabs (radio inputs + labels with
+ids unique to this output) and <details> sections; where the <style> is stripped (GitHub) every panel shows in turn.
+
+Every string in the document is untrusted: it only reaches the page through `esc` (html.escape), through pygments
+(which escapes), or as a DOT label (which dot escapes, see graphviz.py). Output size is bounded: tables have row
+limits, and drawn graphs and kernel sources share byte budgets, so a huge graph still gives a small page.
+"""
+from __future__ import annotations
+import base64, html, io, secrets
+from lazynb.notebook import graphviz as gv
+
+VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
+TITLES = {"schedule": "Schedule", "graph": "Graph", "shapetracker": "ShapeTracker", "kernels": "Kernels", "timing": "Timing",
+          "rewrites": "Rewrites"}
+REASONS = {
+  "realize": "a tensor you realized (or marked .contiguous()): its value is stored to a buffer",
+  "reduce": "a reduce that cannot fuse into the kernel using it: that kernel has a reduce already, or reads the result "
+            "through a view (expand, permute, pad ...) or more than once",
+  "copy": "the data moves to another device, which is a copy of its own",
+  "pad": "a padded (masked) view cannot pass through an op where f(0) != 0 (exp, log, 1/x, //, %), so the value is stored first",
+}
+REASON_COLORS = {"realize": "#b6e8b6", "reduce": "#ff9e9e", "copy": "#b9dcff", "pad": "#ffe599"}
+AXIS_KINDS = ("global", "thread", "local", "group", "reduce", "unroll", "upcast")
+AXIS_PREFIX = {"gidx": "global", "tidx": "thread", "lidx": "local", "ridx": "reduce", "unroll": "unroll", "upcast": "upcast"}
+
+# size bounds
+SVG_BUDGET = 800_000         # bytes of inline SVG per output
+SOURCE_BUDGET = 400_000      # bytes of highlighted source + uop tables per output
+MAX_SOURCE_CHARS = 60_000    # per kernel
+MAX_ROWS = 300               # schedule items, buffer accesses
+MAX_KERNELS = 60             # kernel cards / graphs
+MAX_UOPS = 300
+MAX_PASSES = 30
+MAX_STEPS = 40
+REWRITE_GRAPH_NODES = 200    # draw a rewrite's before/after graphs only up to this many nodes
+
+def esc(x) -> str: return html.escape("" if x is None else str(x), quote=True)
+
+def _num(x, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
+  try: return fmt.format(float(x) * scale)
+  except (TypeError, ValueError): return esc(x)
+
+def _tuple(xs) -> str:
+  return "(" + ", ".join(esc(x) for x in xs) + ("," if len(xs) == 1 else "") + ")" if isinstance(xs, list) else esc(xs)
+
+def _expr(x) -> str:
+  """An index/valid expression, escaped, with break opportunities after its operators."""
+  return "".join(c + "<wbr>" if c in "+*" else c for c in esc(x))
+
+def _dict(x) -> dict: return x if isinstance(x, dict) else {}
+def _list(x) -> list: return x if isinstance(x, list) else []
+
+class _Ctx:
+  def __init__(self, doc: dict):
+    self.doc = doc
+    self.root = "lzt-" + secrets.token_hex(5)
+    self.graphs = _dict(doc.get("graphs"))
+    self.kernels = {k.get("id"): k for k in _list(doc.get("kernels")) if isinstance(k, dict)}
+    self.svg_left, self.src_left = SVG_BUDGET, SOURCE_BUDGET
+    self.n = 0
+  def new_id(self) -> str:
+    self.n += 1
+    return f"{self.root}-{self.n}"
+
+def _note(text: str, cls: str = "lzt-note") -> str: return f'<div class="{cls}">{text}</div>'
+
+def _tabs(ctx: _Ctx, items: list[tuple[str, str]], sub: bool = False) -> str:
+  """CSS-only tabs: radio inputs and labels first, then the panels (shown by :checked ~ nth-of-type rules)."""
+  name, heads = ctx.new_id(), []
+  for i, (title, _) in enumerate(items):
+    tid = ctx.new_id()
+    heads.append(f'<input type="radio" name="{name}" id="{tid}"{" checked" if i == 0 else ""}><label for="{tid}">{title}</label>')
+  panels = "".join(f'<div class="lzt-panel">{body}</div>' for _, body in items)
+  return f'<div class="lzt-tabs{" lzt-sub" if sub else ""}">{"".join(heads)}{panels}</div>'
+
+def _kname(k: dict | None) -> str:
+  """A kernel name coloured by axis kind, like tinygrad's DEBUG output."""
+  if not isinstance(k, dict): return "?"
+  parts = [p for p in _list(k.get("name_parts")) if isinstance(p, list) and len(p) == 2]
+  if not parts: return f'<span class="lzt-kn">{esc(k.get("name"))}</span>'
+  spans = "".join(f'<span class="lzt-ax-{kind}">{esc(t)}</span>' if kind in AXIS_KINDS else esc(t) for t, kind in parts)
+  return f'<span class="lzt-kn">{spans}</span>'
+
+def _axis(name) -> str:
+  kind = next((v for p, v in AXIS_PREFIX.items() if str(name).startswith(p)), "")
+  return f'<span class="lzt-ax-{kind}">{esc(name)}</span>' if kind else esc(name)
+
+# ---------------------------------------------------------------- views
+
+def view_schedule(ctx: _Ctx) -> str:
+  items = [s for s in _list(ctx.doc.get("schedule")) if isinstance(s, dict)]
+  if not items: return _note("Nothing was scheduled in this block (everything was already realized, or nothing was realized).")
+  rows = []
+  for s in items[:MAX_ROWS]:
+    bufs = "<br>".join(f'<span class="lzt-role">{esc(b.get("role"))}</span> <code>buf{esc(b.get("buf"))}</code> '
+                       f'{esc(b.get("size"))} &times; {esc(b.get("dtype"))} <span class="lzt-muted">on {esc(b.get("device"))}</span>'
+                       for b in _list(s.get("bufs")) if isinstance(b, dict))
+    reason = str(s.get("reason") or "")
+    color = REASON_COLORS.get(reason, "#dedede")
+    why = REASONS.get(reason, "no explanation recorded for this reason" if reason else "")
+    kern = _kname(ctx.kernels.get(s.get("kernel"))) if s.get("kernel") is not None else '<span class="lzt-muted">(not run)</span>'
+    rows.append(f'<tr><td>{esc(s.get("index"))}</td><td>{esc(s.get("kind"))}</td><td>{kern}</td>'
+                f'<td><span class="lzt-badge" style="background:{color}">{esc(reason or "-")}</span>'
+                f'<div class="lzt-why">{esc(why)}</div></td><td>{bufs}</td></tr>')
+  more = _note(f"Showing {MAX_ROWS} of {len(items)} schedule items.") if len(items) > MAX_ROWS else ""
+  return ('<p class="lzt-muted">Kernels in the order they run. Each one stores one buffer (out) and loads others (in); '
+          'the reason says why the graph was cut there.</p>'
+          '<table><tr><th>#</th><th>kind</th><th>kernel</th><th>reason for the kernel boundary</th><th>buffers</th></tr>'
+          + "".join(rows) + "</table>" + more)
+
+def _legend() -> str:
+  return '<div class="lzt-legend">' + "".join(f'<span><i style="background:{c}"></i>{k}</span>' for k, c in gv.KIND_COLORS.items()) + "</div>"
+
+def _draw(ctx: _Ctx, g: dict, hide: bool, max_nodes: int) -> str:
+  nodes, _ = gv.subgraph(g, hide)
+  if not gv.available(): return gv.text_listing(g, hide)
+  if len(nodes) > max_nodes: return _note(f"{len(nodes)} nodes: too many to draw here (limit {max_nodes}).")
+  svg = gv.render_svg(g, hide)
+  if svg is None: return _note("Graphviz failed on this graph; listing it instead.") + gv.text_listing(g, hide)
+  if len(svg) > ctx.svg_left:
+    return _note(f"Not drawn: this output already holds {(SVG_BUDGET - ctx.svg_left) // 1000} kB of graphs (the size bound). "
+                 "Capture a smaller block to see it.")
+  ctx.svg_left -= len(svg)
+  return f'<div class="lzt-svg">{svg}</div>'
+
+def graph_block(ctx: _Ctx, gid, max_nodes: int = gv.MAX_NODES, tabs: bool = True) -> str:
+  """One graph, with tabs for all nodes / without index and const nodes, and a note if the document truncated it."""
+  g = ctx.graphs.get(gid) if isinstance(gid, str) else None
+  if not isinstance(g, dict): return _note(f"Graph {esc(gid)} is not in the document.")
+  n_all = len(_list(g.get("nodes")))
+  note = ""
+  if g.get("truncated"):
+    note = _note(f"Truncated: showing the {n_all} nodes nearest the output of {esc(g.get('total_nodes'))}.", "lzt-warn")
+  n_vis = len(gv.subgraph(g, True)[0])
+  if not tabs or n_vis == n_all: return note + _draw(ctx, g, False, max_nodes)
+  return note + _tabs(ctx, [(f"all nodes ({n_all})", _draw(ctx, g, False, max_nodes)),
+                            (f"no index/const ({n_vis})", _draw(ctx, g, True, max_nodes))], sub=True)
+
+def view_graph(ctx: _Ctx) -> str:
+  out = [_legend()]
+  if not gv.available(): out.append(_note("Graphviz was not found, so graphs are listed as text. " + esc(gv.INSTALL_HINT), "lzt-warn"))
+  tgs = _list(ctx.doc.get("tensor_graphs"))
+  for i, gid in enumerate(tgs[:MAX_KERNELS]):
+    out.append(f"<h4>Lazy tensor graph{f' {i + 1}' if len(tgs) > 1 else ''}</h4>" + graph_block(ctx, gid))
+  ks = list(ctx.kernels.values())
+  for k in ks[:MAX_KERNELS]:
+    out.append(f"<h4>Kernel {esc(k.get('id'))} {_kname(k)}: AST</h4>" + graph_block(ctx, k.get("graph")))
+  if len(ks) > MAX_KERNELS: out.append(_note(f"Showing the graphs of {MAX_KERNELS} of {len(ks)} kernels."))
+  if len(out) == 1: out.append(_note("No graphs in this trace."))
+  return "".join(out)
+
+def view_shapetracker(ctx: _Ctx) -> str:
+  views = [v for v in _list(ctx.doc.get("views")) if isinstance(v, dict)]
+  if not views: return _note("No buffer accesses in this trace.")
+  rows = []
+  for v in views[:MAX_ROWS]:
+    k = ctx.kernels.get(v.get("kernel"))
+    stack = "".join(f'<div class="lzt-view">shape {_tuple(w.get("shape"))} strides {_tuple(w.get("strides"))} offset {esc(w.get("offset"))}'
+                    + (f' mask {esc(w.get("mask"))}' if w.get("mask") else "") + "</div>"
+                    for w in _list(v.get("views")) if isinstance(w, dict))
+    mv = " &rarr; ".join(f"{esc(m[0])} <code>{esc(m[1])}</code>" for m in reversed(_list(v.get("movement"))) if isinstance(m, list) and len(m) == 2)
+    buf = f"data{esc(v.get('buf'))}" if v.get("buf") is not None else "-"
+    axes = " ".join(_axis(a) for a in _list(v.get("axis_names")))
+    rows.append(f'<tr><td class="lzt-nw">{esc(v.get("kernel"))} {_kname(k) if k else ""}</td><td><code>{buf}</code></td><td>{esc(v.get("access"))}</td>'
+                f'<td><code>{_tuple(v.get("shape"))}</code><div class="lzt-mono lzt-small">{axes}</div></td><td class="lzt-mono">{stack}</td>'
+                f'<td><code>{_expr(v.get("index"))}</code></td><td><code>{_expr(v.get("valid"))}</code></td>'
+                f'<td class="lzt-small">{mv or "<span class=lzt-muted>none</span>"}</td></tr>')
+  more = _note(f"Showing {MAX_ROWS} of {len(views)} buffer accesses.") if len(views) > MAX_ROWS else ""
+  return ('<p class="lzt-muted">Every load, store and masked constant of every kernel: the stack of views (after the kernel\'s opts) '
+          'and the index and valid expressions it renders to, in the kernel\'s own axis names.</p>'
+          '<table class="lzt-st"><tr><th>kernel</th><th>buffer</th><th>access</th><th>shape / axes</th><th>view stack</th><th>index</th>'
+          '<th>valid</th><th>movement ops (buffer &rarr; kernel)</th></tr>' + "".join(rows) + "</table>" + more)
+
+def _lexer(language: str):
+  from pygments.lexers import CLexer, CppLexer, CudaLexer, PythonLexer, TextLexer
+  lang = language.lower()
+  for key, lexer in (("cuda", CudaLexer), ("python", PythonLexer), ("metal", CppLexer), ("clang", CLexer), ("opencl", CLexer), ("c", CLexer)):
+    if key in lang: return lexer()
+  return TextLexer()
+
+def highlight(source: str, language: str) -> str:
+  try:
+    from pygments import highlight as _hl
+    from pygments.formatters import HtmlFormatter
+    return _hl(source, _lexer(language), HtmlFormatter(cssclass="lzt-hl", linenos="inline"))
+  except ImportError: return f'<div class="lzt-hl"><pre>{esc(source)}</pre></div>'
+
+def _uops(ctx: _Ctx, k: dict) -> str:
+  uops = [u for u in _list(k.get("uops")) if isinstance(u, dict)]
+  lm = _list(k.get("line_map"))
+  rows = "".join(f'<tr><td>{esc(u.get("i"))}</td><td>{esc(u.get("op"))}</td><td>{esc(u.get("dtype"))}</td><td>{esc(u.get("src"))}</td>'
+                 f'<td>{esc(u.get("arg"))}</td><td>{esc(sorted(set(lm[i]))[:6] if i < len(lm) and isinstance(lm[i], list) else "")}</td></tr>'
+                 for i, u in enumerate(uops[:MAX_UOPS]))
+  more = f" (showing {MAX_UOPS})" if len(uops) > MAX_UOPS else ""
+  return (f"<details><summary>{len(uops)} linearized UOps{more}</summary><table class=\"lzt-mono lzt-small\">"
+          f"<tr><th>#</th><th>op</th><th>dtype</th><th>src</th><th>arg</th><th>source lines</th></tr>{rows}</table></details>")
+
+def view_kernels(ctx: _Ctx) -> str:
+  ks = list(ctx.kernels.values())
+  if not ks: return _note("No kernels were compiled or run in this block.")
+  out = []
+  for k in ks[:MAX_KERNELS]:
+    shape = " ".join(f'<span class="lzt-ax-{str(t).lower()}">{esc(s)}</span>' if str(t).lower() in AXIS_KINDS else esc(s)
+                     for s, t in zip(_list(k.get("full_shape")), _list(k.get("axis_types"))))
+    opts = ", ".join(f"<code>{esc(o)}</code>" for o in _list(k.get("opts"))) or '<span class="lzt-muted">none</span>'
+    stages = ", ".join(f"{esc(n)} {_num(t, 1e3, '{:.1f}')} ms" for n, t in _dict(k.get("timings")).items())
+    src, lang = str(k.get("source") or ""), str(k.get("language") or "")
+    cut = len(src) > MAX_SOURCE_CHARS
+    body = highlight(src[:MAX_SOURCE_CHARS], lang) if len(src) < ctx.src_left else ""
+    ctx.src_left -= len(body)
+    srcnote = _note(f"Source cut at {MAX_SOURCE_CHARS} of {len(src)} characters.") if cut and body else ""
+    if not body: srcnote = _note(f"Source ({len(src)} characters) not shown: this output reached its size bound.")
+    uops = _uops(ctx, k) if ctx.src_left > 0 else _note("UOps not shown: this output reached its size bound.")
+    ctx.src_left -= len(uops)
+    out.append(f'<div class="lzt-card"><div class="lzt-title">{_kname(k)} <span class="lzt-muted">kernel {esc(k.get("id"))} &middot; '
+               f'{esc(k.get("device"))} &middot; {esc(lang)}</span></div><table class="lzt-kv">'
+               f'<tr><th>global size</th><td><code>{_tuple(k.get("global_size"))}</code></td><th>local size</th>'
+               f'<td><code>{_tuple(k.get("local_size"))}</code></td></tr>'
+               f'<tr><th>full shape</th><td class="lzt-mono">{shape}</td><th>applied opts</th><td>{opts}</td></tr>'
+               f'<tr><th>estimates</th><td>{esc(k.get("op_estimate"))} ops, {esc(k.get("mem_estimate"))} bytes</td>'
+               f'<th>codegen</th><td>{stages or "-"}</td></tr></table>{srcnote}<div class="lzt-src">{body}</div>{uops}</div>')
+  if len(ks) > MAX_KERNELS: out.append(_note(f"Showing {MAX_KERNELS} of {len(ks)} kernels."))
+  return ('<p class="lzt-muted">Name colours: ' + " ".join(f'<span class="lzt-ax-{a}">{a}</span>' for a in AXIS_KINDS) + "</p>"
+          + "".join(out))
+
+def _chart(ks: list[dict]) -> str:
+  """Horizontal bars of run time per kernel as an inline PNG; empty if matplotlib is missing."""
+  try:
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+  except ImportError: return ""
+  ks = ks[:40]
+  names, times = [], []
+  for k in ks:
+    n = str(k.get("display_name") or k.get("name") or "?")
+    names.append(f"{k.get('id')}: " + (n if len(n) <= 40 else n[:37] + "..."))
+    try: times.append(float(k.get("time_s") or 0) * 1e6)
+    except (TypeError, ValueError): times.append(0.0)
+  grey = "#888888"
+  with matplotlib.rc_context({"text.parse_math": False, "font.size": 9}):
+    fig = Figure(figsize=(7, 0.9 + 0.28 * len(ks)), dpi=96)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.barh(range(len(ks)), times, color="#4a90d9")
+    ax.set_yticks(range(len(ks)), labels=names)
+    ax.invert_yaxis()
+    ax.set_xlabel("run time (µs)", color=grey)
+    ax.tick_params(colors=grey)
+    for s in ax.spines.values(): s.set_color(grey)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", transparent=True)
+  return f'<img class="lzt-chart" alt="run time per kernel" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+def view_timing(ctx: _Ctx) -> str:
+  t = _dict(ctx.doc.get("timing"))
+  ks = list(ctx.kernels.values())
+  rows = "".join(f'<tr><td>{esc(k.get("id"))}</td><td>{_kname(k)}</td><td>{esc(k.get("device"))}</td><td>{esc(k.get("runs"))}</td>'
+                 f'<td>{_num(k.get("compile_s"), 1e3, "{:.1f}") if k.get("compile_s") is not None else "cached"}</td>'
+                 f'<td>{_num(k.get("time_s"), 1e6, "{:.1f}")}</td><td>{_num(k.get("gflops"))}</td><td>{_num(k.get("gbs"))}</td></tr>'
+                 for k in ks[:MAX_ROWS])
+  summary = (f'<p>Block took <b>{_num(t.get("total_s"), 1e3, "{:.1f}")} ms</b>: {_num(t.get("compile_s"), 1e3, "{:.1f}")} ms compiling, '
+             f'{_num(t.get("run_s"), 1e3, "{:.3f}")} ms running kernels and copies.</p>')
+  if not ks: return summary + _note("No kernels ran.")
+  return (summary + '<table><tr><th>#</th><th>kernel</th><th>device</th><th>runs</th><th>compile (ms)</th><th>run (&micro;s)</th>'
+          '<th>GFLOPS</th><th>GB/s</th></tr>' + rows + "</table>" + _chart(ks))
+
+def view_rewrites(ctx: _Ctx) -> str:
+  passes = [r for r in _list(ctx.doc.get("rewrites")) if isinstance(r, dict)]
+  if not passes: return _note("No rewrites recorded (capture with rewrites=True to see them).")
+  out, seen = [], {}
+  for i, r in enumerate(passes[:MAX_PASSES]):
+    steps = [s for s in _list(r.get("steps")) if isinstance(s, dict)]
+    rows = "".join(f'<tr><td>{j}</td><td><code>{esc(s.get("pattern"))}</code></td><td><code>{esc(s.get("before"))}</code></td>'
+                   f'<td>&rarr;</td><td><code>{esc(s.get("after"))}</code></td></tr>' for j, s in enumerate(steps[:MAX_STEPS]))
+    more = _note(f"Showing {MAX_STEPS} of {esc(r.get('total_steps', len(steps)))} steps.") if len(steps) > MAX_STEPS else ""
+    key = (str(r.get("before_graph")), str(r.get("after_graph")))
+    if key in seen: graphs = _note(f"Same before/after graphs as pass {seen[key]} above.")
+    else:
+      seen[key] = i
+      graphs = ('<div class="lzt-pair"><div><b>before</b>' + graph_block(ctx, r.get("before_graph"), REWRITE_GRAPH_NODES, tabs=False) +
+                '</div><div><b>after</b>' + graph_block(ctx, r.get("after_graph"), REWRITE_GRAPH_NODES, tabs=False) + "</div></div>")
+    table = (f'<table class="lzt-small"><tr><th>#</th><th>matched pattern</th><th>before</th><th></th><th>after</th></tr>{rows}</table>'
+             if rows else _note("No pattern matched."))
+    sizes = " &rarr; ".join(esc(_dict(ctx.graphs.get(str(r.get(g)))).get("total_nodes", "?")) for g in ("before_graph", "after_graph"))
+    out.append(f'<details class="lzt-pass"><summary>{i}: {esc(r.get("name"))} <span class="lzt-muted">{esc(r.get("total_steps"))} steps, '
+               f'{sizes} nodes</span></summary>{table}{more}{graphs}</details>')
+  if len(passes) > MAX_PASSES: out.append(_note(f"Showing {MAX_PASSES} of {len(passes)} passes."))
+  return '<p class="lzt-muted">Each graph_rewrite pass: the patterns that fired, and the graph before and after.</p>' + "".join(out)
+
+RENDER = {"schedule": view_schedule, "graph": view_graph, "shapetracker": view_shapetracker, "kernels": view_kernels,
+          "timing": view_timing, "rewrites": view_rewrites}
+
+# ---------------------------------------------------------------- page
+
+def _header(ctx: _Ctx) -> str:
+  d, t = ctx.doc, _dict(ctx.doc.get("timing"))
+  settings = " ".join(f"{esc(k)}={esc(v)}" for k, v in _dict(d.get("settings")).items())
+  head = (f'<div class="lzt-head"><b>lazynb trace</b> &middot; {len(_list(d.get("schedule")))} schedule items &middot; '
+          f'{len(ctx.kernels)} kernels &middot; {_num(t.get("run_s"), 1e3, "{:.3f}")} ms run &middot; '
+          f'{_num(t.get("compile_s"), 1e3, "{:.1f}")} ms compile <span class="lzt-muted">{settings}</span></div>')
+  err = d.get("error")
+  if err:
+    e = _dict(err) if isinstance(err, dict) else {"type": "Error", "message": err}
+    head += f'<div class="lzt-error"><b>{esc(e.get("type"))}</b> raised in this block:<pre>{esc(e.get("message"))}</pre></div>'
+  return head
+
+_CSS = """
+$R{font-family:var(--jp-ui-font-family,system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif);font-size:13px;line-height:1.4;
+ color:var(--jp-ui-font-color1,var(--vscode-foreground,#222));max-width:100%}
+$R *{box-sizing:border-box}
+$R h4{margin:14px 0 4px;font-size:13px}
+$R p{margin:4px 0 8px}
+$R .lzt-head{padding:4px 0 6px}
+$R .lzt-muted{color:var(--jp-ui-font-color2,#777)}
+$R .lzt-why{color:var(--jp-ui-font-color2,#777);font-size:11px;max-width:420px}
+$R .lzt-small{font-size:11px}
+$R .lzt-note{color:var(--jp-ui-font-color2,#777);font-style:italic;margin:4px 0}
+$R .lzt-warn{border-left:3px solid #e0a800;padding:2px 8px;margin:4px 0}
+$R .lzt-error{border-left:4px solid var(--jp-error-color1,#d32f2f);background:rgba(211,47,47,.1);padding:6px 10px;margin:6px 0}
+$R .lzt-error pre{margin:4px 0 0;white-space:pre-wrap}
+$R table{border-collapse:collapse;margin:4px 0 10px;font-size:12px}
+$R th,$R td{border:1px solid var(--jp-border-color2,#ddd);padding:3px 6px;text-align:left;vertical-align:top}
+$R th{background:var(--jp-layout-color2,#f3f3f3);font-weight:600}
+$R code,$R pre,$R .lzt-mono{font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);font-size:12px}
+$R .lzt-st code{white-space:pre-wrap;overflow-wrap:anywhere}
+$R .lzt-nw{white-space:nowrap}
+$R .lzt-view{white-space:nowrap}
+$R .lzt-badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:11px;font-weight:600;color:#111}
+$R .lzt-role{display:inline-block;min-width:24px;font-size:11px;color:var(--jp-ui-font-color2,#777)}
+$R .lzt-kn{font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);font-weight:600}
+$R .lzt-ax-global{color:#2f6fde}$R .lzt-ax-thread{color:#4f9bff}$R .lzt-ax-local{color:#0aa3b5}$R .lzt-ax-group{color:#1e9e4a}
+$R .lzt-ax-reduce{color:#e03b3b}$R .lzt-ax-unroll{color:#c040c8}$R .lzt-ax-upcast{color:#c99a06}
+$R .lzt-tabs{display:flex;flex-wrap:wrap;align-items:flex-end}
+$R .lzt-tabs>input{display:none}
+$R .lzt-tabs>label{padding:5px 12px;cursor:pointer;border-bottom:2px solid transparent;color:var(--jp-ui-font-color2,#666);user-select:none}
+$R .lzt-tabs>label:hover{color:var(--jp-ui-font-color0,#000)}
+$R .lzt-tabs>input:checked+label{border-bottom-color:var(--jp-brand-color1,#1976d2);color:var(--jp-ui-font-color0,#000);font-weight:600}
+$R .lzt-tabs>.lzt-panel{display:none;order:1;width:100%;padding:8px 2px;border-top:1px solid var(--jp-border-color2,#ddd)}
+$R .lzt-sub>label{padding:2px 10px;font-size:11px}
+$R .lzt-sub>.lzt-panel{padding:4px 0 0}
+NTH
+$R .lzt-tabs:not(:has(>input))>.lzt-panel{display:block}
+$R .lzt-legend span{display:inline-block;margin:0 10px 4px 0;font-size:11px}
+$R .lzt-legend i{display:inline-block;width:11px;height:11px;border:1px solid #555;vertical-align:-1px;margin-right:3px}
+$R .lzt-svg{overflow:auto;max-height:620px;max-width:100%;border:1px solid var(--jp-border-color2,#ddd);border-radius:3px;padding:4px}
+$R .lzt-svg svg{max-width:none;height:auto;display:block}
+$R .lzt-listing{max-height:420px;overflow:auto;font-size:11px;margin:0}
+$R .lzt-pair{display:flex;gap:8px;align-items:flex-start}
+$R .lzt-pair>div{flex:1 1 0;min-width:0}
+$R .lzt-card{border:1px solid var(--jp-border-color2,#ddd);border-radius:4px;padding:6px 10px;margin:8px 0}
+$R .lzt-title{font-size:14px;margin-bottom:4px}
+$R .lzt-kv th{background:none;color:var(--jp-ui-font-color2,#777);font-weight:normal;border:none;padding:1px 8px 1px 0}
+$R .lzt-kv td{border:none;padding:1px 16px 1px 0}
+$R .lzt-src{max-height:480px;overflow:auto;border:1px solid var(--jp-border-color2,#ddd);border-radius:3px;margin:4px 0}
+$R .lzt-src:empty{display:none}
+$R .lzt-hl pre{margin:0;padding:6px 8px;font-size:12px;line-height:1.35;background:none}
+$R .lzt-hl .linenos{color:#999;padding-right:10px;user-select:none}
+$R details{margin:4px 0}
+$R summary{cursor:pointer;font-weight:600;padding:2px 0}
+$R .lzt-pass{border-bottom:1px solid var(--jp-border-color2,#eee);padding:2px 0}
+$R .lzt-chart{max-width:100%;display:block;margin-top:6px}
+"""
+_DARK = ('body[data-jp-theme-light="false"] $R', "body.vscode-dark $R", "body.vscode-high-contrast $R")
+
+def _pygments_css(root: str) -> str:
+  try: from pygments.formatters import HtmlFormatter
+  except ImportError: return ""
+  def scoped(style: str, prefixes: list[str]) -> str:
+    css = HtmlFormatter(style=style).get_style_defs([p + " .lzt-hl" for p in prefixes])
+    return "\n".join(line for line in css.splitlines() if line.startswith(prefixes[0]))  # drop the unscoped pre/linenos rules
+  return scoped("default", [root]) + "\n" + scoped("monokai", [d.replace("$R", root) for d in _DARK])
+
+def _style(ctx: _Ctx, with_code: bool) -> str:
+  nth = "\n".join(f"$R .lzt-tabs>input:nth-of-type({i}):checked~.lzt-panel:nth-of-type({i}){{display:block}}" for i in range(1, 9))
+  css = _CSS.replace("NTH", nth).replace("$R", "#" + ctx.root)
+  return f"<style>{css}{_pygments_css('#' + ctx.root) if with_code else ''}</style>"
+
+def render_html(doc: dict, show=None) -> str:
+  """The trace document as one self-contained HTML <div>. `show`: a subset of VIEWS (default: all)."""
+  wanted = set(VIEWS) if show is None else ({show} if isinstance(show, str) else set(show))
+  if wanted - set(VIEWS): raise ValueError(f"unknown views {sorted(map(str, wanted - set(VIEWS)))}; choose from {VIEWS}")
+  ctx = _Ctx(doc if isinstance(doc, dict) else {})
+  items = [(TITLES[v], f'<div class="lzt-view-{v}">{RENDER[v](ctx)}</div>') for v in VIEWS if v in wanted]
+  return (f'<div class="lzt" id="{ctx.root}">{_style(ctx, "kernels" in wanted)}{_header(ctx)}'
+          f'{_tabs(ctx, items) if items else ""}</div>')
+
+# registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
+from lazynb import trace as _trace  # noqa: E402
+def _mime(tr) -> dict: return {"text/html": render_html(tr.to_json())}
+_mime._lazynb_html = True  # type: ignore[attr-defined]
+if not any(getattr(r, "_lazynb_html", False) for r in _trace.mime_renderers): _trace.mime_renderers.append(_mime)

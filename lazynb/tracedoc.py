@@ -1,0 +1,231 @@
+"""The trace document: what a block of code made the compiler do, as versioned, JSON-ready data.
+
+A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Trace.to_json()` gives the
+`application/vnd.lazynb.trace+json` document that the notebook views and the JupyterLab extension render:
+
+  version, generator, settings            format version 1, flags in force
+  schedule   [{index, kind, reason, kernel, bufs: [{buf, role, size, dtype, device}], graph}]
+  kernels    [{id, name, name_parts, device, language, source, global_size, local_size, opts, full_shape,
+               axis_types, time_s, runs, compile_s, op_estimate, mem_estimate, gflops, gbs, uops, line_map,
+               views, graph, lowered_graph, timings}]
+  graphs     {id: {nodes: [{id, op, dtype, arg, shape, kind}], edges: [[src, dst]], total_nodes, truncated}}
+  views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement}
+  rewrites   [{name, steps: [{pattern, before, after}], before_graph, after_graph}]
+  tensor_graphs [graph ids of the lazy graphs that were scheduled]
+  timing     {total_s, compile_s, run_s}
+  error      null, or {type, message} if the block raised
+Everything is plain data (strings, numbers, lists): the renderers treat it as untrusted text.
+"""
+from __future__ import annotations
+import json, re, time
+from lazynb.helpers import strip_ansi, ContextVar
+from lazynb.uop.ops import UOp, Ops, GroupOp
+
+VERSION = 1
+MIME = "application/vnd.lazynb.trace+json"
+GRAPH_NODE_LIMIT = 400
+
+# op kind -> colour family, used by every graph view
+def op_kind(op: Ops) -> str:
+  if op in GroupOp.Movement or op is Ops.VIEW: return "movement"
+  if op in (Ops.REDUCE_AXIS, Ops.REDUCE, Ops.DEFINE_ACC, Ops.ASSIGN): return "reduce"
+  if op in (Ops.BUFFER, Ops.DEFINE_GLOBAL, Ops.DEFINE_LOCAL, Ops.UNIQUE, Ops.DEVICE, Ops.COPY): return "buffer"
+  if op in (Ops.LOAD, Ops.STORE, Ops.INDEX): return "memory"
+  if op in (Ops.RANGE, Ops.ENDRANGE, Ops.SPECIAL): return "loop"
+  if op is Ops.CONST: return "const"
+  if op in GroupOp.Elementwise: return "alu"
+  if op in (Ops.SINK, Ops.KERNEL): return "sink"
+  return "other"
+
+def _arg_str(u: UOp) -> str:
+  a = u.arg
+  if u.op is Ops.VIEW: return "ShapeTracker(" + ", ".join(f"shape={v.shape}, strides={v.strides}" + (f", offset={v.offset}" if v.offset else "") +
+                                                         (f", mask={v.mask}" if v.mask else "") for v in a.views) + ")"
+  s = repr(a) if a is not None else ""
+  return s if len(s) <= 120 else s[:117] + "..."
+
+class GraphStore:
+  """Graphs as node/edge lists, each stored once, bounded in size."""
+  def __init__(self): self.graphs: dict[str, dict] = {}; self._ids: dict[UOp, str] = {}  # noqa: E702
+  def add(self, root: UOp, limit: int = GRAPH_NODE_LIMIT) -> str:
+    if root in self._ids: return self._ids[root]
+    gid = f"g{len(self.graphs)}"
+    self._ids[root] = gid
+    topo = root.toposort()
+    keep = topo
+    if len(topo) > limit:  # keep the nodes nearest the root
+      depth: dict[UOp, int] = {root: 0}
+      order = [root]
+      for n in order:
+        for s in n.src:
+          if s not in depth: depth[s] = depth[n] + 1; order.append(s)  # noqa: E702
+        if len(order) >= limit: break
+      kept = set(order[:limit])
+      keep = [n for n in topo if n in kept]
+    ids = {n: i for i, n in enumerate(keep)}
+    nodes = [{"id": i, "op": n.op.name, "dtype": str(n.dtype).removeprefix("dtypes."), "arg": _arg_str(n),
+              "shape": list(n.shape) if n.op not in (Ops.DEVICE, Ops.UNIQUE) and n.shape is not None else None, "kind": op_kind(n.op)}
+             for n, i in ids.items()]
+    edges = [[ids[s], ids[n]] for n in keep for s in n.src if s in ids]
+    self.graphs[gid] = {"nodes": nodes, "edges": edges, "root": ids[root], "total_nodes": len(topo), "truncated": len(topo) > len(keep)}
+    return gid
+
+_COLOR_RE = re.compile(r"\x1b\[(\d+)m(.*?)\x1b\[0m")
+_CODES = {34: "global", 94: "thread", 36: "local", 32: "group", 31: "reduce", 35: "unroll", 33: "upcast"}
+def name_parts(display_name: str) -> list[list[str]]:
+  """Kernel name split into [text, axis kind] pieces, for coloured rendering without ANSI codes."""
+  out, pos = [], 0
+  for m in _COLOR_RE.finditer(display_name):
+    if m.start() > pos: out.append([display_name[pos:m.start()], ""])
+    out.append([m.group(2), _CODES.get(int(m.group(1)), "")])
+    pos = m.end()
+  if pos < len(display_name): out.append([display_name[pos:], ""])
+  return out
+
+class Trace:
+  def __init__(self, recorder):
+    self.recorder = recorder
+    self.started = time.perf_counter()
+    self.seconds = 0.0
+    self.error: BaseException | None = None
+    self.settings = {k: v.value for k, v in ContextVar.registry.items()}
+    self._doc: dict | None = None
+  def finish(self):
+    self.seconds = time.perf_counter() - self.started
+  @property
+  def events(self): return self.recorder.events
+
+  # ---- quick accessors for scripts and tests
+  @property
+  def kernels(self) -> list[dict]: return self.to_json()["kernels"]
+  @property
+  def schedule(self) -> list[dict]: return self.to_json()["schedule"]
+
+  def to_json(self) -> dict:
+    if self._doc is None: self._doc = self._build()
+    return self._doc
+
+  def _build(self) -> dict:
+    from lazynb.device import Device
+    graphs = GraphStore()
+    kernels: list[dict] = []
+    by_prog: dict[int, dict] = {}
+    compile_s: dict[str, float] = {}
+    schedule: list[dict] = []
+    views: list[dict] = []
+    rewrites: list[dict] = []
+    tensor_graphs: list[str] = []
+    run_s = 0.0
+    buf_ids: dict[int, int] = {}
+    def buf_id(b) -> int: return buf_ids.setdefault(id(b), len(buf_ids))
+    def kernel_for(prg, kernel=None, lowered=None, item=None) -> dict:
+      if id(prg) in by_prog: return by_prog[id(prg)]
+      k = {"id": len(kernels), "name": prg.name, "display_name": strip_ansi(prg.display_name), "name_parts": name_parts(prg.display_name),
+           "device": prg.device, "language": prg.language, "source": prg.src, "global_size": list(prg.global_size),
+           "local_size": list(prg.local_size), "opts": [repr(o) for o in prg.opts], "full_shape": list(prg.full_shape),
+           "axis_types": list(prg.axis_types), "time_s": 0.0, "runs": 0, "compile_s": compile_s.get(prg.name), "op_estimate": prg.op_estimate,
+           "mem_estimate": 0, "gflops": 0.0, "gbs": 0.0, "timings": dict(prg.timings),
+           "uops": [{"i": i, "op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "src": [prg.uops.index(s) for s in u.src if s in prg.uops],
+                     "arg": _arg_str(u)} for i, u in enumerate(prg.uops)],
+           "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
+           "views": []}
+      kv = kernel_views(prg.ast, kernel, item)
+      for v in kv: v["kernel"] = k["id"]
+      k["views"] = kv
+      views.extend(kv)
+      kernels.append(k)
+      by_prog[id(prg)] = k
+      return k
+    pending_kernel: dict[int, tuple] = {}
+    for ev in self.events:
+      d = ev.data
+      if ev.kind == "program": pending_kernel[id(d["program"])] = (d.get("kernel"), d.get("lowered"))
+      elif ev.kind == "compile": compile_s[d["name"]] = d["seconds"]
+      elif ev.kind == "schedule":
+        for o in d["outs"]: tensor_graphs.append(graphs.add(o))
+        for si in d["items"]:
+          schedule.append({"index": len(schedule), "kind": si.kind, "reason": si.reason, "kernel": None,
+                           "bufs": [{"buf": buf_id(b), "role": "out" if i == 0 else "in", "size": b.size, "dtype": b.dtype.name, "device": b.device}
+                                    for i, b in enumerate(si.bufs)],
+                           "graph": graphs.add(si.ast), "_item": si})
+      elif ev.kind == "exec":
+        run_s += d["seconds"]
+        if d["kind"] != "kernel": continue
+        prg = d["program"]
+        kern, low = pending_kernel.get(id(prg), (prg.kernel, prg.lowered))
+        k = kernel_for(prg, kern, low, d.get("item"))
+        if k["compile_s"] is None: k["compile_s"] = compile_s.get(prg.name)
+        k["runs"] += 1
+        k["time_s"] += d["seconds"]
+        k["mem_estimate"] = d["mem_estimate"]
+        if k["time_s"] > 0:
+          k["gflops"] = k["op_estimate"] * k["runs"] / k["time_s"] * 1e-9
+          k["gbs"] = k["mem_estimate"] * k["runs"] / k["time_s"] * 1e-9
+        for s in schedule:
+          if s.get("_item") is d.get("item") and s["kernel"] is None: s["kernel"] = k["id"]
+      elif ev.kind == "rewrite":
+        rewrites.append({"name": d["name"], "before_graph": graphs.add(d["before"]), "after_graph": graphs.add(d["after"]),
+                         "steps": [{"pattern": repr(p)[:300], "before": _arg_line(b), "after": _arg_line(a)} for b, a, p in d["steps"][:200]],
+                         "total_steps": len(d["steps"])})
+    # kernels that were compiled but never ran (e.g. an error before they ran)
+    for ev in self.events:
+      if ev.kind == "program" and id(ev.data["program"]) not in by_prog:
+        kernel_for(ev.data["program"], ev.data.get("kernel"), ev.data.get("lowered"))
+    for s in schedule: s.pop("_item", None)
+    return {"version": VERSION, "generator": "lazynb", "settings": dict(self.settings, device=Device.DEFAULT),
+            "schedule": schedule, "kernels": kernels, "graphs": graphs.graphs, "views": views, "rewrites": rewrites,
+            "tensor_graphs": tensor_graphs, "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
+            "error": None if self.error is None else {"type": type(self.error).__name__, "message": str(self.error)}}
+
+  def json(self) -> str: return json.dumps(self.to_json())
+  def summary(self) -> str:
+    doc = self.to_json()
+    ks = doc["kernels"]
+    lines = [f"lazynb trace: {len(doc['schedule'])} schedule items, {len(ks)} kernels, "
+             f"{doc['timing']['run_s'] * 1e3:.2f} ms run, {doc['timing']['compile_s'] * 1e3:.1f} ms compile"]
+    for k in ks: lines.append(f"  {k['display_name']:30s} {k['device']:6s} runs={k['runs']} {k['time_s'] * 1e6:9.1f} us  opts={k['opts']}")
+    if doc["error"]: lines.append(f"  error: {doc['error']['type']}: {doc['error']['message']}")
+    return "\n".join(lines)
+  def __repr__(self): return self.summary()
+  def _repr_mimebundle_(self, include=None, exclude=None):
+    from lazynb.trace import mime_renderers
+    if not mime_renderers:
+      try: import lazynb.notebook.html  # noqa: F401  (registers the HTML view if the notebook layer is installed)
+      except ImportError: pass
+    bundle = {MIME: self.to_json(), "text/plain": self.summary()}
+    for r in mime_renderers: bundle.update(r(self))
+    return bundle
+
+def _arg_line(u: UOp) -> str:
+  return f"{u.op.name} {str(u.dtype).removeprefix('dtypes.')} {_arg_str(u)}".strip()
+
+def kernel_views(ast: UOp, kernel, item) -> list[dict]:
+  """Every buffer access of a kernel: the views, with index and validity rendered with the kernel's own
+  axis names (after opts), and the movement ops that produced the view."""
+  if kernel is None: return []
+  from lazynb.codegen.kernel import AxisType
+  counters: dict[str, int] = {}
+  names = []
+  for t in kernel.axis_types:
+    pre = {AxisType.GLOBAL: "gidx", AxisType.THREAD: "tidx", AxisType.LOCAL: "lidx", AxisType.GROUP: "lidx", AxisType.REDUCE: "ridx",
+           AxisType.UNROLL: "unroll", AxisType.UPCAST: "upcast"}[t]
+    key = "lidx" if pre == "lidx" else pre
+    names.append(f"{pre}{counters.get(key, 0)}")
+    counters[key] = counters.get(key, 0) + 1
+  accesses = []
+  for u in ast.toposort():
+    if u.op is Ops.LOAD: accesses.append(("load", u.src[0].arg, u.src[1]))
+    elif u.op is Ops.STORE: accesses.append(("store", u.src[0].arg, u.src[1]))
+    elif u.op is Ops.CONST and u.src: accesses.append(("const", None, u.src[0]))
+  out = []
+  origins = getattr(item, "view_origins", {}) if item is not None else {}
+  for access, buf, view in accesses:
+    st = kernel.view_st(view)
+    idx, valid = st.render(names)
+    out.append({"buf": buf, "access": access, "index": idx, "valid": valid, "shape": list(st.shape), "axis_names": names,
+                "views": [{"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset, "mask": [list(m) for m in v.mask] if v.mask else None,
+                           "contiguous": v.contiguous} for v in st.views],
+                "ast_views": [{"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset, "mask": [list(m) for m in v.mask] if v.mask else None}
+                              for v in view.arg.views],
+                "movement": [[op, repr(arg)] for op, arg in origins.get(view, ())]})
+  return out

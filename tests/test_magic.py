@@ -1,0 +1,119 @@
+"""The %%tinygrad magic: argument parsing, running code under settings, the widget controls, and real
+notebooks executed with nbclient (outputs checked as saved)."""
+import json, pytest
+from lazynb import Tensor, Device
+from lazynb.notebook import magic
+from lazynb.notebook.magic import parse_args, run_code, effective, Settings, UsageError, VIEWS
+
+def test_parse_args_values():
+  s = parse_args("--debug 3 --noopt --beam 2 --device cpu --show kernels,graph --no-controls")
+  assert (s.debug, s.noopt, s.beam, s.device, s.show, s.controls) == (3, True, 2, "CPU", ("kernels", "graph"), False)
+  assert parse_args("").astuple() == (None,) * 6
+
+@pytest.mark.parametrize("line", ["--debug 9", "--beam -1", "--device NOPE", "--show kernelz", "--frobnicate", "--debug x"])
+def test_parse_args_usage_errors(line):
+  with pytest.raises(UsageError) as e: parse_args(line)
+  assert "usage" in str(e.value).lower() or "unknown" in str(e.value).lower()
+
+def test_effective_merges_session_defaults(monkeypatch):
+  monkeypatch.setattr(magic, "SESSION", Settings(debug=2, device="PYTHON"))
+  s = effective(parse_args("--noopt"))
+  assert (s.debug, s.noopt, s.device, s.show) == (2, True, "PYTHON", VIEWS)
+
+def test_run_code_records_kernels_and_restores_settings():
+  from lazynb.helpers import NOOPT
+  ns = {"Tensor": Tensor}
+  before = Device.DEFAULT
+  run = run_code("a = Tensor([1, 2, 3, 4])\nb = (a + 3 + 4).realize()", ns, effective(parse_args("--noopt")))
+  assert run.error is None and ns["b"].tolist() == [8, 9, 10, 11]
+  doc = run.trace.to_json()
+  assert len(doc["kernels"]) == 1 and "for (" in doc["kernels"][0]["source"] and "+7)" in doc["kernels"][0]["source"]
+  assert [s["kind"] for s in doc["schedule"]] == ["copy", "kernel"]
+  assert NOOPT.value == 0 and Device.DEFAULT == before
+
+def test_run_code_keeps_trace_up_to_an_error():
+  ns = {"Tensor": Tensor}
+  run = run_code("x = (Tensor([1.0, 2.0]) * 2).realize()\nraise ValueError('boom')", ns, effective(Settings()))
+  assert isinstance(run.error, ValueError)
+  doc = run.trace.to_json()
+  assert doc["error"]["type"] == "ValueError" and "boom" in doc["error"]["message"]
+  assert len(doc["kernels"]) == 1  # the kernel that ran before the failure is still there
+
+def test_run_code_unavailable_device_explains():
+  Device._devices["BROKEN"] = "lazynb.no_such_module:Nope"
+  try:
+    run = run_code("y = 1", {}, effective(Settings(device="BROKEN")))
+    assert run.error is not None and "not available" in str(run.error)
+  finally: del Device._devices["BROKEN"]
+
+def test_controls_rerun_changes_opts():
+  pytest.importorskip("ipywidgets")
+  from lazynb.notebook.widgets import TraceControls
+  ns = {"Tensor": Tensor}
+  code = "a = Tensor.rand(64, 64).realize()\nc = (a + 1).realize()"
+  ctl = TraceControls(code, ns, effective(parse_args("--noopt")))
+  assert ctl.last.trace.to_json()["kernels"][0]["opts"] == []
+  ctl.noopt.value = False  # the observer re-runs the code
+  assert ctl.runs == 2
+  assert ctl.last.trace.to_json()["kernels"][0]["opts"] != []
+  ctl.debug.value = 2
+  assert ctl.runs == 3 and ctl.last.settings.debug == 2
+
+def test_controls_beam_slider_changes_recorded_opts(tmp_path, monkeypatch):
+  pytest.importorskip("ipywidgets")
+  monkeypatch.setenv("BEAM_PROGRESS", "0")
+  from lazynb.notebook.widgets import TraceControls
+  ns = {"Tensor": Tensor}
+  code = "a = Tensor.rand(32, 32).realize()\nc = (a @ a).realize()"
+  ctl = TraceControls(code, ns, effective(parse_args("--noopt")))
+  assert ctl.last.trace.to_json()["kernels"][0]["opts"] == []
+  ctl.noopt.value = False
+  default_opts = ctl.last.trace.to_json()["kernels"][0]["opts"]
+  ctl.beam.value = 1
+  assert ctl.last.settings.beam == 1
+  beam_opts = ctl.last.trace.to_json()["kernels"][0]["opts"]
+  assert beam_opts and ctl.runs == 3
+  assert ctl.last.trace.to_json()["kernels"][0]["name"]  # the BEAM-chosen kernel ran and was recorded
+  assert any(e.kind == "beam" for e in ctl.last.trace.events) or beam_opts != default_opts
+
+def _run_notebook(cells, tmp_path):
+  nbformat = pytest.importorskip("nbformat")
+  nbclient = pytest.importorskip("nbclient")
+  nb = nbformat.v4.new_notebook()
+  nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+  client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True)
+  client.execute()
+  return nb
+
+def test_magic_in_a_real_notebook(tmp_path):
+  nb = _run_notebook([
+    "%load_ext lazynb",
+    "%%tinygrad --no-controls\na = Tensor.rand(16, 16).realize()\nb = (a + a).relu().sum().realize()",
+    "%%tinygrad --debug 9\nprint('should not run')",
+    "%%tinygrad --no-controls\nx = (Tensor([1.0, 2.0]) * 3).realize()\nraise RuntimeError('cell failed')",
+    "%tinygrad --noopt\n",
+    "%%tinygrad --no-controls --show kernels\nt = Tensor([1, 2, 3, 4])\nr = (t + 7).realize()",
+  ], tmp_path)
+  outs = [c.outputs for c in nb.cells]
+  bundle = next(o for o in outs[1] if o.output_type == "display_data")
+  mime = "application/vnd.lazynb.trace+json"
+  assert {mime, "text/html", "text/plain"} <= set(bundle.data)
+  doc = bundle.data[mime]
+  doc = doc if isinstance(doc, dict) else json.loads(doc)
+  assert doc["version"] == 1 and len(doc["kernels"]) == 1
+  assert len([s for s in doc["schedule"] if s["kind"] == "kernel"]) == len(doc["kernels"])
+  k = doc["kernels"][0]
+  assert {"name", "device", "language", "source", "global_size", "local_size", "opts", "time_s"} <= set(k)
+  assert "void " in k["source"] and k["name"] in bundle.data["text/html"]
+  # usage error: a message, and the cell did not run
+  text = "".join(o.get("text", "") for o in outs[2])
+  assert "UsageError" in text and "should not run" not in text
+  # an exception: the normal traceback plus the trace up to the failure
+  assert any(o.output_type == "error" and o.ename == "RuntimeError" for o in outs[3])
+  failed = next(o for o in outs[3] if o.output_type == "display_data").data[mime]
+  failed = failed if isinstance(failed, dict) else json.loads(failed)
+  assert failed["error"]["type"] == "RuntimeError" and len(failed["kernels"]) == 1
+  # session defaults from %tinygrad apply to the next cell
+  last = next(o for o in outs[5] if o.output_type == "display_data").data[mime]
+  last = last if isinstance(last, dict) else json.loads(last)
+  assert "for (" in last["kernels"][0]["source"] and last["settings"]["NOOPT"] == 1
