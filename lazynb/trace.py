@@ -31,21 +31,23 @@ _subscribers: list[Callable[[Event], None]] = []
 # the notebook layer adds functions Trace -> {mimetype: data} here (core never imports it)
 mime_renderers: list[Callable] = []
 _rewrite_readers = 0
+_wants_rewrites: list[Callable] = []
 
 def subscribe(fn: Callable[[Event], None], rewrites: bool = False) -> Callable[[Event], None]:
   """Call `fn(event)` for every event; with rewrites=True graph_rewrite also reports each pass."""
   global _rewrite_readers
   _subscribers.append(fn)
   if rewrites:
+    _wants_rewrites.append(fn)
     _rewrite_readers += 1
     if _rewrite_hook not in _ops.rewrite_hooks: _ops.rewrite_hooks.append(_rewrite_hook)
-  fn._lazynb_rewrites = rewrites  # type: ignore[attr-defined]
   return fn
 
 def unsubscribe(fn: Callable[[Event], None]):
   global _rewrite_readers
   if fn in _subscribers: _subscribers.remove(fn)
-  if getattr(fn, "_lazynb_rewrites", False):
+  if fn in _wants_rewrites:
+    _wants_rewrites.remove(fn)
     _rewrite_readers -= 1
     if _rewrite_readers == 0 and _rewrite_hook in _ops.rewrite_hooks: _ops.rewrite_hooks.remove(_rewrite_hook)
 

@@ -203,15 +203,7 @@ def kernel_views(ast: UOp, kernel, item) -> list[dict]:
   """Every buffer access of a kernel: the views, with index and validity rendered with the kernel's own
   axis names (after opts), and the movement ops that produced the view."""
   if kernel is None: return []
-  from lazynb.codegen.kernel import AxisType
-  counters: dict[str, int] = {}
-  names = []
-  for t in kernel.axis_types:
-    pre = {AxisType.GLOBAL: "gidx", AxisType.THREAD: "tidx", AxisType.LOCAL: "lidx", AxisType.GROUP: "lidx", AxisType.REDUCE: "ridx",
-           AxisType.UNROLL: "unroll", AxisType.UPCAST: "upcast"}[t]
-    key = "lidx" if pre == "lidx" else pre
-    names.append(f"{pre}{counters.get(key, 0)}")
-    counters[key] = counters.get(key, 0) + 1
+  names = kernel.axis_names()
   accesses = []
   for u in ast.toposort():
     if u.op is Ops.LOAD: accesses.append(("load", u.src[0].arg, u.src[1]))

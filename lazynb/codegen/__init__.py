@@ -54,8 +54,8 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
   src = renderer.render(k.function_name, uops)
   t4 = time.perf_counter()
   specials = [u for u in uops if u.op is Ops.SPECIAL]
-  gs = [u.arg[1] for u in specials if u.arg[0][0] in "gt"][::-1]
-  ls = [u.arg[1] for u in specials if u.arg[0][0] == "l"][::-1]
+  gs = [u.arg[1] for u in sorted(specials, key=lambda u: u.arg[0]) if u.arg[0][0] in "gt"]
+  ls = [u.arg[1] for u in sorted(specials, key=lambda u: u.arg[0]) if u.arg[0][0] == "l"]
   prg = ProgramSpec(k.function_name, k.name, src, renderer.device, type(renderer).__name__,
                     tuple(gs + [1] * (3 - len(gs))) if gs else (1, 1, 1), tuple(ls + [1] * (3 - len(ls))) if ls else (1, 1, 1),
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,

@@ -148,6 +148,17 @@ class Kernel:
     return {"full_shape": list(self.full_shape), "axis_types": [t.name for t in self.axis_types],
             "opts": [repr(o) for o in self.applied_opts]}
 
+  _PREFIX = {AxisType.GLOBAL: "gidx", AxisType.THREAD: "tidx", AxisType.LOCAL: "lidx", AxisType.GROUP: "lidx", AxisType.REDUCE: "ridx",
+             AxisType.UNROLL: "unroll", AxisType.UPCAST: "upcast"}
+  def axis_names(self) -> list[str]:
+    """The variable name of each axis, as the generated code and the views use it."""
+    names, counts = [], {}
+    for t in self.axis_types:
+      pre = self._PREFIX[t]
+      names.append(f"{pre}{counts.get(pre, 0)}")
+      counts[pre] = counts.get(pre, 0) + 1
+    return names
+
   def view_st(self, view: UOp) -> ShapeTracker: return self.sts[self.views.index(view)]
 
   # ---- helpers for heuristics

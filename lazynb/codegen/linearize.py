@@ -1,16 +1,17 @@
 """Linearization: the lowered graph becomes a flat list of UOps in execution order, with explicit loops.
 
-A node goes inside exactly the loops it depends on. The program has one shape:
+Each REDUCE(value, *ranges) becomes an accumulator: DEFINE_ACC before its loops, ASSIGN acc = acc <op>
+value inside them, and every later use reads the accumulator. A kernel runs in *phases*: phase 0 is
+what needs no finished accumulator; phase k+1 can use the accumulators phase k finished (a GROUP reduce
+has two: partial sums per work-item, then the sum of the partials from local memory).
 
-    DEFINE_GLOBALs, SPECIALs
+    DEFINE_GLOBALs, SPECIALs, CONSTs
     RANGE (global/thread loops, outermost first)
-      work that needs only the global indices
-      DEFINE_ACC for each REDUCE
-      RANGE (reduce loops)
-        the reduced expression;  ASSIGN acc = acc <op> value
-      ENDRANGE (reduce loops)
-      work after the reduce;  STOREs
-    ENDRANGE (global loops)
+      phase 0: work needing only global indices; DEFINE_ACCs; RANGE (reduce loops)
+                 the reduced expression; ASSIGNs
+               ENDRANGE
+      phase 1: work after the reduce (STOREs) ... or the next reduce
+    ENDRANGE
 """
 from __future__ import annotations
 from lazynb.dtype import dtypes
@@ -18,52 +19,47 @@ from lazynb.uop.ops import UOp, Ops
 from lazynb.codegen.lowerer import reduce_identity
 
 def linearize(sink: UOp) -> list[UOp]:
-  # REDUCE(value, *ranges) -> ASSIGN(DEFINE_ACC, value op acc); uses of the REDUCE read the accumulator
-  accs: dict[UOp, tuple[UOp, UOp]] = {}
-  replace: dict[UOp, UOp] = {}
+  # REDUCE(value, *ranges) -> ASSIGN(acc, acc <op> value), rebuilt bottom-up so nested reduces are replaced too
+  memo: dict[UOp, UOp] = {}
   for n in sink.toposort():
+    src = tuple(memo[s] for s in n.src)
     if n.op is Ops.REDUCE:
-      acc = UOp(Ops.DEFINE_ACC, n.dtype, (UOp.const(n.dtype, reduce_identity(n.arg, n.dtype)),) + n.src[1:], len(accs))
-      accs[n] = (acc, n)
-  if accs:
-    for n, (acc, _) in accs.items():
-      replace[n] = UOp(Ops.ASSIGN, n.dtype, (acc, UOp(n.arg, n.dtype, (acc, n.src[0]))))
-    sink = sink.substitute(replace)
+      acc = UOp(Ops.DEFINE_ACC, n.dtype, (UOp.const(n.dtype, reduce_identity(n.arg, n.dtype)),) + src[1:], len(memo))
+      memo[n] = UOp(Ops.ASSIGN, n.dtype, (acc, UOp(n.arg, n.dtype, (acc, src[0]))))
+    else: memo[n] = n if src == n.src else n.replace(src=src)
+  sink = memo[sink]
   nodes = sink.toposort()
-  # which loop ranges each node sits in
-  deps: dict[UOp, frozenset] = {}
-  after_reduce: dict[UOp, bool] = {}
-  for n in nodes:
-    if n.op is Ops.RANGE: deps[n] = frozenset([n]); after_reduce[n] = False; continue  # noqa: E702
-    d = frozenset().union(*[deps[s] for s in n.src]) if n.src else frozenset()
-    ar = any(after_reduce[s] for s in n.src)
-    if n.op is Ops.DEFINE_ACC: ar = False  # its ranges mark the update as inside the loop
-    if n.op is Ops.ASSIGN:  # the accumulator's value is available after its loops close
-      d = d - frozenset(n.src[0].src[1:])
-      ar = True
-    deps[n], after_reduce[n] = d, ar
-  ranges = [n for n in nodes if n.op is Ops.RANGE]
-  outer = sorted([r for r in ranges if not _is_reduce_range(r, accs)], key=lambda r: r.arg[0])
-  inner = sorted([r for r in ranges if _is_reduce_range(r, accs)], key=lambda r: r.arg[0])
-  inner_set = set(inner)
-  prologue = [n for n in nodes if n.op in (Ops.DEFINE_GLOBAL, Ops.SPECIAL, Ops.DEFINE_LOCAL, Ops.CONST)]
-  body_pre, body_red, body_post, acc_defs = [], [], [], []
-  assigns = [n for n in nodes if n.op is Ops.ASSIGN]
-  for n in nodes:
-    if n.op in (Ops.DEFINE_GLOBAL, Ops.SPECIAL, Ops.DEFINE_LOCAL, Ops.RANGE, Ops.SINK, Ops.CONST): continue
-    if n.op is Ops.DEFINE_ACC: acc_defs.append(n); continue  # noqa: E702
-    if n.op is Ops.ASSIGN: continue
-    if deps[n] & inner_set: body_red.append(n)
-    elif after_reduce[n]: body_post.append(n)
-    else: body_pre.append(n)
-  out = list(prologue)
+  # the loops each node sits in, and the phase it runs in (a reduce loop runs in its accumulator's phase,
+  # which depends on what the loop body needs: iterate until nothing moves)
+  range_phase: dict[UOp, int] = {}
+  while True:
+    deps: dict[UOp, frozenset] = {}
+    phase: dict[UOp, int] = {}
+    for n in nodes:
+      if n.op is Ops.RANGE: deps[n], phase[n] = frozenset([n]), range_phase.get(n, 0); continue  # noqa: E702
+      d = frozenset().union(*[deps[s] for s in n.src]) if n.src else frozenset()
+      p = max((phase[s] for s in n.src if s.op is not Ops.DEFINE_ACC), default=0)
+      if n.op is Ops.ASSIGN:  # the accumulator's value exists after its loops close, in the next phase
+        d, p = d - frozenset(n.src[0].src[1:]), p + 1
+      deps[n], phase[n] = d, p
+    for n in nodes:  # an accumulator belongs to the phase of its update
+      if n.op is Ops.DEFINE_ACC: phase[n] = max(phase[u] for u in nodes if u.op is Ops.ASSIGN and u.src[0] is n) - 1
+    new = {r: phase[n] for n in nodes if n.op is Ops.DEFINE_ACC for r in n.src[1:]}
+    if new == range_phase: break
+    range_phase = new
+  reduce_ranges = {r for n in nodes if n.op is Ops.DEFINE_ACC for r in n.src[1:]}
+  outer = sorted([n for n in nodes if n.op is Ops.RANGE and n not in reduce_ranges], key=lambda r: r.arg[0])
+  out = [n for n in nodes if n.op in (Ops.DEFINE_GLOBAL, Ops.DEFINE_LOCAL, Ops.SPECIAL, Ops.CONST)]
   out += outer
-  out += body_pre + acc_defs + inner
-  out += body_red + assigns
-  out += [UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(inner)]
-  out += body_post
+  placed = set(out)
+  for p in range(max(phase.values(), default=0) + 1):
+    here = [n for n in nodes if phase[n] == p and n not in placed and n.op not in (Ops.SINK, Ops.RANGE, Ops.ASSIGN)]
+    accs = [n for n in here if n.op is Ops.DEFINE_ACC]
+    loops = sorted({r for a in accs for r in a.src[1:]}, key=lambda r: r.arg[0])
+    inside = [n for n in here if n.op not in (Ops.DEFINE_ACC, Ops.ASSIGN) and deps[n] & set(loops)]
+    before = [n for n in here if n.op not in (Ops.DEFINE_ACC, Ops.ASSIGN) and n not in inside]
+    assigns = [n for n in nodes if n.op is Ops.ASSIGN and phase[n.src[0]] == p]
+    out += before + accs + loops + inside + assigns + [UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(loops)]
+    placed.update(here + assigns)
   out += [UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(outer)]
   return out
-
-def _is_reduce_range(r: UOp, accs) -> bool:
-  return any(r in red.src[1:] for red in accs)

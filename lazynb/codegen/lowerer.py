@@ -11,6 +11,7 @@ from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
 from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
+from lazynb.helpers import prod
 
 def reduce_identity(op: Ops, dtype):
   if op is Ops.ADD: return False if dtype is dtypes.bool else 0
@@ -19,21 +20,16 @@ def reduce_identity(op: Ops, dtype):
   raise ValueError(f"no identity for reduce op {op}")
 
 def axis_indices(k: Kernel) -> list[UOp | None]:
-  """One index UOp per axis; None for axes that are expanded into constants."""
+  """One index UOp per axis (None for axes expanded into constants): loops are RANGEs, work-item and
+  thread ids are SPECIALs. A device with work-item ids has at most 3 global ones: outer extras loop."""
   style = k.renderer.global_style
+  globals_ = k.axes_of(AxisType.GLOBAL)
+  looped = set(globals_) if style == "loop" else set(globals_[:max(0, len(globals_) - 3)])
   out: list[UOp | None] = []
-  counters = {"g": 0, "l": 0, "r": 0, "t": 0}
-  for i, (s, t) in enumerate(zip(k.full_shape, k.axis_types)):
-    if t in (AxisType.UPCAST, AxisType.UNROLL): out.append(None); continue  # noqa: E702
-    if t is AxisType.GLOBAL:
-      name = f"gidx{counters['g']}"; counters["g"] += 1  # noqa: E702
-      out.append(UOp(Ops.RANGE, dtypes.index, (), (i, s, name)) if style == "loop" else UOp(Ops.SPECIAL, dtypes.index, (), (name, s)))
-    elif t is AxisType.THREAD:
-      out.append(UOp(Ops.SPECIAL, dtypes.index, (), (f"tidx{counters['t']}", s))); counters["t"] += 1  # noqa: E702
-    elif t in (AxisType.LOCAL, AxisType.GROUP):
-      out.append(UOp(Ops.SPECIAL, dtypes.index, (), (f"lidx{counters['l']}", s))); counters["l"] += 1  # noqa: E702
-    else:
-      out.append(UOp(Ops.RANGE, dtypes.index, (), (i, s, f"ridx{counters['r']}"))); counters["r"] += 1  # noqa: E702
+  for i, (s, t, name) in enumerate(zip(k.full_shape, k.axis_types, k.axis_names())):
+    if t in (AxisType.UPCAST, AxisType.UNROLL): out.append(None)
+    elif t is AxisType.GLOBAL and i in looped or t is AxisType.REDUCE: out.append(UOp(Ops.RANGE, dtypes.index, (), (i, s, name)))
+    else: out.append(UOp(Ops.SPECIAL, dtypes.index, (), (name, s)))
   return out
 
 def lower(k: Kernel) -> UOp:
@@ -67,13 +63,34 @@ def lower(k: Kernel) -> UOp:
         vals.append(ld(u.src[0], {**env, **dict(zip(unroll, combo))}))
       acc = vals[0]
       for v in vals[1:]: acc = UOp(op, u.dtype, (acc, v))
-      ranges = red_ranges + tuple(base[a] for a in group_axes)
-      ret = UOp(Ops.REDUCE, u.dtype, (acc,) + ranges, op) if ranges else acc
+      ret = UOp(Ops.REDUCE, u.dtype, (acc,) + red_ranges, op) if red_ranges else acc
+      if group_axes: ret = group_reduce(ret, op, len(smem))
     elif u.op in GroupOp.Elementwise:
       ret = UOp(u.op, u.dtype, tuple(ld(s, env) for s in u.src), u.arg)
     else: raise NotImplementedError(f"cannot lower {u.op}")
     memo[key] = ret
     return ret
+
+  # GROUP: each work-item reduces its share; partials meet in local memory; one loop sums them
+  local_axes = k.axes_of(AxisType.LOCAL, AxisType.GROUP)
+  lsizes = [k.full_shape[a] for a in local_axes]
+  smem: list[UOp] = []
+  def flat(idxs: list[UOp]) -> UOp:
+    out, acc = UOp.const(dtypes.index, 0), 1
+    for i, s in reversed(list(zip(idxs, lsizes))): out, acc = out + i * acc, acc * s
+    return out
+  def group_reduce(partial: UOp, op: Ops, n: int) -> UOp:
+    buf = UOp(Ops.DEFINE_LOCAL, partial.dtype.ptr(), (), (f"temp{n}", prod(lsizes)))
+    smem.append(buf)
+    bar = UOp(Ops.BARRIER, dtypes.void, (UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, buf.dtype, (buf, flat([base[a] for a in local_axes]))), partial)),))
+    gsizes = [k.full_shape[a] for a in group_axes]
+    r2 = UOp(Ops.RANGE, dtypes.index, (), (len(k.full_shape), prod(gsizes), f"ridx{len(red_ranges)}"))  # one loop serves every partial
+    digits, rem = {}, r2
+    for a, s in reversed(list(zip(group_axes, gsizes))): digits[a], rem = rem % s, rem // s
+    idx = flat([digits.get(a, base[a]) for a in local_axes])
+    return UOp(Ops.REDUCE, partial.dtype, (UOp(Ops.LOAD, partial.dtype, (UOp(Ops.INDEX, buf.dtype, (buf, idx)), bar)), r2), op)
+  group_first = UOp.const(dtypes.bool, True)
+  for a in group_axes: group_first = group_first & base[a].eq(0)
 
   stores = []
   for store in k.ast.src:
@@ -82,6 +99,7 @@ def lower(k: Kernel) -> UOp:
     for combo in itertools.product(*[range(k.full_shape[a]) for a in upcast]):
       env = dict(zip(upcast, combo))
       idx, valid = st.to_indexed_uops(idxs_for(st, env))
+      valid = valid & group_first  # after a GROUP reduce every work-item of the group has the answer: one stores it
       index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
       stores.append(UOp(Ops.STORE, dtypes.void, (index, ld(val, env))))
   return graph_rewrite(UOp.sink(*stores), symbolic + drop_true_gates, name="lower: index math")

@@ -47,8 +47,10 @@ def lookup_realized(sink: UOp) -> UOp:
   return sink.substitute(mapping) if mapping else sink
 
 def is_contiguous_view_of_buffer(u: UOp) -> bool:
+  """u reads a whole buffer in order (so its memory can be used as is)."""
   if u.base.op is not Ops.BUFFER: return False
-  return chain_st(u).contiguous
+  st = chain_st(u)
+  return st.contiguous and st.size == u.base.size
 
 def chain_st(u: UOp) -> ShapeTracker:
   """The ShapeTracker of a chain of movement ops, from the base's flat index."""

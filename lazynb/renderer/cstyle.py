@@ -41,6 +41,7 @@ class CStyleLanguage(Renderer):
   def render_dtype(self, dt: DType) -> str:
     if dt not in self.type_map: raise NotImplementedError(f"{type(self).__name__} cannot render {dt}")
     return self.type_map[dt]
+  def render_buffer_dtype(self, dt: DType) -> str: return self.render_dtype(dt)
   def render_const(self, x, dt: DType) -> str:
     if dtypes.is_float(dt):
       if math.isnan(x): s = self.nan
@@ -56,8 +57,10 @@ class CStyleLanguage(Renderer):
     name, size = u.arg
     return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
   def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp]) -> str:
-    params = [f"{self.buffer_prefix}{self.render_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
-    params += [f"{self.arg_int_prefix} {u.arg[0]}" for u in specials if self.global_style == "args" or u.arg[0].startswith("t")]
+    params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
+    ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
+    if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
+    params += [f"{self.arg_int_prefix} {n}" for n in ids]
     return self.extra_header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
   def render_range(self, u: UOp) -> list[str]:
     name = u.arg[2]
@@ -94,7 +97,11 @@ class CStyleLanguage(Renderer):
       elif op is Ops.SPECIAL:
         r[u] = u.arg[0]
         if self.global_style == "special" and not u.arg[0].startswith("t"):
-          emit(f"int {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][-1]))}; /* {u.arg[1]} */", [pos[u]])
+          emit(f"int {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][4:]))}; /* {u.arg[1]} */", [pos[u]])
+      elif op is Ops.DEFINE_LOCAL:
+        r[u] = u.arg[0]
+        emit(f"{self.smem_prefix}{self.render_dtype(u.dtype.base)} {u.arg[0]}[{u.arg[1]}];", [pos[u]])
+      elif op is Ops.BARRIER: emit(self.barrier, [pos[u]])
       elif op is Ops.RANGE:
         r[u] = u.arg[2]
         for line in self.render_range(u): emit(line, [pos[u]])
@@ -144,3 +151,43 @@ class ClangRenderer(CStyleLanguage):
   the runtime calls the kernel once per core with its id."""
   global_style = "loop"
   has_threads = True
+
+class OpenCLRenderer(CStyleLanguage):
+  """OpenCL C: global ids are work-group ids, local ids index the work-group, partial sums meet in __local memory."""
+  global_style = "special"
+  has_local = has_shared = True
+  kernel_prefix = "__kernel void "
+  buffer_prefix = "__global "
+  smem_prefix = "__local "
+  barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
+  local_max_prod = 256
+  code_for_workitem = {"g": lambda i: f"get_group_id({i})", "l": lambda i: f"get_local_id({i})"}
+  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int64: "long", dtypes.float16: "half"}
+  infinity, nan = "INFINITY", "NAN"
+  code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2({x})", Ops.LOG2: lambda x, dt: f"log2({x})",
+                 Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})"}
+  def render_buffer_dtype(self, dt: DType) -> str: return "uchar" if dt is dtypes.bool else self.render_dtype(dt)
+  def render_kernel(self, name, body, bufs, specials) -> str:
+    pre = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if any(dt is dtypes.float16 for _, dt, _ in bufs) or "half" in "\n".join(body) else ""
+    return pre + super().render_kernel(name, body, bufs, specials)
+  def render_const(self, x, dt: DType) -> str:
+    if dt is dtypes.int64: return f"{int(x)}l"
+    return super().render_const(x, dt)
+
+class CUDARenderer(CStyleLanguage):
+  """CUDA C: blockIdx/threadIdx ids, __shared__ memory, __syncthreads()."""
+  global_style = "special"
+  has_local = has_shared = True
+  kernel_prefix = 'extern "C" __global__ void '
+  smem_prefix = "__shared__ "
+  barrier = "__syncthreads();"
+  local_max_prod = 1024
+  code_for_workitem = {"g": lambda i: f"blockIdx.{'xyz'[i]}", "l": lambda i: f"threadIdx.{'xyz'[i]}"}
+  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int64: "long long", dtypes.float16: "half", dtypes.uint8: "unsigned char"}
+  infinity, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
+  buffer_suffix = " __restrict__"
+  code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2f({x})", Ops.LOG2: lambda x, dt: f"log2f({x})",
+                 Ops.SIN: lambda x, dt: f"sinf({x})", Ops.SQRT: lambda x, dt: f"sqrtf({x})", Ops.TRUNC: lambda x, dt: f"truncf({x})"}
+  def render_kernel(self, name, body, bufs, specials) -> str:
+    pre = "#include <cuda_fp16.h>\n" if "half" in "\n".join(body) or any(dt is dtypes.float16 for _, dt, _ in bufs) else ""
+    return pre + super().render_kernel(name, body, bufs, specials)

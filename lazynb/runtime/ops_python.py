@@ -1,7 +1,7 @@
 """The PYTHON device: no compiler at all. The "source" is the linearized UOp list itself, one Python tuple per
 line, and the runtime interprets it instruction by instruction (slow, but every step is inspectable)."""
 from __future__ import annotations
-import ast as pyast, time
+import ast as pyast, math, time
 import numpy as np
 from lazynb.device import Compiled, Compiler, Runner
 from lazynb.dtype import dtypes, to_dtype
@@ -18,13 +18,22 @@ class PythonRenderer(Renderer):
     for i, u in enumerate(uops):
       arg = u.arg if u.op is not Ops.DEFINE_GLOBAL else u.arg
       lines.append(repr((i, u.op.name, (u.dtype.base if u.op in (Ops.DEFINE_GLOBAL, Ops.INDEX) else u.dtype).name, tuple(pos[s] for s in u.src),
-                         arg if not isinstance(arg, Ops) else arg.name)))
+                         _encode(arg))))
     return "\n".join(lines)
+
+def _encode(arg):
+  """Literal-safe args: ops by name, inf/nan as tagged strings (literal_eval cannot read them)."""
+  if isinstance(arg, Ops): return arg.name
+  if isinstance(arg, float) and not math.isfinite(arg): return ("float", repr(arg))
+  return arg
+def _decode(arg):
+  return float(arg[1]) if isinstance(arg, tuple) and len(arg) == 2 and arg[0] == "float" else arg
 
 class PythonProgram(Runner):
   def __init__(self, name: str, lib: bytes):
     super().__init__(name, lib)
-    self.prog = [pyast.literal_eval(line) for line in lib.decode().splitlines() if not line.startswith("#")]
+    self.prog = [(i, op, dt, src, _decode(arg)) for i, op, dt, src, arg in
+                 (pyast.literal_eval(line) for line in lib.decode().splitlines() if not line.startswith("#"))]
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     st = time.perf_counter()
     prog = self.prog

@@ -47,7 +47,7 @@ class ShapeTracker:
     if len(self.views) < 2: return self
     below, top = self.views[-2], self.views[-1]
     if below.contiguous: return ShapeTracker(self.views[:-2] + (top,)).simplify()
-    if top.contiguous and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
+    if top.contiguous and top.size == below.size and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
     if (v := merge_views(below, top)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
     return self
 
@@ -73,18 +73,19 @@ class ShapeTracker:
     return expr_str(idx), expr_str(valid)
 
   def real_strides(self) -> tuple[int | None, ...]:
-    """Per dim, the stride in memory, or None where the stride is not a constant (multi-view)."""
+    """Per dim, the stride in memory, or None where moving along the dim does not move by a constant."""
     if len(self.views) == 1: return self.views[0].strides
-    out = []
-    for d in range(len(self.shape)):
-      probe = [UOp.const(dtypes.index, 0)] * len(self.shape)
-      a, _ = self.to_indexed_uops(probe)
-      if self.shape[d] < 2: out.append(0); continue  # noqa: E702
-      probe[d] = UOp.const(dtypes.index, 1)
-      b, _ = self.to_indexed_uops(probe)
-      from lazynb.uop.symbolic import symbolic
-      a, b = graph_rewrite(UOp.sink(a, b), symbolic).src
-      out.append(b.arg - a.arg if a.op is Ops.CONST and b.op is Ops.CONST else None)
+    from lazynb.uop.symbolic import symbolic, split_terms, term_coeff
+    rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
+    idx, _ = self.to_indexed_uops(rngs)
+    out: list[int | None] = [0] * len(self.shape)
+    for t in split_terms(graph_rewrite(idx, symbolic)):
+      b, k = term_coeff(t)
+      if b is None: continue
+      if b.op is Ops.RANGE: out[b.arg[0]] = k if out[b.arg[0]] is not None else None
+      else:
+        for n in b.toposort():
+          if n.op is Ops.RANGE: out[n.arg[0]] = None
     return tuple(out)
 
   def __repr__(self): return f"ShapeTracker(views=({', '.join(map(repr, self.views))},))"

@@ -1,0 +1,60 @@
+"""The CL device: OpenCL through pyopencl. With no GPU it runs on PoCL, an OpenCL for the CPU
+(pip install pyopencl pocl-binary-distribution)."""
+from __future__ import annotations
+import time
+from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
+from lazynb.renderer.cstyle import OpenCLRenderer
+
+def _cl():
+  try:
+    import pyopencl as cl
+    return cl
+  except ImportError: raise DeviceUnavailable("the CL device needs pyopencl: pip install pyopencl pocl-binary-distribution") from None
+
+class CLAllocator(Allocator):
+  def __init__(self, dev: CLDevice): self.dev = dev
+  def _alloc(self, size: int, options=None): return _cl().Buffer(self.dev.ctx, _cl().mem_flags.READ_WRITE, size)
+  def _free(self, buf, options=None): buf.release()
+  def copyin(self, dst, src: memoryview): _cl().enqueue_copy(self.dev.queue, dst, bytes(src), is_blocking=True)
+  def copyout(self, dst: memoryview, src):
+    import numpy as np
+    host = np.empty(len(dst), dtype=np.uint8)
+    _cl().enqueue_copy(self.dev.queue, host, src, is_blocking=True)
+    dst[:] = host.tobytes()
+
+class CLCompiler(Compiler):
+  def __init__(self, dev: CLDevice):
+    self.dev = dev
+    super().__init__(f"compile_cl_{dev.cl_device.name}")
+  def compile(self, src: str) -> bytes:
+    cl = _cl()
+    try: prg = cl.Program(self.dev.ctx, src).build()
+    except cl.RuntimeError as e: raise CompileError(f"OpenCL failed to compile the kernel:\n{e}\n--- source ---\n{src}") from None
+    return prg.get_info(cl.program_info.BINARIES)[0]
+
+class CLProgram(Runner):
+  def __init__(self, dev: CLDevice, name: str, lib: bytes):
+    cl = _cl()
+    self.dev, self.name = dev, name
+    self.prg = cl.Program(dev.ctx, [dev.cl_device], [lib]).build()
+    self.kernel = getattr(self.prg, name)
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+    gws = [g * l for g, l in zip(global_size, local_size)]
+    st = time.perf_counter()
+    ev = self.kernel(self.dev.queue, gws, list(local_size), *bufs)
+    if wait:
+      ev.wait()
+      return time.perf_counter() - st
+    return None
+
+class CLDevice(Compiled):
+  def __init__(self, device: str = "CL"):
+    cl = _cl()
+    platforms = cl.get_platforms()
+    devs = [d for p in platforms for d in p.get_devices()]
+    if not devs: raise DeviceUnavailable("pyopencl found no OpenCL device; pip install pocl-binary-distribution for a CPU one")
+    self.cl_device = devs[0]
+    self.ctx = cl.Context([self.cl_device])
+    self.queue = cl.CommandQueue(self.ctx)
+    super().__init__(device, CLAllocator(self), OpenCLRenderer(), CLCompiler(self), lambda name, lib: CLProgram(self, name, lib))
+  def synchronize(self): self.queue.finish()
