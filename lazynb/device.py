@@ -51,6 +51,9 @@ class Compiled:
     if isinstance(self.renderer, type): self.renderer = self.renderer()
     self.renderer.device = device.split(":")[0]
   def synchronize(self): pass
+  def can_run(self) -> tuple[bool, str]:
+    """(True, "") if kernels can run here; devices that can only compile (CUDA with no GPU) say why not."""
+    return True, ""
 
 class DeviceUnavailable(RuntimeError):
   """The device exists but cannot run here (no GPU, a missing package); the message says what to install."""
@@ -93,9 +96,8 @@ class _Device:
   def DEFAULT(self, device: str): self._default = self.canonicalize(device)
   def available(self, device: str) -> tuple[bool, str]:
     """(True, "") when kernels can run on `device` here, else (False, the reason)."""
-    try: self[device]
+    try: return self[device].can_run()
     except Exception as e: return False, str(e)
-    return True, ""
 
 Device = _Device()
 

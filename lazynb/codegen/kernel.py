@@ -179,16 +179,19 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   Everything: split the outer loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
     used: list[frozenset] = []
-    for _ in range(2):
+    for amounts in ((16, 8, 4), (4,)):  # a 4x16 register tile where the shapes allow
       cands = []
       for a in k.axes_of(AxisType.GLOBAL):
         zeros = frozenset(i for i, st in enumerate(k.sts[1:], 1) if st.real_strides()[a] == 0)
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros))
-      if not cands or k.upcast_size() >= 16: break
+      if not cands or k.upcast_size() >= 64: break
       a, zeros = cands[-1]
-      if _try(k, Opt(OptOps.UPCAST, a, 4)): used.append(zeros)
+      # wide upcasts only along memory-contiguous output rows (they become vector loads and stores)
+      wide = k.sts[0].real_strides()[a] == 1
+      amt = next(x for x in amounts if (k.full_shape[a] % x == 0 and (wide or x == 4)) or x == 4)
+      if _try(k, Opt(OptOps.UPCAST, a, amt)): used.append(zeros)
     reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4]
-    if reds and k.upcast_size() <= 16: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
+    if reds and k.upcast_size() <= 64: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
     elif not used and (g := k.axes_of(AxisType.GLOBAL)) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
   elif (globals_ := k.axes_of(AxisType.GLOBAL)):
     last = globals_[-1]

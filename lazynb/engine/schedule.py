@@ -65,9 +65,9 @@ class Scheduler:
     self.sink = lookup_realized(UOp.sink(*outs))
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
-    self.consumers: dict[UOp, int] = {}
+    self.consumers: dict[UOp, list[UOp]] = {}
     for n in self.nodes:
-      for s in n.src: self.consumers[s] = self.consumers.get(s, 0) + 1
+      for s in n.src: self.consumers.setdefault(s, []).append(n)
     self.roots: dict[UOp, str] = {}        # node -> reason it is realized
     self.out_buf: dict[UOp, UOp] = {}      # root -> its BUFFER uop
     self.items: dict[UOp, ScheduleItem] = {}
@@ -151,18 +151,32 @@ class Scheduler:
     return ScheduleItem(kernel.arg.ast, tuple(buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
 
   def find_reduce(self, root: UOp) -> UOp | None:
-    """The one reduce this kernel may contain: reached from the root through single-consumer elementwise
-    ops and plain reshapes only."""
-    stack = [root]
+    """The one reduce this kernel may contain. The kernel's region is what the root reaches through
+    elementwise ops and plain reshapes; a reduce in it joins the kernel if everything that uses the reduce,
+    or uses anything between it and the root, is inside the region (else the reduce would be needed by
+    another kernel too, and gets its own)."""
+    region: list[UOp] = []
     seen: set[UOp] = set()
+    stack = [root]
     while stack:
       n = stack.pop()
       if n in seen: continue
       seen.add(n)
-      if n is not root and (n in self.roots or self.consumers.get(n, 0) > 1): continue
-      if n.op is Ops.REDUCE_AXIS: return n
-      if n.op in GroupOp.Elementwise or n.op is Ops.RESHAPE or n.op is Ops.DETACH or (n is root and n.op in (Ops.CONTIGUOUS, Ops.ASSIGN)):
+      if n is not root and n in self.roots: continue
+      region.append(n)
+      if n.op is Ops.REDUCE_AXIS and n is not root: continue
+      if n.op in GroupOp.Elementwise or n.op in (Ops.RESHAPE, Ops.DETACH, Ops.REDUCE_AXIS) or (n is root and n.op in (Ops.CONTIGUOUS, Ops.ASSIGN)):
         stack.extend(reversed(n.src))
+    inside = set(region)
+    for r in region:
+      if r.op is not Ops.REDUCE_AXIS: continue
+      # the nodes between r and the root
+      between, frontier = {r}, [r]
+      while frontier:
+        n = frontier.pop()
+        for c in self.consumers.get(n, []):
+          if c in inside and c not in between: between.add(c); frontier.append(c)  # noqa: E702
+      if all(c in inside for n in between if n is not root for c in self.consumers.get(n, [])): return r
     return None
 
   def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None) -> UOp:
