@@ -5,7 +5,7 @@ source, the compiler turns source into a binary, and `runtime(name, lib)` loads 
 Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`.
 """
 from __future__ import annotations
-import hashlib, importlib, os, sqlite3, time
+import hashlib, importlib, os, sqlite3, threading, time
 from typing import Any
 import numpy as np
 from lazynb.dtype import DType
@@ -137,30 +137,38 @@ class Buffer:
 
 # ---------------------------------------------------------------- a small sqlite cache (compiled binaries, BEAM results)
 
-_db: sqlite3.Connection | None = None
-def _conn() -> sqlite3.Connection:
-  global _db
-  if _db is None:
-    path = cache_dir() / "cache.db"
-    try:
-      _db = sqlite3.connect(path, timeout=30, isolation_level=None)
-      _db.execute("pragma journal_mode=wal")
-      _db.execute("create table if not exists cache (tbl text, key text, val blob, primary key (tbl, key))")
-    except sqlite3.DatabaseError:  # corrupt: start over
-      for f in path.parent.glob("cache.db*"): f.unlink()
-      _db = sqlite3.connect(path, timeout=30, isolation_level=None)
-      _db.execute("create table if not exists cache (tbl text, key text, val blob, primary key (tbl, key))")
-  return _db
+_local = threading.local()  # one connection per thread (BEAM compiles in worker threads)
+def _open(path) -> sqlite3.Connection:
+  db = sqlite3.connect(path, timeout=30, isolation_level=None)  # WAL: safe for several processes at once
+  db.execute("pragma journal_mode=wal")
+  db.execute("create table if not exists cache (tbl text, key text, val blob, primary key (tbl, key))")
+  return db
+def _conn(reset: bool = False) -> sqlite3.Connection:
+  path = cache_dir() / "cache.db"
+  if reset:  # corrupt: start over
+    if getattr(_local, "db", None) is not None: _local.db.close()
+    _local.db = None
+    for f in path.parent.glob("cache.db*"): f.unlink(missing_ok=True)
+  if getattr(_local, "db", None) is None:
+    try: _local.db = _open(path)
+    except sqlite3.DatabaseError:
+      if reset: raise
+      return _conn(reset=True)
+  return _local.db
 
 def diskcache_get(table: str, key: str) -> bytes | None:
-  try:
-    row = _conn().execute("select val from cache where tbl=? and key=?", (table, key)).fetchone()
-  except sqlite3.DatabaseError: return None
-  return None if row is None else row[0]
+  for attempt in range(2):
+    try:
+      row = _conn(reset=attempt > 0).execute("select val from cache where tbl=? and key=?", (table, key)).fetchone()
+      return None if row is None else row[0]
+    except sqlite3.OperationalError: time.sleep(0.05)
+    except sqlite3.DatabaseError: continue
+  return None
 
 def diskcache_put(table: str, key: str, val: bytes):
-  for _ in range(3):
+  for attempt in range(3):
     try:
-      _conn().execute("insert or replace into cache values (?, ?, ?)", (table, key, val))
+      _conn(reset=attempt > 0 and attempt == 2).execute("insert or replace into cache values (?, ?, ?)", (table, key, val))
       return
     except sqlite3.OperationalError: time.sleep(0.05)
+    except sqlite3.DatabaseError: _conn(reset=True)

@@ -216,10 +216,12 @@ def all_opt_candidates(k: Kernel) -> list[Opt]:
   out = []
   for i, (s, t) in enumerate(zip(k.full_shape, k.axis_types)):
     if t is AxisType.GLOBAL:
-      out += [Opt(OptOps.UPCAST, i, a) for a in (2, 3, 4, 8) if s % a == 0 and s > 1]
+      out += [Opt(OptOps.UPCAST, i, a) for a in (2, 3, 4, 8, 16) if s % a == 0 and s > a]
       if k.renderer.has_local: out += [Opt(OptOps.LOCAL, i, a) for a in (2, 4, 8, 16, 32) if s % a == 0]
-      if i == 0 and getattr(k.renderer, "has_threads", False): out += [Opt(OptOps.THREAD, 0, a) for a in (2, 4, 8) if s % a == 0]
+      if i == 0 and getattr(k.renderer, "has_threads", False) and k.renderer.threads > 1 and s % k.renderer.threads == 0:
+        out.append(Opt(OptOps.THREAD, 0, k.renderer.threads))
     if t is AxisType.REDUCE:
-      out += [Opt(OptOps.UNROLL, i, a) for a in (2, 4, 8, 16) if s % a == 0 and s > 1]
+      out += [Opt(OptOps.UNROLL, i, a) for a in (2, 4, 8, 16) if s % a == 0 and s > a]
+      if 1 < s <= 8: out.append(Opt(OptOps.UNROLL, i, 0))
       if getattr(k.renderer, "has_shared", False): out += [Opt(OptOps.GROUPTOP, i, a) for a in (8, 16, 32) if s % a == 0]
   return out

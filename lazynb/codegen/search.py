@@ -1,24 +1,29 @@
 """BEAM search: instead of guessing opts, try them.
 
-Start from the kernel with no opts. Each round, apply every single action (upcast an axis by 2/4/8,
+Start from the hand-coded heuristic's kernel (it is cheap to time and usually not bad). Each round, apply every single action (upcast an axis by 2/4/8,
 unroll the reduce, thread the outer loop ...) to every kernel in the beam, compile the candidates in
-parallel, time each one on scratch buffers (median of a few runs), and keep the `width` fastest. Stop when
-a round finds nothing faster. The chosen actions are cached on disk (keyed by AST, device and width), so
-the second run of the same kernel costs nothing.
+parallel, time each on scratch buffers, and keep the `width` fastest. Stop when a round finds nothing
+faster. Timing is cheap first: one run each, and only candidates within reach of the best get more runs
+(the median counts). A candidate that fails to compile or run, or runs longer than the time limit, is
+skipped with a note. The chosen actions are cached on disk (keyed by AST, device and width), so the
+second run of the same kernel costs nothing.
 """
 from __future__ import annotations
 import hashlib, json, os, statistics, sys, time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from lazynb import trace
 from lazynb.helpers import getenv, DEBUG
 from lazynb.uop.ops import UOp, Ops, pretty
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, KernelOptError, all_opt_candidates
 
+CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
+MAX_UPCAST = 256  # upcast x unroll: bigger bodies take long to compile and spill registers
+
 def ast_key(ast: UOp, device: str, width: int) -> str:
   return hashlib.sha256(f"{device}|{width}|{pretty(ast, limit=100000)}".encode()).hexdigest()
 
 def _buffers_for(k: Kernel):
-  """Scratch buffers big enough for every index the kernel can touch."""
+  """Scratch buffers big enough for every index the kernel can touch, filled with random data."""
   import numpy as np
   from lazynb.device import Buffer
   from lazynb.dtype import dtypes
@@ -26,10 +31,10 @@ def _buffers_for(k: Kernel):
   for view, st in zip(k.views, k.sts):
     idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (f"i{i}", s)) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(st.shape)]
     idx, _ = st.to_indexed_uops(idxs)
-    users = [u for u in k.ast.toposort() if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view]
-    for u in users:
-      g = u.src[0]
-      sizes[g.arg] = (max(sizes.get(g.arg, (0, None))[0], int(idx.vmax) + 1), g.dtype.base)
+    for u in k.ast.toposort():
+      if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view:
+        g = u.src[0]
+        sizes[g.arg] = (max(sizes.get(g.arg, (0, None))[0], int(idx.vmax) + 1), g.dtype.base)
   bufs = []
   for i in range(len(sizes)):
     n, dt = sizes[i]
@@ -38,72 +43,116 @@ def _buffers_for(k: Kernel):
     bufs.append(b)
   return bufs
 
-def _time(k: Kernel, bufs, runs: int = 3) -> float:
-  from lazynb.engine.realize import CompiledRunner
-  from lazynb.codegen import get_program
-  prg = get_program(k.ast, k.renderer, k.applied_opts)
-  r = CompiledRunner(prg)
-  return statistics.median(r(bufs) for _ in range(runs))
+class _Timer:
+  """Compiles and times candidates; a run that exceeds the time limit is abandoned."""
+  def __init__(self, bufs):
+    self.bufs = bufs
+    self.pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
+    self.runner_pool = ThreadPoolExecutor(1)
+    self.skipped: list[str] = []
+  def runner(self, k: Kernel):
+    from lazynb.engine.realize import CompiledRunner
+    from lazynb.codegen import get_program
+    return CompiledRunner(get_program(k.ast, k.renderer, k.applied_opts))
+  def compile_all(self, ks: list[Kernel]) -> list:
+    def one(k):
+      try: return self.runner(k)
+      except Exception as e:
+        self.skipped.append(f"{k.applied_opts}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
+        return None
+    return list(self.pool.map(one, ks))
+  def time(self, r, runs: int) -> float:
+    if r is None: return float("inf")
+    ts = []
+    for _ in range(runs):
+      fut = self.runner_pool.submit(r, self.bufs)
+      try: ts.append(fut.result(timeout=CANDIDATE_TIMEOUT_S))
+      except FutureTimeout:
+        self.skipped.append(f"{r.p.opts}: ran longer than {CANDIDATE_TIMEOUT_S} s")
+        self.runner_pool = ThreadPoolExecutor(1)  # leave the stuck one behind
+        return float("inf")
+      except Exception as e:
+        self.skipped.append(f"{r.p.opts}: {type(e).__name__}: {e}")
+        return float("inf")
+    return statistics.median(ts)
+  def close(self): self.pool.shutdown(wait=False); self.runner_pool.shutdown(wait=False)  # noqa: E702
+
+def replay(k: Kernel, opts: list[Opt]) -> Kernel | None:
+  nk = Kernel(k.ast, k.renderer)
+  try:
+    for o in opts: nk.apply_opt(o)
+  except KernelOptError: return None
+  return nk
+
+def neighbours(k: Kernel) -> list[Kernel]:
+  """Kernels one step away: one action added, one removed, or one action's amount changed."""
+  out = []
+  for opt in all_opt_candidates(k):
+    nk = k.copy()
+    try: nk.apply_opt(opt)
+    except KernelOptError: continue
+    out.append(nk)
+  opts = k.applied_opts
+  for i, o in enumerate(opts):
+    variants = [opts[:i] + opts[i + 1:]]
+    if o.op in (OptOps.UPCAST, OptOps.UNROLL, OptOps.LOCAL, OptOps.GROUPTOP):
+      variants += [opts[:i] + [Opt(o.op, o.axis, a)] + opts[i + 1:] for a in (2, 4, 8, 16) if a != o.arg]
+    out += [nk for v in variants if (nk := replay(k, v)) is not None]
+  return out
 
 def beam_search(k: Kernel, width: int) -> Kernel:
-  from lazynb.device import diskcache_get, diskcache_put
+  from lazynb.device import diskcache_get
   key = ast_key(k.ast, k.renderer.device, width)
   if getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
-    for op, axis, arg in json.loads(hit): k.apply_opt(Opt(OptOps[op], axis, arg))
-    trace.emit("beam", name=k.name, cached=True, opts=list(k.applied_opts), rounds=0, tried=0, seconds=0.0)
-    return k
-  with trace.muted(): return _search(k, width, key)
+    try:
+      for op, axis, arg in json.loads(hit): k.apply_opt(Opt(OptOps[op], axis, arg))
+      trace.emit("beam", name=k.name, cached=True, opts=list(k.applied_opts), rounds=0, tried=0, seconds=0.0, skipped=[])
+      return k
+    except (KernelOptError, ValueError, KeyError): k = Kernel(k.ast, k.renderer)  # a stale entry: search again
+  with trace.muted(): best, info = _search(k, width, key)
+  trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), **info)
+  return best
 
-def _search(k: Kernel, width: int, key: str) -> Kernel:
+def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
   from lazynb.device import diskcache_put
   st = time.perf_counter()
-  bufs = _buffers_for(k)
-  # candidates are timed one at a time (timing is what we measure), compiled in parallel
-  pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
-  def try_one(c: Kernel) -> tuple[float, Kernel]:
-    try: return _time(c, bufs), c
-    except Exception as e:  # a candidate that fails to build or run is skipped, not fatal
-      if DEBUG >= 2: print(f"BEAM: skipped {c.applied_opts}: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
-      return float("inf"), c
-  best_t, _ = try_one(k)
+  from lazynb.codegen.kernel import hand_coded_optimizations
+  timer = _Timer(_buffers_for(k))
+  progress = DEBUG >= 1 or getenv("BEAM_PROGRESS", 1)
+  start = k.copy()
+  hand_coded_optimizations(start)
+  k = start
+  best_t = timer.time(timer.compile_all([k])[0], 3)
   beam: list[tuple[float, Kernel]] = [(best_t, k)]
   tried, rounds = 1, 0
   seen = {tuple(k.applied_opts)}
-  while True:
-    rounds += 1
-    cands = []
-    for _, bk in beam:
-      for opt in all_opt_candidates(bk):
-        nk = bk.copy()
-        try: nk.apply_opt(opt)
-        except KernelOptError: continue
-        if nk.upcast_size() > 64: continue
-        sig = tuple(nk.applied_opts)
-        if sig in seen: continue
-        seen.add(sig)
-        cands.append(nk)
-    if not cands: break
-    # compile all candidates in parallel (the compiler releases the GIL), then time them one by one
-    list(pool.map(_safe_compile, cands))
-    timed = sorted((try_one(c) for c in cands), key=lambda x: x[0])
-    tried += len(cands)
-    if DEBUG >= 1 or getenv("BEAM_PROGRESS", 1):
-      print(f"\rBEAM {width}: round {rounds}, {tried} kernels tried, best {min(best_t, timed[0][0]) * 1e6:9.1f} us "
-            f"{timed[0][1].applied_opts}", end="", file=sys.stderr)
-    if timed[0][0] >= best_t: break
-    best_t = timed[0][0]
-    beam = timed[:width]
-  if DEBUG >= 1 or getenv("BEAM_PROGRESS", 1): print(file=sys.stderr)
-  pool.shutdown(wait=False)
-  best = beam[0][1]
-  diskcache_put("beam", key, json.dumps([(o.op.name, o.axis, o.arg) for o in best.applied_opts]).encode())
-  trace.emit_unmuted("beam", name=best.name, cached=False, opts=list(best.applied_opts), rounds=rounds, tried=tried, seconds=time.perf_counter() - st)
-  return best
-
-def _safe_compile(c: Kernel):
-  from lazynb.codegen import get_program
-  from lazynb.device import Device
   try:
-    prg = get_program(c.ast, c.renderer, c.applied_opts)
-    Device[prg.device].compiler.compile_cached(prg.src)
-  except Exception: pass
+    while True:
+      rounds += 1
+      cands = []
+      for _, bk in beam:
+        for nk in neighbours(bk):
+          if nk.upcast_size() > MAX_UPCAST or (sig := tuple(nk.applied_opts)) in seen: continue
+          seen.add(sig)
+          cands.append(nk)
+      if not cands: break
+      runners = timer.compile_all(cands)  # in parallel: the C compiler runs outside the GIL
+      # one run each; a candidate within 1.5x of the best so far gets two more (the median counts)
+      first = [timer.time(r, 1) for r in runners]
+      limit = min([best_t] + first) * 1.5
+      timed = sorted(((timer.time(r, 3) if t <= limit else t), i) for i, (r, t) in enumerate(zip(runners, first)))
+      tried += len(cands)
+      round_best = timed[0][0]
+      if progress:
+        print(f"\rBEAM {width}: round {rounds}, {tried} kernels tried, best {min(best_t, round_best) * 1e6:9.1f} us "
+              f"{cands[timed[0][1]].applied_opts if round_best < best_t else beam[0][1].applied_opts}"[:160], end="", file=sys.stderr)
+      if round_best >= best_t: break
+      best_t = round_best
+      beam = [(t, cands[i]) for t, i in timed[:width] if t < float("inf")]
+  finally:
+    timer.close()
+    if progress: print(file=sys.stderr)
+  best = beam[0][1]
+  if DEBUG >= 2 and timer.skipped: print("BEAM skipped:\n  " + "\n  ".join(timer.skipped[:20]), file=sys.stderr)
+  diskcache_put("beam", key, json.dumps([(o.op.name, o.axis, o.arg) for o in best.applied_opts]).encode())
+  return best, {"rounds": rounds, "tried": tried, "seconds": time.perf_counter() - st, "best_s": best_t, "skipped": timer.skipped[:50]}

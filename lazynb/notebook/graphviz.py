@@ -8,8 +8,9 @@ Node labels come from the (untrusted) document: they are written as quoted DOT s
 and dot XML-escapes them into the SVG. Nothing from the document becomes a DOT id, attribute name or HTML label.
 """
 from __future__ import annotations
-import hashlib, html, re, shutil, subprocess
+import hashlib, html, os, re, shutil, subprocess, threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 
 # node kind -> fill colour (pastels: black text stays readable in light and dark themes)
 KIND_COLORS = {"movement": "#b9dcff", "alu": "#ffe599", "reduce": "#ff9e9e", "buffer": "#b6e8b6", "memory": "#ffc98a",
@@ -17,12 +18,15 @@ KIND_COLORS = {"movement": "#b9dcff", "alu": "#ffe599", "reduce": "#ff9e9e", "bu
 HIDDEN_KINDS = ("const", "loop")   # hidden (with INDEX) in the "no index/const" view
 HIDDEN_OPS = ("INDEX",)
 MAX_NODES = 400                    # never lay out more than this
+FANOUT_LIMIT = 6                   # nodes used more often than this get reference stubs (see to_dot)
 INSTALL_HINT = ("Install Graphviz to draw graphs: `pip install graphviz-pure` (no system packages needed), "
                 "or `apt-get install graphviz` / `brew install graphviz`.")
 
 _dot_cmd: list[str] | None = None
 _cache: OrderedDict[str, str | None] = OrderedDict()
 _CACHE_SIZE = 256
+_lock = threading.Lock()
+DOT_TIMEOUT = 30
 
 def find_dot(refresh: bool = False) -> list[str]:
   """The command that runs dot (`dot`, else `graphviz-pure`), checked with a tiny graph; [] if none works."""
@@ -53,11 +57,24 @@ def _short(s, n: int) -> str:
 
 def hidden(node: dict) -> bool: return node.get("kind") in HIDDEN_KINDS or node.get("op") in HIDDEN_OPS
 
-def subgraph(graph: dict, hide_index: bool) -> tuple[list[dict], list[list]]:
-  """(nodes, edges) of the graph, without index/const nodes if asked, bounded to MAX_NODES."""
-  nodes = [n for n in graph.get("nodes", []) if not (hide_index and hidden(n))][:MAX_NODES]
-  ids = {n.get("id") for n in nodes}
-  edges = [e for e in graph.get("edges", []) if len(e) == 2 and e[0] in ids and e[1] in ids]
+def subgraph(graph: dict, hide_index: bool, limit: int = MAX_NODES) -> tuple[list[dict], list[list]]:
+  """(nodes, edges) of the graph, without index/const nodes if asked; past `limit` nodes, the ones nearest the root."""
+  nodes = [n for n in graph.get("nodes", []) if isinstance(n, dict) and isinstance(n.get("id"), (int, str)) and not (hide_index and hidden(n))]
+  ids = {n["id"] for n in nodes}
+  edges = [e for e in graph.get("edges", []) if isinstance(e, list) and len(e) == 2 and e[0] in ids and e[1] in ids]
+  if len(nodes) > limit:
+    srcs: dict = {}
+    for s, d in edges: srcs.setdefault(d, []).append(s)
+    used = {s for s, _ in edges}
+    order = list(dict.fromkeys(([graph["root"]] if graph.get("root") in ids else []) + [i for i in ids if i not in used]))
+    seen = set(order)
+    for i in order:
+      if len(order) >= limit: break
+      for s in srcs.get(i, []):
+        if s not in seen: seen.add(s); order.append(s)  # noqa: E702
+    keep = set(order[:limit])
+    nodes = [n for n in nodes if n["id"] in keep]
+    edges = [e for e in edges if e[0] in keep and e[1] in keep]
   return nodes, edges
 
 def node_label(n: dict) -> str:
@@ -68,53 +85,79 @@ def node_label(n: dict) -> str:
   if arg: lines += [arg[:36], _short(arg[36:], 36)] if len(arg) > 40 else [arg]
   return "\n".join(lines)
 
-def to_dot(graph: dict, hide_index: bool = False) -> str:
-  nodes, edges = subgraph(graph, hide_index)
+def to_dot(graph: dict, hide_index: bool = False, limit: int = MAX_NODES) -> str:
+  """DOT text for the graph. A node used by more than FANOUT_LIMIT others (a shared constant, say) gets a small
+  reference stub per consumer instead of one long edge each: those edges make dot's layout take minutes."""
+  nodes, edges = subgraph(graph, hide_index, limit)
   num = {n.get("id"): i for i, n in enumerate(nodes)}  # DOT ids are our own counters, never document text
+  fanout: dict = {}
+  for s, _ in edges: fanout[s] = fanout.get(s, 0) + 1
+  shared = {s for s, c in fanout.items() if c > FANOUT_LIMIT}
   out = ['digraph G {', 'bgcolor="transparent"; nodesep=0.15; ranksep=0.3;',
          'node [shape=box style="filled" fontname="Helvetica" fontsize=9 margin="0.06,0.02" height=0.2 color="#555555" fontcolor="#111111"];',
          'edge [color="#8a8a8a" arrowsize=0.5];']
   for n in nodes:
-    kind = n.get("kind") if n.get("kind") in KIND_COLORS else "other"
+    color = KIND_COLORS.get(n.get("kind"), KIND_COLORS["other"])  # type: ignore[arg-type]
     extra = ' penwidth=2' if n.get("id") == graph.get("root") else ""
-    out.append(f'n{num[n.get("id")]} [label={_q(node_label(n))} fillcolor="{KIND_COLORS[kind]}"{extra}];')
-  for s, d in edges: out.append(f"n{num[s]} -> n{num[d]};")
+    label = node_label(n) + (f"  [#{num[n.get('id')]}]" if n.get("id") in shared else "")
+    out.append(f'n{num[n.get("id")]} [label={_q(label)} fillcolor="{color}"{extra}];')
+  for k, (s, d) in enumerate(edges):
+    if s in shared:
+      n = nodes[num[s]]
+      color = KIND_COLORS.get(n.get("kind"), KIND_COLORS["other"])  # type: ignore[arg-type]
+      out.append(f'r{k} [label={_q(f"#{num[s]} " + str(n.get("op", "?")))} fillcolor="{color}" style="filled,dashed" fontsize=7 height=0.1];')
+      out.append(f"r{k} -> n{num[d]} [style=dashed]; {{rank=same; r{k}; n{num[d]};}}")
+    else: out.append(f"n{num[s]} -> n{num[d]};")
   out.append("}")
   return "\n".join(out)
 
-_NUM = re.compile(r"(-?\d+\.\d+)")
+_NUM = re.compile(r"-?\d+\.\d+")
+_DROP = re.compile(r' (?:id|class|xml:space)="[^"]*"| font-family="Helvetica,sans-Serif"| text-anchor="middle"| font-size="9"| fill="#111111"')
+def _tag(m: re.Match) -> str:
+  t = _NUM.sub(lambda n: str(round(float(n.group(0)))), m.group(0))  # whole points are precise enough
+  return _DROP.sub("", t) if t.startswith("<text") else re.sub(r' (?:id|class)="[^"]*"', "", t)
+
 def _compact(svg: str) -> str:
-  """dot's SVG without the XML prolog, comments, titles and ids, numbers rounded: about half the size."""
+  """dot's SVG, about half the size: no XML prolog, comments, titles or ids; integer coordinates; the font and text
+  colour set once on the <svg>; no wrapper groups. Only markup inside tags is touched, never the text."""
   start = svg.find("<svg")
   if start < 0: return ""
-  svg = svg[start:]
-  svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
-  svg = re.sub(r"<title>.*?</title>", "", svg, flags=re.S)
-  svg = re.sub(r' (?:id|class)="[^"]*"', "", svg)
-  svg = svg.replace(' font-family="Helvetica,sans-Serif"', "").replace(' text-anchor="middle"', "")
-  svg = re.sub(r"<[^>]*>", lambda t: _NUM.sub(lambda m: f"{float(m.group(1)):.1f}".rstrip("0").rstrip("."), t.group(0)), svg)  # in tags only
+  svg = re.sub(r"<!--.*?-->|<title>.*?</title>", "", svg[start:], flags=re.S)
   svg = re.sub(r">\s+<", "><", svg)
-  return svg.replace("<svg ", '<svg font-family="Helvetica,Arial,sans-serif" text-anchor="middle" ', 1)
+  svg = re.sub(r"<[^>]*>", _tag, svg)
+  if svg.count("<g ") == 1:  # only the graph's transform group has attributes: unwrap the per node/edge groups
+    n = svg.count("<g>")
+    svg = svg.replace("<g>", "").replace("</g>", "", n)
+  return svg.replace("<svg ", '<svg font-family="Helvetica,Arial,sans-serif" text-anchor="middle" font-size="9" fill="#111111" ', 1)
 
 def _run_dot(src: str) -> str | None:
   cmd = find_dot()
   if not cmd: return None
   key = hashlib.sha256((cmd[0] + "\0" + src).encode()).hexdigest()
-  if key in _cache:
-    _cache.move_to_end(key)
-    return _cache[key]
+  with _lock:
+    if key in _cache:
+      _cache.move_to_end(key)
+      return _cache[key]
   try:
-    out = subprocess.run(cmd + ["-Tsvg"], input=src.encode(), capture_output=True, timeout=60)
+    out = subprocess.run(cmd + ["-Tsvg"], input=src.encode(), capture_output=True, timeout=DOT_TIMEOUT)
     svg = _compact(out.stdout.decode("utf-8", "replace")) if out.returncode == 0 else None
   except (OSError, subprocess.SubprocessError): svg = None
   if svg is not None and re.search(r"<(?:script|foreignObject|iframe)|<[^>]*\son\w+\s*=", svg, re.I): svg = None  # never pass on active content
-  _cache[key] = svg or None
-  if len(_cache) > _CACHE_SIZE: _cache.popitem(last=False)
-  return _cache[key]
+  with _lock:
+    _cache[key] = svg or None
+    if len(_cache) > _CACHE_SIZE: _cache.popitem(last=False)
+  return svg or None
 
-def render_svg(graph: dict, hide_index: bool = False) -> str | None:
-  """The graph as an <svg> string (cached by content within the process), or None if dot is unavailable or failed."""
-  return _run_dot(to_dot(graph, hide_index))
+def render_svg(graph: dict, hide_index: bool = False, limit: int = MAX_NODES) -> str | None:
+  """The graph (at most `limit` nodes) as an <svg> string, cached by content within the process; None if dot is
+  unavailable or failed."""
+  return _run_dot(to_dot(graph, hide_index, min(limit, MAX_NODES)))
+
+def render_many(items: list[tuple]) -> list[str | None]:
+  """render_svg for several (graph, hide_index[, limit]) at once, with dot processes running in parallel."""
+  if len(items) <= 1 or not find_dot(): return [render_svg(*it) for it in items]
+  with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 2, 8)) as pool:
+    return list(pool.map(lambda it: render_svg(*it), items))
 
 def text_listing(graph: dict, hide_index: bool = False) -> str:
   """HTML <pre> with the graph as an indented tree from the root; a node already listed is shown as a reference."""

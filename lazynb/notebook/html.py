@@ -9,7 +9,7 @@ Every string in the document is untrusted: it only reaches the page through `esc
 limits, and drawn graphs and kernel sources share byte budgets, so a huge graph still gives a small page.
 """
 from __future__ import annotations
-import base64, html, io, secrets
+import base64, html, io, re, secrets
 from lazynb.notebook import graphviz as gv
 
 VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
@@ -27,9 +27,9 @@ AXIS_KINDS = ("global", "thread", "local", "group", "reduce", "unroll", "upcast"
 AXIS_PREFIX = {"gidx": "global", "tidx": "thread", "lidx": "local", "ridx": "reduce", "unroll": "unroll", "upcast": "upcast"}
 
 # size bounds
-SVG_BUDGET = 800_000         # bytes of inline SVG per output
-SOURCE_BUDGET = 400_000      # bytes of highlighted source + uop tables per output
-MAX_SOURCE_CHARS = 60_000    # per kernel
+SVG_BUDGET = 600_000         # bytes of inline SVG per output
+SOURCE_BUDGET = 200_000      # bytes of highlighted source + uop tables per output
+MAX_SOURCE_CHARS = 40_000    # per kernel
 MAX_ROWS = 300               # schedule items, buffer accesses
 MAX_KERNELS = 60             # kernel cards / graphs
 MAX_UOPS = 300
@@ -61,9 +61,42 @@ class _Ctx:
     self.kernels = {k.get("id"): k for k in _list(doc.get("kernels")) if isinstance(k, dict)}
     self.svg_left, self.src_left = SVG_BUDGET, SOURCE_BUDGET
     self.n = 0
+    self.draws: list[tuple[int, dict, bool, int]] = []  # (priority, graph, hide_index, max_nodes), filled in by resolve()
   def new_id(self) -> str:
     self.n += 1
     return f"{self.root}-{self.n}"
+
+  def draw(self, g: dict, hide: bool, max_nodes: int, priority: int) -> str:
+    """A placeholder for a drawn graph. Drawing waits until the page is built, so that the SVG budget goes to the
+    most useful graphs first (priority 0 first) and dot can run on several graphs at once."""
+    self.draws.append((priority, g, hide, max_nodes))
+    return f"<!--{self.root}:draw:{len(self.draws) - 1}-->"
+
+  def resolve(self, page: str) -> str:
+    done: dict[int, str] = {}
+    for prio in sorted({d[0] for d in self.draws}):
+      todo = [i for i, d in enumerate(self.draws) if d[0] == prio]
+      drawable = [i for i in todo if gv.available() and len(gv.subgraph(self.draws[i][1], self.draws[i][2])[0]) <= self.draws[i][3]]
+      svgs = dict(zip(drawable, gv.render_many([(self.draws[i][1], self.draws[i][2]) for i in drawable]))) if self.svg_left > 0 else {}
+      for i in todo: done[i] = self._drawn(self.draws[i], i in drawable, svgs.get(i))
+    return re.sub(f"<!--{self.root}:draw:(\\d+)-->", lambda m: done[int(m.group(1))], page)
+
+  def _drawn(self, d: tuple, drawable: bool, svg: str | None) -> str:
+    _, g, hide, max_nodes = d
+    if not gv.available(): return gv.text_listing(g, hide)
+    n = len(gv.subgraph(g, hide)[0])
+    if not drawable: return _note(f"{n} nodes: too many to draw here (limit {max_nodes}).")
+    if svg is None and self.svg_left > 0: return _note("Graphviz failed on this graph; listing it instead.") + gv.text_listing(g, hide)
+    note = ""
+    if svg is not None and len(svg) > self.svg_left:  # too big for what is left: draw the part nearest the output
+      fit = int(n * self.svg_left / len(svg) * 0.85)
+      svg = gv.render_svg(g, hide, fit) if fit >= 40 else None
+      note = _note(f"Drawing the {fit} nodes nearest the output of these {n}: this output is near its size bound.", "lzt-warn")
+    if svg is None or len(svg) > self.svg_left:
+      return _note(f"Not drawn: this output already holds {(SVG_BUDGET - self.svg_left) // 1000} kB of graphs, its size bound. "
+                   "Capture a smaller block, or render this view alone with render_html(doc, show={...}).")
+    self.svg_left -= len(svg)
+    return f'{note}<div class="lzt-svg">{svg}</div>'
 
 def _note(text: str, cls: str = "lzt-note") -> str: return f'<div class="{cls}">{text}</div>'
 
@@ -114,19 +147,7 @@ def view_schedule(ctx: _Ctx) -> str:
 def _legend() -> str:
   return '<div class="lzt-legend">' + "".join(f'<span><i style="background:{c}"></i>{k}</span>' for k, c in gv.KIND_COLORS.items()) + "</div>"
 
-def _draw(ctx: _Ctx, g: dict, hide: bool, max_nodes: int) -> str:
-  nodes, _ = gv.subgraph(g, hide)
-  if not gv.available(): return gv.text_listing(g, hide)
-  if len(nodes) > max_nodes: return _note(f"{len(nodes)} nodes: too many to draw here (limit {max_nodes}).")
-  svg = gv.render_svg(g, hide)
-  if svg is None: return _note("Graphviz failed on this graph; listing it instead.") + gv.text_listing(g, hide)
-  if len(svg) > ctx.svg_left:
-    return _note(f"Not drawn: this output already holds {(SVG_BUDGET - ctx.svg_left) // 1000} kB of graphs (the size bound). "
-                 "Capture a smaller block to see it.")
-  ctx.svg_left -= len(svg)
-  return f'<div class="lzt-svg">{svg}</div>'
-
-def graph_block(ctx: _Ctx, gid, max_nodes: int = gv.MAX_NODES, tabs: bool = True) -> str:
+def graph_block(ctx: _Ctx, gid, max_nodes: int = gv.MAX_NODES, tabs: bool = True, priority: int = 0) -> str:
   """One graph, with tabs for all nodes / without index and const nodes, and a note if the document truncated it."""
   g = ctx.graphs.get(gid) if isinstance(gid, str) else None
   if not isinstance(g, dict): return _note(f"Graph {esc(gid)} is not in the document.")
@@ -135,9 +156,9 @@ def graph_block(ctx: _Ctx, gid, max_nodes: int = gv.MAX_NODES, tabs: bool = True
   if g.get("truncated"):
     note = _note(f"Truncated: showing the {n_all} nodes nearest the output of {esc(g.get('total_nodes'))}.", "lzt-warn")
   n_vis = len(gv.subgraph(g, True)[0])
-  if not tabs or n_vis == n_all: return note + _draw(ctx, g, False, max_nodes)
-  return note + _tabs(ctx, [(f"all nodes ({n_all})", _draw(ctx, g, False, max_nodes)),
-                            (f"no index/const ({n_vis})", _draw(ctx, g, True, max_nodes))], sub=True)
+  if not tabs or n_vis == n_all: return note + ctx.draw(g, False, max_nodes, priority)
+  return note + _tabs(ctx, [(f"all nodes ({n_all})", ctx.draw(g, False, max_nodes, priority)),
+                            (f"no index/const ({n_vis})", ctx.draw(g, True, max_nodes, priority + 1))], sub=True)
 
 def view_graph(ctx: _Ctx) -> str:
   out = [_legend()]
@@ -188,6 +209,19 @@ def highlight(source: str, language: str) -> str:
     return _hl(source, _lexer(language), HtmlFormatter(cssclass="lzt-hl", linenos="inline"))
   except ImportError: return f'<div class="lzt-hl"><pre>{esc(source)}</pre></div>'
 
+def _source(ctx: _Ctx, src: str, lang: str) -> tuple[str, str]:
+  """(note, highlighted source), cut at a line end to fit MAX_SOURCE_CHARS and what is left of the source budget."""
+  keep = min(len(src), MAX_SOURCE_CHARS)
+  while True:
+    cut = src[:keep] if keep == len(src) else src[:src.rfind("\n", 0, keep) + 1 or keep]
+    body = highlight(cut, lang)
+    if len(body) <= ctx.src_left or len(cut) < 2000: break
+    keep = int(len(cut) * ctx.src_left / len(body) * 0.9)
+  if len(body) > ctx.src_left: return _note(f"Source ({len(src)} characters) not shown: this output reached its size bound."), ""
+  ctx.src_left -= len(body)
+  lines = src.count("\n") + 1
+  return (_note(f"Showing the first {cut.count(chr(10))} of {lines} lines.") if len(cut) < len(src) else ""), body
+
 def _uops(ctx: _Ctx, k: dict) -> str:
   uops = [u for u in _list(k.get("uops")) if isinstance(u, dict)]
   lm = _list(k.get("line_map"))
@@ -207,12 +241,8 @@ def view_kernels(ctx: _Ctx) -> str:
                      for s, t in zip(_list(k.get("full_shape")), _list(k.get("axis_types"))))
     opts = ", ".join(f"<code>{esc(o)}</code>" for o in _list(k.get("opts"))) or '<span class="lzt-muted">none</span>'
     stages = ", ".join(f"{esc(n)} {_num(t, 1e3, '{:.1f}')} ms" for n, t in _dict(k.get("timings")).items())
-    src, lang = str(k.get("source") or ""), str(k.get("language") or "")
-    cut = len(src) > MAX_SOURCE_CHARS
-    body = highlight(src[:MAX_SOURCE_CHARS], lang) if len(src) < ctx.src_left else ""
-    ctx.src_left -= len(body)
-    srcnote = _note(f"Source cut at {MAX_SOURCE_CHARS} of {len(src)} characters.") if cut and body else ""
-    if not body: srcnote = _note(f"Source ({len(src)} characters) not shown: this output reached its size bound.")
+    lang = str(k.get("language") or "")
+    srcnote, body = _source(ctx, str(k.get("source") or ""), lang)
     uops = _uops(ctx, k) if ctx.src_left > 0 else _note("UOps not shown: this output reached its size bound.")
     ctx.src_left -= len(uops)
     out.append(f'<div class="lzt-card"><div class="lzt-title">{_kname(k)} <span class="lzt-muted">kernel {esc(k.get("id"))} &middot; '
@@ -282,8 +312,8 @@ def view_rewrites(ctx: _Ctx) -> str:
     if key in seen: graphs = _note(f"Same before/after graphs as pass {seen[key]} above.")
     else:
       seen[key] = i
-      graphs = ('<div class="lzt-pair"><div><b>before</b>' + graph_block(ctx, r.get("before_graph"), REWRITE_GRAPH_NODES, tabs=False) +
-                '</div><div><b>after</b>' + graph_block(ctx, r.get("after_graph"), REWRITE_GRAPH_NODES, tabs=False) + "</div></div>")
+      graphs = ('<div class="lzt-pair"><div><b>before</b>' + graph_block(ctx, r.get("before_graph"), REWRITE_GRAPH_NODES, False, 2) +
+                '</div><div><b>after</b>' + graph_block(ctx, r.get("after_graph"), REWRITE_GRAPH_NODES, False, 2) + "</div></div>")
     table = (f'<table class="lzt-small"><tr><th>#</th><th>matched pattern</th><th>before</th><th></th><th>after</th></tr>{rows}</table>'
              if rows else _note("No pattern matched."))
     sizes = " &rarr; ".join(esc(_dict(ctx.graphs.get(str(r.get(g)))).get("total_nodes", "?")) for g in ("before_graph", "after_graph"))
@@ -386,8 +416,8 @@ def render_html(doc: dict, show=None) -> str:
   if wanted - set(VIEWS): raise ValueError(f"unknown views {sorted(map(str, wanted - set(VIEWS)))}; choose from {VIEWS}")
   ctx = _Ctx(doc if isinstance(doc, dict) else {})
   items = [(TITLES[v], f'<div class="lzt-view-{v}">{RENDER[v](ctx)}</div>') for v in VIEWS if v in wanted]
-  return (f'<div class="lzt" id="{ctx.root}">{_style(ctx, "kernels" in wanted)}{_header(ctx)}'
-          f'{_tabs(ctx, items) if items else ""}</div>')
+  return ctx.resolve(f'<div class="lzt" id="{ctx.root}">{_style(ctx, "kernels" in wanted)}{_header(ctx)}'
+                     f'{_tabs(ctx, items) if items else ""}</div>')
 
 # registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
 from lazynb import trace as _trace  # noqa: E402
