@@ -125,8 +125,7 @@ class Trace:
            "local_size": list(prg.local_size), "opts": [repr(o) for o in prg.opts], "full_shape": list(prg.full_shape),
            "axis_types": list(prg.axis_types), "time_s": 0.0, "runs": 0, "compile_s": compile_s.get(prg.name), "op_estimate": prg.op_estimate,
            "mem_estimate": 0, "gflops": 0.0, "gbs": 0.0, "timings": dict(prg.timings),
-           "uops": [{"i": i, "op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "src": [prg.uops.index(s) for s in u.src if s in prg.uops],
-                     "arg": _arg_str(u)} for i, u in enumerate(prg.uops)],
+           "uops": uop_rows(prg.uops), "uops_total": len(prg.uops),
            "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
            "views": []}
       kv = kernel_views(prg.ast, kernel, item)
@@ -195,6 +194,12 @@ class Trace:
     bundle = {MIME: self.to_json(), "text/plain": self.summary()}
     for r in mime_renderers: bundle.update(r(self))
     return bundle
+
+UOP_LIMIT = 5000
+def uop_rows(uops: list[UOp]) -> list[dict]:
+  pos = {u: i for i, u in enumerate(uops)}
+  return [{"i": i, "op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "src": [pos[s] for s in u.src if s in pos], "arg": _arg_str(u)}
+          for i, u in enumerate(uops[:UOP_LIMIT])]
 
 def _arg_line(u: UOp) -> str:
   return f"{u.op.name} {str(u.dtype).removeprefix('dtypes.')} {_arg_str(u)}".strip()

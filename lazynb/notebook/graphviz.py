@@ -55,18 +55,24 @@ def _short(s, n: int) -> str:
   s = str(s)
   return s if len(s) <= n else s[:n - 3] + "..."
 
+def _list(x) -> list: return x if isinstance(x, list) else []
+def _color(n: dict) -> str:
+  k = n.get("kind")
+  return KIND_COLORS[k] if isinstance(k, str) and k in KIND_COLORS else KIND_COLORS["other"]
+
 def hidden(node: dict) -> bool: return node.get("kind") in HIDDEN_KINDS or node.get("op") in HIDDEN_OPS
 
 def subgraph(graph: dict, hide_index: bool, limit: int = MAX_NODES) -> tuple[list[dict], list[list]]:
   """(nodes, edges) of the graph, without index/const nodes if asked; past `limit` nodes, the ones nearest the root."""
-  nodes = [n for n in graph.get("nodes", []) if isinstance(n, dict) and isinstance(n.get("id"), (int, str)) and not (hide_index and hidden(n))]
+  def key(x) -> bool: return isinstance(x, (int, str))
+  nodes = [n for n in _list(graph.get("nodes")) if isinstance(n, dict) and key(n.get("id")) and not (hide_index and hidden(n))]
   ids = {n["id"] for n in nodes}
-  edges = [e for e in graph.get("edges", []) if isinstance(e, list) and len(e) == 2 and e[0] in ids and e[1] in ids]
+  edges = [e for e in _list(graph.get("edges")) if isinstance(e, list) and len(e) == 2 and key(e[0]) and key(e[1]) and e[0] in ids and e[1] in ids]
   if len(nodes) > limit:
     srcs: dict = {}
     for s, d in edges: srcs.setdefault(d, []).append(s)
     used = {s for s, _ in edges}
-    order = list(dict.fromkeys(([graph["root"]] if graph.get("root") in ids else []) + [i for i in ids if i not in used]))
+    order = list(dict.fromkeys(([graph["root"]] if key(graph.get("root")) and graph["root"] in ids else []) + [i for i in ids if i not in used]))
     seen = set(order)
     for i in order:
       if len(order) >= limit: break
@@ -97,14 +103,14 @@ def to_dot(graph: dict, hide_index: bool = False, limit: int = MAX_NODES) -> str
          'node [shape=box style="filled" fontname="Helvetica" fontsize=9 margin="0.06,0.02" height=0.2 color="#555555" fontcolor="#111111"];',
          'edge [color="#8a8a8a" arrowsize=0.5];']
   for n in nodes:
-    color = KIND_COLORS.get(n.get("kind"), KIND_COLORS["other"])  # type: ignore[arg-type]
+    color = _color(n)
     extra = ' penwidth=2' if n.get("id") == graph.get("root") else ""
     label = node_label(n) + (f"  [#{num[n.get('id')]}]" if n.get("id") in shared else "")
     out.append(f'n{num[n.get("id")]} [label={_q(label)} fillcolor="{color}"{extra}];')
   for k, (s, d) in enumerate(edges):
     if s in shared:
       n = nodes[num[s]]
-      color = KIND_COLORS.get(n.get("kind"), KIND_COLORS["other"])  # type: ignore[arg-type]
+      color = _color(n)
       out.append(f'r{k} [label={_q(f"#{num[s]} " + str(n.get("op", "?")))} fillcolor="{color}" style="filled,dashed" fontsize=7 height=0.1];')
       out.append(f"r{k} -> n{num[d]} [style=dashed]; {{rank=same; r{k}; n{num[d]};}}")
     else: out.append(f"n{num[s]} -> n{num[d]};")
@@ -166,7 +172,8 @@ def text_listing(graph: dict, hide_index: bool = False) -> str:
   srcs: dict = {}
   for s, d in edges: srcs.setdefault(d, []).append(s)
   consumers = {s for s, _ in edges}
-  roots = [graph.get("root")] if graph.get("root") in by_id else []
+  root = graph.get("root")
+  roots = [root] if isinstance(root, (int, str)) and root in by_id else []
   roots += [i for i in by_id if i not in consumers and i not in roots]
   seen: set = set()
   lines: list[str] = []
@@ -174,8 +181,7 @@ def text_listing(graph: dict, hide_index: bool = False) -> str:
   while stack and len(lines) < 2 * MAX_NODES:
     i, depth = stack.pop()
     n = by_id[i]
-    kind = n.get("kind") if n.get("kind") in KIND_COLORS else "other"
-    head = f'{"  " * min(depth, 40)}<span style="background:{KIND_COLORS[kind]}">&nbsp;&nbsp;</span> #{html.escape(str(i))} '
+    head = f'{"  " * min(depth, 40)}<span style="background:{_color(n)}">&nbsp;&nbsp;</span> #{html.escape(str(i))} '
     if i in seen:
       lines.append(head + html.escape(str(n.get("op", "?"))) + " (see above)")
       continue

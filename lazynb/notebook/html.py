@@ -46,8 +46,10 @@ def _num(x, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
 def _tuple(xs) -> str:
   return "(" + ", ".join(esc(x) for x in xs) + ("," if len(xs) == 1 else "") + ")" if isinstance(xs, list) else esc(xs)
 
-def _expr(x) -> str:
+def _expr(x, limit: int = 2000) -> str:
   """An index/valid expression, escaped, with break opportunities after its operators."""
+  x = "" if x is None else str(x)
+  x = x if len(x) <= limit else x[:limit] + f" ... ({len(x) - limit} more characters)"
   return "".join(c + "<wbr>" if c in "+*" else c for c in esc(x))
 
 def _dict(x) -> dict: return x if isinstance(x, dict) else {}
@@ -58,10 +60,11 @@ class _Ctx:
     self.doc = doc
     self.root = "lzt-" + secrets.token_hex(5)
     self.graphs = _dict(doc.get("graphs"))
-    self.kernels = {k.get("id"): k for k in _list(doc.get("kernels")) if isinstance(k, dict)}
+    self.kernels = {k.get("id"): k for k in _list(doc.get("kernels")) if isinstance(k, dict) and isinstance(k.get("id"), (int, str))}
     self.svg_left, self.src_left = SVG_BUDGET, SOURCE_BUDGET
     self.n = 0
     self.draws: list[tuple[int, dict, bool, int]] = []  # (priority, graph, hide_index, max_nodes), filled in by resolve()
+  def kernel(self, kid) -> dict | None: return self.kernels.get(kid) if isinstance(kid, (int, str)) else None
   def new_id(self) -> str:
     self.n += 1
     return f"{self.root}-{self.n}"
@@ -81,12 +84,18 @@ class _Ctx:
       for i in todo: done[i] = self._drawn(self.draws[i], i in drawable, svgs.get(i))
     return re.sub(f"<!--{self.root}:draw:(\\d+)-->", lambda m: done[int(m.group(1))], page)
 
+  def _listing(self, g: dict, hide: bool, why: str = "") -> str:
+    text = gv.text_listing(g, hide)
+    if len(text) > self.svg_left: return _note(why + "Not listed: this output reached its size bound.")
+    self.svg_left -= len(text)
+    return (_note(why) if why else "") + text
+
   def _drawn(self, d: tuple, drawable: bool, svg: str | None) -> str:
     _, g, hide, max_nodes = d
-    if not gv.available(): return gv.text_listing(g, hide)
+    if not gv.available(): return self._listing(g, hide)
     n = len(gv.subgraph(g, hide)[0])
     if not drawable: return _note(f"{n} nodes: too many to draw here (limit {max_nodes}).")
-    if svg is None and self.svg_left > 0: return _note("Graphviz failed on this graph; listing it instead.") + gv.text_listing(g, hide)
+    if svg is None and self.svg_left > 0: return self._listing(g, hide, "Graphviz failed on this graph; listing it instead. ")
     note = ""
     if svg is not None and len(svg) > self.svg_left:  # too big for what is left: draw the part nearest the output
       fit = int(n * self.svg_left / len(svg) * 0.85)
@@ -134,7 +143,7 @@ def view_schedule(ctx: _Ctx) -> str:
     reason = str(s.get("reason") or "")
     color = REASON_COLORS.get(reason, "#dedede")
     why = REASONS.get(reason, "no explanation recorded for this reason" if reason else "")
-    kern = _kname(ctx.kernels.get(s.get("kernel"))) if s.get("kernel") is not None else '<span class="lzt-muted">(not run)</span>'
+    kern = _kname(ctx.kernel(s.get("kernel"))) if s.get("kernel") is not None else '<span class="lzt-muted">(not run)</span>'
     rows.append(f'<tr><td>{esc(s.get("index"))}</td><td>{esc(s.get("kind"))}</td><td>{kern}</td>'
                 f'<td><span class="lzt-badge" style="background:{color}">{esc(reason or "-")}</span>'
                 f'<div class="lzt-why">{esc(why)}</div></td><td>{bufs}</td></tr>')
@@ -145,7 +154,8 @@ def view_schedule(ctx: _Ctx) -> str:
           + "".join(rows) + "</table>" + more)
 
 def _legend() -> str:
-  return '<div class="lzt-legend">' + "".join(f'<span><i style="background:{c}"></i>{k}</span>' for k, c in gv.KIND_COLORS.items()) + "</div>"
+  swatches = (f'<span><i style="background:{c}"></i>{k}</span>' for k, c in gv.KIND_COLORS.items())
+  return '<div class="lzt-legend">' + " ".join(swatches) + "</div>"
 
 def graph_block(ctx: _Ctx, gid, max_nodes: int = gv.MAX_NODES, tabs: bool = True, priority: int = 0) -> str:
   """One graph, with tabs for all nodes / without index and const nodes, and a note if the document truncated it."""
@@ -178,14 +188,17 @@ def view_shapetracker(ctx: _Ctx) -> str:
   if not views: return _note("No buffer accesses in this trace.")
   rows = []
   for v in views[:MAX_ROWS]:
-    k = ctx.kernels.get(v.get("kernel"))
+    k = ctx.kernel(v.get("kernel"))
     stack = "".join(f'<div class="lzt-view">shape {_tuple(w.get("shape"))} strides {_tuple(w.get("strides"))} offset {esc(w.get("offset"))}'
                     + (f' mask {esc(w.get("mask"))}' if w.get("mask") else "") + "</div>"
                     for w in _list(v.get("views")) if isinstance(w, dict))
-    mv = " &rarr; ".join(f"{esc(m[0])} <code>{esc(m[1])}</code>" for m in reversed(_list(v.get("movement"))) if isinstance(m, list) and len(m) == 2)
+    mvs = [f"{esc(m[0])} <code>{esc(m[1])}</code>" for m in reversed(_list(v.get("movement"))) if isinstance(m, list) and len(m) == 2]
+    if len(mvs) > 12: mvs = mvs[:6] + [f'<span class="lzt-muted">({len(mvs) - 12} more)</span>'] + mvs[-6:]
+    mv = " &rarr; ".join(mvs)
     buf = f"data{esc(v.get('buf'))}" if v.get("buf") is not None else "-"
     axes = " ".join(_axis(a) for a in _list(v.get("axis_names")))
-    rows.append(f'<tr><td class="lzt-nw">{esc(v.get("kernel"))} {_kname(k) if k else ""}</td><td><code>{buf}</code></td><td>{esc(v.get("access"))}</td>'
+    rows.append(f'<tr><td class="lzt-nw">{esc(v.get("kernel"))} {_kname(k) if k else ""}</td><td><code>{buf}</code></td>'
+                f'<td>{esc(v.get("access"))}</td>'
                 f'<td><code>{_tuple(v.get("shape"))}</code><div class="lzt-mono lzt-small">{axes}</div></td><td class="lzt-mono">{stack}</td>'
                 f'<td><code>{_expr(v.get("index"))}</code></td><td><code>{_expr(v.get("valid"))}</code></td>'
                 f'<td class="lzt-small">{mv or "<span class=lzt-muted>none</span>"}</td></tr>')
@@ -196,9 +209,10 @@ def view_shapetracker(ctx: _Ctx) -> str:
           '<th>valid</th><th>movement ops (buffer &rarr; kernel)</th></tr>' + "".join(rows) + "</table>" + more)
 
 def _lexer(language: str):
-  from pygments.lexers import CLexer, CppLexer, CudaLexer, PythonLexer, TextLexer
+  from pygments.lexers import CLexer, CppLexer, CudaLexer, LlvmLexer, PythonLexer, TextLexer
   lang = language.lower()
-  for key, lexer in (("cuda", CudaLexer), ("python", PythonLexer), ("metal", CppLexer), ("clang", CLexer), ("opencl", CLexer), ("c", CLexer)):
+  for key, lexer in (("cuda", CudaLexer), ("python", PythonLexer), ("metal", CppLexer), ("llvm", LlvmLexer), ("clang", CLexer),
+                     ("opencl", CLexer), ("c", CLexer)):
     if key in lang: return lexer()
   return TextLexer()
 
@@ -222,11 +236,13 @@ def _source(ctx: _Ctx, src: str, lang: str) -> tuple[str, str]:
   lines = src.count("\n") + 1
   return (_note(f"Showing the first {cut.count(chr(10))} of {lines} lines.") if len(cut) < len(src) else ""), body
 
+def _lines(xs) -> str: return ", ".join(map(str, sorted({x for x in xs if isinstance(x, int)})[:6])) if isinstance(xs, list) else ""
+
 def _uops(ctx: _Ctx, k: dict) -> str:
   uops = [u for u in _list(k.get("uops")) if isinstance(u, dict)]
   lm = _list(k.get("line_map"))
   rows = "".join(f'<tr><td>{esc(u.get("i"))}</td><td>{esc(u.get("op"))}</td><td>{esc(u.get("dtype"))}</td><td>{esc(u.get("src"))}</td>'
-                 f'<td>{esc(u.get("arg"))}</td><td>{esc(sorted(set(lm[i]))[:6] if i < len(lm) and isinstance(lm[i], list) else "")}</td></tr>'
+                 f'<td>{esc(u.get("arg"))}</td><td>{esc(_lines(lm[i]) if i < len(lm) else "")}</td></tr>'
                  for i, u in enumerate(uops[:MAX_UOPS]))
   more = f" (showing {MAX_UOPS})" if len(uops) > MAX_UOPS else ""
   return (f"<details><summary>{len(uops)} linearized UOps{more}</summary><table class=\"lzt-mono lzt-small\">"
@@ -377,6 +393,7 @@ NTH
 $R .lzt-tabs:not(:has(>input))>.lzt-panel{display:block}
 $R .lzt-legend span{display:inline-block;margin:0 10px 4px 0;font-size:11px}
 $R .lzt-legend i{display:inline-block;width:11px;height:11px;border:1px solid #555;vertical-align:-1px;margin-right:3px}
+$R .lzt-ptitle{display:none}
 $R .lzt-svg{overflow:auto;max-height:620px;max-width:100%;border:1px solid var(--jp-border-color2,#ddd);border-radius:3px;padding:4px}
 $R .lzt-svg svg{max-width:none;height:auto;display:block}
 $R .lzt-listing{max-height:420px;overflow:auto;font-size:11px;margin:0}
@@ -410,12 +427,19 @@ def _style(ctx: _Ctx, with_code: bool) -> str:
   css = _CSS.replace("NTH", nth).replace("$R", "#" + ctx.root)
   return f"<style>{css}{_pygments_css('#' + ctx.root) if with_code else ''}</style>"
 
+def _view(ctx: _Ctx, v: str) -> str:
+  """One view; a malformed document breaks only the view that trips on it."""
+  try: return RENDER[v](ctx)
+  except Exception as e:  # noqa: BLE001
+    return _note(f"This view could not be rendered from the document: {esc(type(e).__name__)}: {esc(e)}", "lzt-error")
+
 def render_html(doc: dict, show=None) -> str:
   """The trace document as one self-contained HTML <div>. `show`: a subset of VIEWS (default: all)."""
   wanted = set(VIEWS) if show is None else ({show} if isinstance(show, str) else set(show))
   if wanted - set(VIEWS): raise ValueError(f"unknown views {sorted(map(str, wanted - set(VIEWS)))}; choose from {VIEWS}")
   ctx = _Ctx(doc if isinstance(doc, dict) else {})
-  items = [(TITLES[v], f'<div class="lzt-view-{v}">{RENDER[v](ctx)}</div>') for v in VIEWS if v in wanted]
+  # each panel repeats its title, hidden by the stylesheet: where the <style> is stripped, panels show one after another
+  items = [(TITLES[v], f'<div class="lzt-view-{v}"><h3 class="lzt-ptitle">{TITLES[v]}</h3>{_view(ctx, v)}</div>') for v in VIEWS if v in wanted]
   return ctx.resolve(f'<div class="lzt" id="{ctx.root}">{_style(ctx, "kernels" in wanted)}{_header(ctx)}'
                      f'{_tabs(ctx, items) if items else ""}</div>')
 

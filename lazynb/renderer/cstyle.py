@@ -75,6 +75,7 @@ class CStyleLanguage(Renderer):
     must_name = {s for u in uops if u.op in (Ops.MAX,) for s in u.src}
     r: dict[UOp, str] = {}
     members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of
+    nest: dict[UOp, int] = {}           # nesting depth of an inline expression
     body: list[str] = []
     depth = 1
     counters: dict[str, int] = {}
@@ -136,7 +137,9 @@ class CStyleLanguage(Renderer):
         elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
         elif op is Ops.RECIP and u.dtype is not dtypes.float32: expr = f"({self.render_const(1, u.dtype)}/{srcs[0]})"
         else: expr = self.code_for_op[op](*srcs, u.dtype)
-        if uses.get(u, 0) > 1 or u in must_name:
+        nest[u] = 1 + max((nest.get(s, 0) for s in u.src), default=0)
+        if uses.get(u, 0) > 1 or u in must_name or nest[u] > 64:  # long inline chains overflow C's nesting limit
+          nest[u] = 0
           r[u] = fresh("alu")
           emit(f"{self.render_dtype(u.dtype)} {r[u]} = {expr};", mem(u))
           members[u] = [pos[u]]
