@@ -43,7 +43,7 @@ class Tensor:
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
-  __slots__ = ("_uop", "_requires_grad", "grad", "__weakref__")
+  __slots__ = ("_uop", "_pre", "_requires_grad", "grad", "__weakref__")
   __hash__ = object.__hash__
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
@@ -61,6 +61,7 @@ class Tensor:
     else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
     if dt is not None and uop.dtype != dt: uop = uop.cast(dt)
     self._uop: UOp = uop
+    self._pre: UOp | None = None  # the graph before the last realize (so backward still works after .item())
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
     self._requires_grad: bool | None = None
     self.requires_grad = requires_grad
@@ -121,20 +122,36 @@ class Tensor:
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
     """d(self)/d(target) for each target, as lazy tensors."""
     from lazynb.gradient import compute_gradient
-    root = lookup_realized(UOp.sink(self.uop)).src[0]
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar (shape {self.shape}) needs an explicit gradient= of that shape")
       gradient = Tensor.ones(*self.shape, dtype=self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, device=self.device)
     if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} does not match {self.shape}")
+    root = self._grad_root()
+    # a target may appear in the graph as the node it was before it was realized
+    stands_for = self._stands_for(root)
     tu = [t.uop for t in targets]
-    grads = compute_gradient(root, gradient.uop, set(tu))
-    return [Tensor(grads[u]) if u in grads else t.zeros_like() for t, u in zip(targets, tu)]
+    nodes = {n for n, u in stands_for.items() if u in set(tu)}
+    grads = compute_gradient(root, gradient.uop, nodes)
+    out = []
+    for t, u in zip(targets, tu):
+      gs = [g for n, g in grads.items() if stands_for[n] is u]
+      if not gs: out.append(t.zeros_like()); continue  # noqa: E702
+      acc = gs[0]
+      for g in gs[1:]: acc = acc + g
+      out.append(Tensor(acc))
+    return out
+  def _grad_root(self) -> UOp:
+    """The graph to differentiate: the one the tensor had before it was realized, if it was."""
+    return self._pre if self._pre is not None else self._uop
+  @staticmethod
+  def _stands_for(root: UOp) -> dict[UOp, UOp]:
+    """Each node of the graph -> the uop a tensor holds for it now (itself, or the buffer it was realized into)."""
+    return {n: realized.get(n, n) for n in root.toposort()}
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
-    root = lookup_realized(UOp.sink(self.uop)).src[0]
-    nodes = set(root.toposort())
-    params = [t for t in list(_grad_tensors) if t.uop in nodes]
+    current = set(self._stands_for(self._grad_root()).values())
+    params = [t for t in list(_grad_tensors) if t.uop in current]
     if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
     grads = self.gradient(*params, gradient=gradient)
     for t, g in zip(params, grads):
@@ -172,7 +189,10 @@ class Tensor:
     items, becomes = create_schedule([t.uop for t in todo])
     run_schedule(items)
     for orig, new in becomes.items(): realized[orig] = new
-    for t in todo: t._uop = becomes[t._uop] if t._uop in becomes else t.uop
+    for t in todo:
+      old = t._uop
+      t._uop = becomes[old] if old in becomes else t.uop
+      if not t.requires_grad and old.base.op is not Ops.ASSIGN: t._pre = old
   def kernelize(self, *lst: Tensor) -> Tensor:
     """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
     from lazynb.engine.kernelize import kernelize

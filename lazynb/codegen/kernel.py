@@ -107,6 +107,7 @@ class Kernel:
   def apply_opt(self, opt: Opt):
     if opt.axis < 0 or opt.axis >= len(self.full_shape): raise KernelOptError(f"{opt}: axis out of range for shape {self.full_shape}")
     size, t = self.full_shape[opt.axis], self.axis_types[opt.axis]
+    if opt.op is OptOps.PADTO: return self._padto(opt, size, t)
     amt = opt.arg if opt.arg != 0 else size
     if amt < 1 or size % amt != 0: raise KernelOptError(f"{opt}: {amt} does not divide axis of size {size}")
     if opt.op is OptOps.UPCAST:
@@ -132,6 +133,21 @@ class Kernel:
       self._split(opt.axis, amt, AxisType.THREAD, top=True)
     else: raise KernelOptError(f"{opt}: not supported yet")
     if self.local_size_prod() > getattr(self.renderer, "local_max_prod", 1024): raise KernelOptError(f"{opt}: work-group too large")
+    self.applied_opts.append(opt)
+
+  def _padto(self, opt: Opt, size: int, t: AxisType):
+    """Grow an axis to a multiple of `arg` (so it can be split evenly); the extra positions are masked off:
+    their loads read nothing and their stores are skipped. A reduce axis may grow only when the padded
+    zeros change nothing: an ADD reduce over ops that map 0 to 0."""
+    new = -(-size // opt.arg) * opt.arg if opt.arg > 1 else size
+    if new == size or new > 2 * size: raise KernelOptError(f"{opt}: padding {size} to {new} does nothing useful")
+    if t is AxisType.REDUCE:
+      if self.reduceop is None or self.reduceop.arg[0] is not Ops.ADD or not zero_preserving(self.reduceop.src[0]):
+        raise KernelOptError(f"{opt}: padding this reduce axis would change its result")
+    elif t is not AxisType.GLOBAL: raise KernelOptError(f"{opt}: can only pad a global or reduce axis")
+    self.sts = [st.pad(tuple((0, new - size) if i == opt.axis and st.shape[i] == size else (0, 0) for i in range(len(st.shape))))
+                for st in self.sts]
+    self.full_shape = self.full_shape[:opt.axis] + (new,) + self.full_shape[opt.axis + 1:]
     self.applied_opts.append(opt)
 
   def local_size_prod(self) -> int: return prod(self.full_shape[i] for i in self.axes_of(AxisType.LOCAL, AxisType.GROUP))
@@ -169,6 +185,16 @@ class Kernel:
     src = r.src[0]
     while src.op is Ops.CAST: src = src.src[0]
     return src.op is Ops.MUL and all(s.op is Ops.LOAD or s.op is Ops.CAST and s.src[0].op is Ops.LOAD for s in src.src)
+
+def zero_preserving(u: UOp) -> bool:
+  """Does this expression give 0 when every load gives 0? (Masked loads give 0.)"""
+  if u.op is Ops.LOAD: return True
+  if u.op is Ops.CONST: return not u.arg
+  if u.op in (Ops.MUL, Ops.AND): return any(zero_preserving(s) for s in u.src)
+  if u.op is Ops.WHERE: return zero_preserving(u.src[1]) and zero_preserving(u.src[2])
+  if u.op in (Ops.ADD, Ops.MAX, Ops.OR, Ops.XOR, Ops.NEG, Ops.CAST, Ops.SQRT, Ops.SIN, Ops.TRUNC, Ops.CMPLT, Ops.CMPNE):
+    return all(zero_preserving(s) for s in u.src)
+  return False
 
 def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   """Pick reasonable opts without search. Returns the opts applied.
@@ -215,6 +241,8 @@ def all_opt_candidates(k: Kernel) -> list[Opt]:
   """Every single action that could be applied next (the moves of a search)."""
   out = []
   for i, (s, t) in enumerate(zip(k.full_shape, k.axis_types)):
+    if t in (AxisType.GLOBAL, AxisType.REDUCE) and s > 4 and s % 4 and not any(o.op is OptOps.PADTO for o in k.applied_opts):
+      out.append(Opt(OptOps.PADTO, i, 4))
     if t is AxisType.GLOBAL:
       out += [Opt(OptOps.UPCAST, i, a) for a in (2, 3, 4, 8, 16) if s % a == 0 and s > a]
       if k.renderer.has_local: out += [Opt(OptOps.LOCAL, i, a) for a in (2, 4, 8, 16, 32) if s % a == 0]

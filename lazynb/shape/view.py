@@ -76,7 +76,8 @@ class View:
     if new_shape == self.shape: return self
     if prod(new_shape) != self.size: raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
     if self.contiguous: return View.create(new_shape)
-    if self.mask is not None and any(lo >= hi for lo, hi in self.mask): return View.create(new_shape, mask=((0, 0),) * len(new_shape))
+    if self.mask is not None and any(lo >= hi for lo, hi in self.mask):  # nothing valid: keep it that way
+      return View.create(new_shape, mask=((0, 0),) * len(new_shape)) if new_shape else None
     if self.size == 0: return View.create(new_shape)
     # drop the size-1 dims; group old and new dims with equal products
     old = [(s, st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1]

@@ -1,0 +1,93 @@
+"""Every action the optimizer or BEAM can take must leave results unchanged. For a set of kernels on odd
+shapes (primes, 1, sizes that no tile divides), apply every single action and a seeded sample of 2- and
+3-action sequences, run each on the device, and compare with numpy."""
+import random
+import numpy as np
+import pytest
+from lazynb import Tensor, Device
+from lazynb.codegen import get_program
+from lazynb.codegen.kernel import Kernel, KernelOptError, all_opt_candidates, hand_coded_optimizations
+from lazynb.codegen.search import neighbours
+from lazynb.engine.realize import CompiledRunner
+from lazynb.engine.schedule import create_schedule
+
+rng = np.random.default_rng(0)
+def arr(*shape): return rng.standard_normal(shape).astype(np.float32)
+
+def cases():
+  a, b, x, w = arr(7, 13), arr(13, 5), arr(2, 3, 9, 11), arr(4, 3, 3, 2)
+  v, one, big = arr(3, 1, 17), arr(5, 1), arr(31, 6)
+  return [
+    ("matmul_7x13x5", lambda: Tensor(a) @ Tensor(b), lambda: a @ b),
+    ("sum_axis0", lambda: Tensor(big).sum(axis=0), lambda: big.sum(0)),
+    ("max_axis1", lambda: Tensor(big).max(axis=1), lambda: big.max(1)),
+    ("elementwise_chain", lambda: (Tensor(v) * 2 + 1).relu(), lambda: np.maximum(v * 2 + 1, 0)),
+    ("broadcast_sum_ones", lambda: (Tensor(one) + Tensor(v)).sum(axis=2), lambda: (one + v).sum(2)),
+    ("conv_3x2_stride", lambda: Tensor(x).conv2d(Tensor(w), stride=(2, 1), padding=1),
+     lambda: _conv_ref(x, w, (2, 1), 1)),
+    ("pad_then_sum", lambda: Tensor(big).pad(((1, 2), (0, 3))).exp().sum(axis=1), lambda: np.exp(np.pad(big, ((1, 2), (0, 3)))).sum(1)),
+  ]
+
+def _conv_ref(x, w, stride, pad):
+  xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+  kh, kw = w.shape[2:]
+  oh, ow = (xp.shape[2] - kh) // stride[0] + 1, (xp.shape[3] - kw) // stride[1] + 1
+  out = np.zeros((x.shape[0], w.shape[0], oh, ow), np.float32)
+  for i in range(oh):
+    for j in range(ow):
+      out[:, :, i, j] = np.einsum("bchw,ochw->bo", xp[:, :, i * stride[0]:i * stride[0] + kh, j * stride[1]:j * stride[1] + kw], w)
+  return out
+
+def opt_sequences(k: Kernel, n_random: int, seed: int):
+  """All single actions from the plain kernel and from the heuristic's, plus random longer walks."""
+  seqs = {tuple(), tuple(hand_coded_optimizations(k.copy()))}
+  for base in list(seqs):
+    kb = Kernel(k.ast, k.renderer)
+    for o in base: kb.apply_opt(o)
+    for nk in neighbours(kb): seqs.add(tuple(nk.applied_opts))
+  r = random.Random(seed)
+  for _ in range(n_random):
+    kk = k.copy()
+    for _ in range(r.randint(2, 3)):
+      cands = all_opt_candidates(kk)
+      if not cands: break
+      try: kk.apply_opt(r.choice(cands))
+      except KernelOptError: pass
+    seqs.add(tuple(kk.applied_opts))
+  return sorted(seqs, key=repr)
+
+def check(device: str, name, build, ref, n_random: int):
+  out = build()
+  items, _ = create_schedule([out.to(device).uop if device != Device.DEFAULT else out.uop])
+  want = ref()
+  # run the items before the last one normally (copies, earlier kernels), then every variant of the last
+  from lazynb.engine.realize import exec_item
+  for si in items[:-1]: exec_item(si)
+  si = items[-1]
+  assert si.kind == "kernel"
+  for b in si.bufs: b.allocate()
+  k = Kernel(si.ast, Device[si.bufs[0].device].renderer)
+  tried = 0
+  for opts in opt_sequences(k, n_random, seed=hash(name) % 1000):
+    prg = get_program(si.ast, k.renderer, list(opts))
+    si.bufs[0].copyin(memoryview(np.full(si.bufs[0].size, 12345, dtype=si.bufs[0].dtype.np).view(np.uint8)))
+    CompiledRunner(prg)(list(si.bufs))
+    got = si.bufs[0].numpy()[:want.size].reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{name} with opts {list(opts)}")
+    tried += 1
+  return tried
+
+@pytest.mark.parametrize("case", cases(), ids=[c[0] for c in cases()])
+def test_every_opt_keeps_results_cpu(case):
+  name, build, ref = case
+  assert check("CPU", name, build, ref, n_random=12) >= 5
+
+@pytest.mark.parametrize("case", cases()[:3], ids=[c[0] for c in cases()[:3]])
+def test_every_opt_keeps_results_cl(case):
+  ok, why = Device.available("CL")
+  if not ok: pytest.skip(f"CL not available: {why}")
+  name, build, ref = case
+  old = Device.DEFAULT
+  Device.DEFAULT = "CL"
+  try: assert check("CL", name, build, ref, n_random=8) >= 5
+  finally: Device.DEFAULT = old
