@@ -72,7 +72,10 @@ class CPUProgram(Runner):
     args = [ctypes.c_void_p(b.ctypes.data) for b in bufs] + [ctypes.c_int(v) for v in vals]
     st = time.perf_counter()
     if global_size[0] == 1: self.fxn(*args)
-    else: list(_pool(global_size[0]).map(lambda t: self.fxn(*args, ctypes.c_int(t)), range(global_size[0])))
+    else:  # threads 1.. on the pool, thread 0 right here
+      futs = [_pool(global_size[0]).submit(self.fxn, *args, ctypes.c_int(t)) for t in range(1, global_size[0])]
+      self.fxn(*args, ctypes.c_int(0))
+      for f in futs: f.result()
     return time.perf_counter() - st if wait else None
 
 _pools: dict[int, ThreadPoolExecutor] = {}
