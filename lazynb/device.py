@@ -101,6 +101,23 @@ class _Device:
 
 Device = _Device()
 
+# freed device memory is kept for reuse (a fresh allocation costs page faults on first touch)
+_POOL_LIMIT = 1 << 29
+_pool: dict[tuple[str, int], list] = {}
+_pooled_bytes = 0
+def _pool_take(key):
+  global _pooled_bytes
+  if (lst := _pool.get(key)):
+    _pooled_bytes -= key[1]
+    return lst.pop()
+  return None
+def _pool_give(key, buf) -> bool:
+  global _pooled_bytes
+  if _pooled_bytes + key[1] > _POOL_LIMIT: return False
+  _pool.setdefault(key, []).append(buf)
+  _pooled_bytes += key[1]
+  return True
+
 class Buffer:
   """Memory for `size` elements of `dtype` on a device, allocated on first use."""
   def __init__(self, device: str, size: int, dtype: DType):
@@ -112,13 +129,16 @@ class Buffer:
   def allocate(self) -> Buffer:
     if self._buf is None:
       self.allocator = Device[self.device].allocator
-      self._buf = self.allocator.alloc(max(self.nbytes, 1))
+      key = (self.device, max(self.nbytes, 1))
+      buf = _pool_take(key)
+      self._buf = buf if buf is not None else self.allocator.alloc(key[1])
       GlobalCounters.mem_used += self.nbytes
     return self
   def __del__(self):
     if getattr(self, "_buf", None) is not None:
       GlobalCounters.mem_used -= self.nbytes
-      try: self.allocator.free(self._buf, max(self.nbytes, 1))
+      try:
+        if not _pool_give((self.device, max(self.nbytes, 1)), self._buf): self.allocator.free(self._buf, max(self.nbytes, 1))
       except Exception: pass
   def copyin(self, data: memoryview) -> Buffer:
     self.allocate()

@@ -32,6 +32,7 @@ def linearize(sink: UOp) -> list[UOp]:
   # the loops each node sits in, and the phase it runs in (a reduce loop runs in its accumulator's phase,
   # which depends on what the loop body needs: iterate until nothing moves)
   range_phase: dict[UOp, int] = {}
+  assigns_all = [n for n in nodes if n.op is Ops.ASSIGN]
   while True:
     deps: dict[UOp, frozenset] = {}
     phase: dict[UOp, int] = {}
@@ -42,8 +43,8 @@ def linearize(sink: UOp) -> list[UOp]:
       if n.op is Ops.ASSIGN:  # the accumulator's value exists after its loops close, in the next phase
         d, p = d - frozenset(n.src[0].src[1:]), p + 1
       deps[n], phase[n] = d, p
-    for n in nodes:  # an accumulator belongs to the phase of its update
-      if n.op is Ops.DEFINE_ACC: phase[n] = max(phase[u] for u in nodes if u.op is Ops.ASSIGN and u.src[0] is n) - 1
+    for u in assigns_all:  # an accumulator belongs to the phase of its update
+      phase[u.src[0]] = phase[u] - 1
     new = {r: phase[n] for n in nodes if n.op is Ops.DEFINE_ACC for r in n.src[1:]}
     if new == range_phase: break
     range_phase = new
@@ -56,9 +57,11 @@ def linearize(sink: UOp) -> list[UOp]:
     here = [n for n in nodes if phase[n] == p and n not in placed and n.op not in (Ops.SINK, Ops.RANGE, Ops.ASSIGN)]
     accs = [n for n in here if n.op is Ops.DEFINE_ACC]
     loops = sorted({r for a in accs for r in a.src[1:]}, key=lambda r: r.arg[0])
-    inside = [n for n in here if n.op not in (Ops.DEFINE_ACC, Ops.ASSIGN) and deps[n] & set(loops)]
-    before = [n for n in here if n.op not in (Ops.DEFINE_ACC, Ops.ASSIGN) and n not in inside]
-    assigns = [n for n in nodes if n.op is Ops.ASSIGN and phase[n.src[0]] == p]
+    loop_set = set(loops)
+    inside = [n for n in here if n.op is not Ops.DEFINE_ACC and deps[n] & loop_set]
+    inside_set = set(inside)
+    before = [n for n in here if n.op is not Ops.DEFINE_ACC and n not in inside_set]
+    assigns = [n for n in assigns_all if phase[n.src[0]] == p]
     out += before + accs + loops + inside + assigns + [UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(loops)]
     placed.update(here + assigns)
   out += [UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(outer)]

@@ -102,8 +102,9 @@ def lower(k: Kernel) -> UOp:
       valid = valid & group_first  # after a GROUP reduce every work-item of the group has the answer: one stores it
       index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
       stores.append(UOp(Ops.STORE, dtypes.void, (index, ld(val, env))))
-  return graph_rewrite(UOp.sink(*stores), symbolic + drop_true_gates, name="lower: index math")
+  return graph_rewrite(UOp.sink(*stores), lower_rules, name="lower: index math")
 
 # a gate that simplified to True is no gate
 drop_true_gates = PatternMatcher([
   (UPat(Ops.INDEX, name="x", src=(UPat.var("b"), UPat.var("i"), UPat.const(dtypes.bool, True))), lambda x, b, i: x.replace(src=(b, i)))])
+lower_rules = symbolic + drop_true_gates
