@@ -57,10 +57,12 @@ class dtypes:
   def all() -> list[DType]: return [dtypes.bool, dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32]
   @staticmethod
   def from_py(x) -> DType:
-    if isinstance(x, bool): return dtypes.bool
-    if isinstance(x, int): return dtypes.default_int
+    if isinstance(x, (bool, np.bool_)): return dtypes.bool
+    if isinstance(x, (int, np.integer)):
+      return dtypes.default_int if -2**31 <= int(x) < 2**31 else dtypes.int64 if -2**63 <= int(x) < 2**63 else _too_big(x)
+    if isinstance(x, np.floating): return dtypes.default_float
     if isinstance(x, float): return dtypes.default_float
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, np.ndarray)):
       return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
     raise TypeError(f"cannot infer a dtype for {type(x).__name__}: {x!r}")
   @staticmethod
@@ -69,7 +71,8 @@ class dtypes:
     if x == np.float64: return dtypes.default_float
     for d in dtypes.all():
       if d.np == x: return d
-    if x.kind in "iu": return dtypes.int64 if x.itemsize >= 8 else dtypes.int32
+    if x.kind == "u" and x.itemsize >= 4 or x.kind == "i" and x.itemsize >= 8: return dtypes.int64  # uint32 does not fit int32
+    if x.kind in "iu": return dtypes.int32
     raise TypeError(f"lazynb has no dtype for numpy dtype {x}; supported: {', '.join(d.name for d in dtypes.all())} (float64 becomes float)")
   @staticmethod
   def min(d: DType):
@@ -81,6 +84,9 @@ class dtypes:
     if d is dtypes.bool: return True
     if dtypes.is_int(d): return 2**(8*d.itemsize)-1 if dtypes.is_unsigned(d) else 2**(8*d.itemsize-1)-1
     return math.inf
+
+def _too_big(x):
+  raise OverflowError(f"{x} does not fit in a 64-bit integer")
 
 _TO_NP = {"bool": np.bool_, "uint8": np.uint8, "int": np.int32, "long": np.int64, "half": np.float16, "float": np.float32}
 _BY_NAME = {d.name: d for d in dtypes.all()} | {"int32": dtypes.int32, "int64": dtypes.int64, "float16": dtypes.float16,

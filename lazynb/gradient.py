@@ -18,7 +18,14 @@ def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
     mask = is_max.where(x.const_like(1.0), x.const_like(0.0))
     count = mask.r(Ops.ADD, axes)
     return ((mask * (ctx * count.alu(Ops.RECIP)).expand(x.shape)),)
-  if op is Ops.MUL: return ((ctx * ret).expand(x.shape) * x.alu(Ops.RECIP),)
+  if op is Ops.MUL:  # d(prod)/dx_i = product of the others; written without dividing by a zero x_i
+    zero = x.ne(0).ne(True)
+    one = x.const_like(1.0)
+    nz = zero.where(one, x)
+    prod_nz = nz.r(Ops.MUL, axes).expand(x.shape)
+    zeros = zero.where(one, x.const_like(0.0)).r(Ops.ADD, axes).expand(x.shape)
+    others = zeros.ne(0).where(zero.where(zeros.ne(1).where(x.const_like(0.0), prod_nz), x.const_like(0.0)), prod_nz * nz.alu(Ops.RECIP))
+    return (others * ctx.expand(x.shape),)
   raise NotImplementedError(f"no gradient for reduce {op}")
 
 def _expand_grad(ctx: UOp, ret: UOp) -> tuple:

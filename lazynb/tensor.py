@@ -11,8 +11,8 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, buffers
-from lazynb.engine.schedule import create_schedule, realized, new_buffer, is_contiguous_view_of_buffer, lookup_realized, ScheduleItem
+from lazynb.uop.ops import UOp, Ops, buffers, new_unique
+from lazynb.engine.schedule import create_schedule, realized, owned, new_buffer, is_contiguous_view_of_buffer, ScheduleItem
 from lazynb.engine.realize import run_schedule
 
 def _shape_arg(shape) -> tuple:
@@ -35,6 +35,12 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(out)
 
 _grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
+computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # buffer view -> the expression it holds
+def _grad_leaf_uops() -> set: return {t.uop for t in list(_grad_tensors)}
+_last_backward: weakref.ReferenceType | None = None  # the loss of the last backward(): an optimizer step realizes it too
+def last_backward():
+  t = _last_backward() if _last_backward is not None else None
+  return t if t is not None and not t.uop.is_realized else None
 
 class _RNG:
   gen = np.random.default_rng(0)
@@ -60,6 +66,8 @@ class Tensor:
     elif data is None: uop = Tensor._from_numpy(np.zeros((0,), dtype=(dt or dtypes.default_float).np), dev)
     else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
     if dt is not None and uop.dtype != dt: uop = uop.cast(dt)
+    if requires_grad and uop.base.op is Ops.CONST:  # a leaf must be its own node, not a shared constant
+      uop = Tensor._const_buffer(uop)
     self._uop: UOp = uop
     self._pre: UOp | None = None  # the graph before the last realize (so backward still works after .item())
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
@@ -78,15 +86,23 @@ class Tensor:
   @staticmethod
   def _from_numpy(arr: np.ndarray, device: str) -> UOp:
     """Host data goes into a buffer on the PYTHON device; a lazy COPY moves it to `device` at realize."""
-    arr = np.ascontiguousarray(arr)
+    arr = np.ascontiguousarray(arr).reshape(arr.shape)
     dtype = dtypes.from_np(arr.dtype)
     if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
     buf = new_buffer("PYTHON", arr.size, dtype)
     buffers[buf].copyin(memoryview(arr.reshape(-1).view(np.uint8)))
+    owned.add(buf)
     view = buf.reshape(arr.shape)
     if Device.canonicalize(device) == "PYTHON": return view
     return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
 
+  @staticmethod
+  def _const_buffer(u: UOp) -> UOp:
+    buf = new_buffer(u.device, prod(u.shape), u.dtype)
+    arg = u.base.arg
+    buffers[buf].copyin(memoryview(np.full(max(prod(u.shape), 1), arg, dtype=u.dtype.np)[:prod(u.shape)].view(np.uint8)))
+    owned.add(buf)
+    return buf.reshape(u.shape)
   @staticmethod
   def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
     c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
@@ -141,8 +157,13 @@ class Tensor:
       out.append(Tensor(acc))
     return out
   def _grad_root(self) -> UOp:
-    """The graph to differentiate: the one the tensor had before it was realized, if it was."""
-    return self._pre if self._pre is not None else self._uop
+    """The graph to differentiate: realized buffers are traced back to the expressions that computed them."""
+    root = self._pre if self._pre is not None else self._uop
+    for _ in range(64):
+      back = {n: computed_from[n] for n in root.toposort() if n in computed_from and not (n in _grad_leaf_uops())}
+      if not back: break
+      root = root.substitute(back)
+    return root
   @staticmethod
   def _stands_for(root: UOp) -> dict[UOp, UOp]:
     """Each node of the graph -> the uop a tensor holds for it now (itself, or the buffer it was realized into)."""
@@ -154,6 +175,8 @@ class Tensor:
     params = [t for t in list(_grad_tensors) if t.uop in current]
     if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
     grads = self.gradient(*params, gradient=gradient)
+    global _last_backward
+    _last_backward = weakref.ref(self)
     for t, g in zip(params, grads):
       g = g.cast(t.dtype) if g.dtype != t.dtype else g
       t.grad = g if t.grad is None else t.grad + g
@@ -188,7 +211,9 @@ class Tensor:
     if not todo: return
     items, becomes = create_schedule([t.uop for t in todo])
     run_schedule(items)
-    for orig, new in becomes.items(): realized[orig] = new
+    for orig, new in becomes.items():
+      realized[orig] = new
+      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): computed_from[new] = orig
     for t in todo:
       old = t._uop
       t._uop = becomes[old] if old in becomes else t.uop
@@ -204,10 +229,13 @@ class Tensor:
     if x.shape != self.shape: raise ValueError(f"assign: shape {x.shape} does not match {self.shape}")
     if x.device != self.device: raise ValueError(f"assign: device {x.device} does not match {self.device}")
     x = x.cast(self.dtype)
-    if not is_contiguous_view_of_buffer(self.uop): self.uop = x.uop
-    else: self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+    # in place only into memory this tensor owns; a buffer shared with equal expressions gets a fresh value instead
+    if is_contiguous_view_of_buffer(self.uop) and self.uop.base in owned: self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+    else: self.uop = x.uop
     return self
-  def contiguous(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def contiguous(self) -> Tensor:
+    """A tensor stored in its own buffer (each call makes a new one: the UNIQUE source keeps equal ones apart)."""
+    return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop, new_unique())))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
   def to(self, device: str) -> Tensor:
     device = Device.canonicalize(device)
@@ -243,7 +271,9 @@ class Tensor:
   @staticmethod
   def empty(*shape, dtype=None, device=None, **kw) -> Tensor:
     shape = _check_shape(_shape_arg(shape))
-    return Tensor(new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float)).reshape(shape), **kw)
+    buf = new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float))
+    owned.add(buf)
+    return Tensor(buf.reshape(shape), **kw)
   def full_like(self, fill_value, dtype=None, **kw) -> Tensor: return Tensor.full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
@@ -255,16 +285,20 @@ class Tensor:
   def _eager(arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor:
     """A tensor whose data is made on the host now (random numbers, arange, eye), realized on its device."""
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
-    arr = np.ascontiguousarray(arr.astype(dt.np))
+    arr = np.ascontiguousarray(arr.astype(dt.np)).reshape(np.shape(arr))
     dev = Device.canonicalize(device)
     buf = new_buffer(dev, arr.size, dt)
     buffers[buf].copyin(memoryview(arr.reshape(-1).view(np.uint8)))
+    owned.add(buf)
     return Tensor(buf.reshape(arr.shape), **kw)
   @staticmethod
   def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
   @staticmethod
   def rand(*shape, device=None, dtype=None, **kw) -> Tensor:
-    return Tensor._eager(_RNG.gen.random(_check_shape(_shape_arg(shape)), dtype=np.float32), device, dtype or dtypes.default_float, **kw)
+    dt = to_dtype(dtype or dtypes.default_float)
+    r = _RNG.gen.random(_check_shape(_shape_arg(shape)), dtype=np.float32).astype(dt.np)
+    r = np.minimum(r, np.nextafter(dt.np(1), dt.np(0)))  # rounding to half could reach 1.0
+    return Tensor._eager(r, device, dt, **kw)
   @staticmethod
   def randn(*shape, device=None, dtype=None, **kw) -> Tensor:
     return Tensor._eager(_RNG.gen.standard_normal(_check_shape(_shape_arg(shape)), dtype=np.float32), device, dtype or dtypes.default_float, **kw)
@@ -290,7 +324,8 @@ class Tensor:
   def arange(start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange step must not be 0")
-    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
+    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step))
+                                                     else max(dtypes.from_py(int(start)), dtypes.from_py(int(stop))))
     return Tensor._eager(np.arange(start, stop, step), device, dt, **kw)
   @staticmethod
   def eye(n: int, m: int | None = None, device=None, dtype=None, **kw) -> Tensor:
@@ -519,14 +554,16 @@ class Tensor:
   def floordiv(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
     if dtypes.is_float(x.dtype): return x.div(y).floor()
-    safe = y.eq(0).where(1, y)
+    minus1 = y.eq(-1) if not dtypes.is_unsigned(y.dtype) and y.dtype is not dtypes.bool else y.ne(y)
+    safe = (y.eq(0) | minus1).where(1, y)
     q = x._binop(Ops.IDIV, safe)
     adjust = x._binop(Ops.MOD, safe).ne(0).logical_and((x < 0).ne(safe < 0))
-    return y.eq(0).where(0, q - adjust.cast(q.dtype))
+    return y.eq(0).where(0, minus1.where(-x, q - adjust.cast(q.dtype)))
   def mod(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
     if dtypes.is_float(x.dtype): return x - x.div(y).floor() * y
-    safe = y.eq(0).where(1, y)
+    minus1 = y.eq(-1) if not dtypes.is_unsigned(y.dtype) and y.dtype is not dtypes.bool else y.ne(y)
+    safe = (y.eq(0) | minus1).where(1, y)
     r = x._binop(Ops.MOD, safe)
     r = r.ne(0).logical_and((r < 0).ne(safe < 0)).where(r + safe, r)
     return y.eq(0).where(0, r)
@@ -538,7 +575,7 @@ class Tensor:
         if n & 1: acc = base if acc is None else acc * base
         base, n = base * base, n >> 1
       return acc.reciprocal() if y < 0 else acc
-    if not reverse and y == 0.5: return self._float().sqrt()
+    if not reverse and isinstance(y, (int, float)) and y == 0.5: return self._float().sqrt()
     x, y = self._broadcasted(y, reverse)
     is_int = not dtypes.is_float(x.dtype)
     xf, yf = x._float(), y._float()
@@ -554,7 +591,8 @@ class Tensor:
     return Tensor(UOp(Ops.MAX, x.dtype, (x.uop, y.uop))) if x.dtype is not dtypes.bool else x | y
   def minimum(self, y) -> Tensor:
     x, y = self._broadcasted(y)
-    return (x < y).where(x, y)
+    if x.dtype in (dtypes.bool, dtypes.uint8): return (x < y).where(x, y)
+    return -((-x).maximum(-y))
   def where(self, x, y) -> Tensor:
     cond = self if self.dtype is dtypes.bool else self.cast(dtypes.bool)
     if isinstance(x, Tensor): x, y = x._broadcasted(y)
@@ -678,6 +716,10 @@ class Tensor:
     return out
   def _reduce(self, op: Ops, axis, keepdim: bool) -> Tensor:
     axes = self._axes(axis)
+    if any(self.shape[a] == 0 for a in axes):  # nothing to reduce: the result is the reduce's identity
+      out = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+      ret = Tensor.full(out, {Ops.ADD: 0, Ops.MUL: 1}[op], dtype=self.dtype, device=self.device)
+      return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
     ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -702,8 +744,8 @@ class Tensor:
   def mean(self, axis=None, keepdim: bool = False) -> Tensor:
     x = self._float()
     n = prod(self.shape[a] for a in self._axes(axis))
-    s = x.sum(axis, keepdim)
-    return s * (1 / n) if n else s * math.nan
+    s = x.sum(axis, keepdim, dtype=dtypes.float32)  # a half mean can fit where the half sum would overflow
+    return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
     x = self._float()
     n = prod(self.shape[a] for a in self._axes(axis))

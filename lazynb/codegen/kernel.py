@@ -38,6 +38,9 @@ class Kernel:
     self.ast, self.renderer = ast, renderer
     self.views = dedup([u for u in ast.toposort() if u.op is Ops.VIEW])
     self.sts: list[ShapeTracker] = [v.arg for v in self.views]
+    # which views belong to memory accesses (the others shape constants)
+    mem_views = {u.src[1] for u in ast.toposort() if u.op in (Ops.LOAD, Ops.STORE)}
+    self.is_mem = [v in mem_views for v in self.views]
     self.reduceop = next((u for u in ast.toposort() if u.op is Ops.REDUCE_AXIS), None)
     self.bufs = sorted({u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL}, key=lambda u: u.arg)
     out_shape = self.sts[0].shape if self.sts else ()
@@ -208,7 +211,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
     for amounts in ((16, 8, 4), (4,)):  # a 4x16 register tile where the shapes allow
       cands = []
       for a in k.axes_of(AxisType.GLOBAL):
-        zeros = frozenset(i for i, st in enumerate(k.sts[1:], 1) if st.real_strides()[a] == 0)
+        zeros = frozenset(i for i, st in enumerate(k.sts[1:], 1) if k.is_mem[i] and st.real_strides()[a] == 0)
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros))
       if not cands or k.upcast_size() >= 64: break
       a, zeros = cands[-1]

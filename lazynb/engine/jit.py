@@ -9,7 +9,9 @@ import functools
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters
+from lazynb.uop.ops import Ops
 from lazynb.engine import realize as _realize
+from lazynb.engine.schedule import chain_st
 
 class JitError(RuntimeError): pass
 
@@ -29,17 +31,20 @@ class TinyJit:
     from lazynb.tensor import Tensor
     ts = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
     Tensor.realize_all(*ts)
+    for t in ts:
+      if t.uop.base.op is not Ops.BUFFER: t.uop = t.contiguous().realize().uop
     return ts
 
   def __call__(self, *args, **kwargs):
     from lazynb.tensor import Tensor
     inputs = self._inputs(args, kwargs)
-    spec = [(t.shape, t.dtype, t.device) for t in inputs]
+    # the kernels read an input's underlying buffer through its view: the view must stay the same
+    spec = [(t.shape, t.dtype, t.device, chain_st(t.uop)) for t in inputs]
     if self.cnt >= 2:
       if spec != self.input_spec:
-        raise JitError(f"TinyJit: inputs changed since capture: got {[s[:2] for s in spec]}, captured {[s[:2] for s in self.input_spec]}; "
-                       "call .reset() to capture again")
-      swap = {id(old): t._buffer() for old, t in zip(self.input_bufs, inputs)}
+        raise JitError(f"TinyJit: inputs changed since capture: got {[s[:2] for s in spec]}, captured {[s[:2] for s in self.input_spec]} "
+                       "(shapes, dtypes, devices and views must match); call .reset() to capture again")
+      swap = {id(old): t.uop.base.buffer for old, t in zip(self.input_bufs, inputs)}
       for kind, runner, bufs in self.captured:
         bufs = [swap.get(id(b), b) for b in bufs]
         if kind == "copy": _realize.run_copy(bufs[0], bufs[1])
@@ -51,7 +56,7 @@ class TinyJit:
       return self.ret
     if self.cnt == 1:
       self.input_spec = spec
-      self.input_bufs = [t._buffer() for t in inputs]
+      self.input_bufs = [t.uop.base.buffer for t in inputs]
       _realize.capturing = []
       try:
         ret = self.fxn(*args, **kwargs)

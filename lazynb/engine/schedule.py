@@ -41,10 +41,18 @@ def new_buffer(device: str, size: int, dtype) -> UOp:
   buffers[u] = Buffer(device, size, dtype)
   return u
 
-def lookup_realized(sink: UOp) -> UOp:
-  """Replace every node that already has a buffer by a view of that buffer."""
-  mapping = {n: realized[n] for n in sink.toposort() if n in realized}
-  return sink.substitute(mapping) if mapping else sink
+# BUFFER uops whose memory belongs to one tensor (made by contiguous(), assign(), data, copies): only these
+# may be written in place. A buffer realized from a plain expression may be shared by every equal expression.
+owned: weakref.WeakSet = weakref.WeakSet()
+
+def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
+  """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
+  memo: dict[UOp, UOp] = {}
+  for n in sink.toposort():
+    if n in realized: memo[n] = realized[n]; continue  # noqa: E702
+    src = tuple(memo[s] for s in n.src)
+    memo[n] = n if src == n.src else n.replace(src=src)
+  return memo[sink], memo
 
 def is_contiguous_view_of_buffer(u: UOp) -> bool:
   """u reads a whole buffer in order (so its memory can be used as is)."""
@@ -62,7 +70,7 @@ def chain_st(u: UOp) -> ShapeTracker:
 
 class Scheduler:
   def __init__(self, outs: list[UOp]):
-    self.sink = lookup_realized(UOp.sink(*outs))
+    self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}
@@ -72,6 +80,7 @@ class Scheduler:
     self.out_buf: dict[UOp, UOp] = {}      # root -> its BUFFER uop
     self.items: dict[UOp, ScheduleItem] = {}
     self.deps: dict[UOp, list[UOp]] = {}   # root -> roots it reads
+    self.reads: dict[UOp, set[UOp]] = {}   # root -> realized BUFFERs it reads directly
 
   def root_of(self, out: UOp) -> UOp | None:
     b = out.base
@@ -103,6 +112,11 @@ class Scheduler:
       self.items[r] = self.build(r)
       work.extend(n for n in self.roots if n not in before)
       work.extend(n for n in self.deps[r] if n not in done)
+    # an in-place write (ASSIGN) waits for every kernel that reads the old contents of its buffer
+    for r in self.roots:
+      if r.op is not Ops.ASSIGN: continue
+      for x, bufs in self.reads.items():
+        if x is not r and self.out_buf[r] in bufs and x not in self.deps[r] and not self._depends(x, r): self.deps[r].append(x)
     # order: a kernel after every kernel it reads from
     order: list[UOp] = []
     seen: set[UOp] = set()
@@ -119,12 +133,24 @@ class Scheduler:
       if (r := self.root_of(o)) is not None: visit(r)
     return [self.items[r] for r in order]
 
+  def _depends(self, a: UOp, b: UOp) -> bool:
+    """Does root a (transitively) read root b?"""
+    stack, seen = [a], set()
+    while stack:
+      n = stack.pop()
+      if n is b: return True
+      if n in seen: continue
+      seen.add(n)
+      stack.extend(self.deps.get(n, []))
+    return False
+
   # ---------------------------------------------------------------- one kernel
   def build(self, root: UOp) -> ScheduleItem:
     self.deps[root] = []
     if root.op is Ops.COPY:
       src = root.src[0]
-      src_buf = src.base if is_contiguous_view_of_buffer(src) else self.load_root(root, src, "copy", None)
+      if is_contiguous_view_of_buffer(src): self.reads.setdefault(root, set()).add(src_buf := src.base)
+      else: src_buf = self.load_root(root, src, "copy", None)
       ob = self.out_buf[root]
       return ScheduleItem(root, (buffers[ob], buffers[src_buf]), "copy", self.roots[root], root, (ob, src_buf))
     if root.op is Ops.ASSIGN and root.src[1].op is Ops.KERNEL: return self.prebuilt(root)
@@ -181,6 +207,7 @@ class Scheduler:
 
   def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None) -> UOp:
     buf = self.add_root(n, reason) if n.op is not Ops.BUFFER else n
+    if n.op is Ops.BUFFER: self.reads.setdefault(parent, set()).add(n)
     if n.op is not Ops.BUFFER and n not in self.deps[parent]: self.deps[parent].append(n)
     if st is None: return buf
     if buf not in self.globals: self.globals.append(buf)
@@ -199,8 +226,8 @@ class Scheduler:
     op = n.op
     if op is Ops.BUFFER: return self.load_root(self.root, n, "", st)
     if not top and n in self.roots: return self.load_root(self.root, n, self.roots[n], st)
-    if op is Ops.CONST:
-      return UOp(Ops.CONST, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),) if st.has_mask else (), n.arg)
+    if op is Ops.CONST:  # the view carries the kernel's shape (a reduce of constants must know its size) and any mask
+      return UOp(Ops.CONST, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),), n.arg)
     if op in GroupOp.Movement:
       inner = ShapeTracker.from_shape(n.src[0].shape).movement(op, n.arg)
       self.path.append((op.name, n.arg))
@@ -231,9 +258,12 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
       nb = UOp(Ops.BUFFER, b.dtype, (new_unique(), b.src[1]), b.arg)
       buffers[nb] = buffers[b]
       b = nb
+    if r.op in (Ops.ASSIGN, Ops.CONTIGUOUS, Ops.COPY): owned.add(b)
     bufmap[r] = b.reshape(r.shape) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs):
     becomes[orig] = o.substitute(bufmap) if bufmap else o
   for r, b in bufmap.items(): becomes.setdefault(r, b)
+  for orig, new in s.orig_map.items():  # the nodes as the tensors hold them (before realized parts were swapped in)
+    if new in bufmap and orig is not new: becomes.setdefault(orig, bufmap[new])
   trace.emit("schedule", items=items, outs=outs)
   return items, becomes

@@ -8,7 +8,7 @@ from lazynb.helpers import cache_dir
 
 FILES = {"train-images-idx3-ubyte.gz": (2051, 60000), "train-labels-idx1-ubyte.gz": (2049, 60000),
          "t10k-images-idx3-ubyte.gz": (2051, 10000), "t10k-labels-idx1-ubyte.gz": (2049, 10000)}
-MIRROR = os.environ.get("LAZYNB_MNIST_MIRROR", "https://storage.googleapis.com/cvdf-datasets/mnist/")
+DEFAULT_MIRROR = "https://storage.googleapis.com/cvdf-datasets/mnist/"
 
 def _dirs() -> list[pathlib.Path]:
   out = []
@@ -20,7 +20,8 @@ def _download(name: str, dest: pathlib.Path):
   dest.parent.mkdir(parents=True, exist_ok=True)
   tmp = dest.with_suffix(".part")
   try:
-    with urllib.request.urlopen(MIRROR + name, timeout=30) as r, open(tmp, "wb") as f:
+    mirror = os.environ.get("LAZYNB_MNIST_MIRROR", DEFAULT_MIRROR)
+    with urllib.request.urlopen(mirror + name, timeout=30) as r, open(tmp, "wb") as f:
       total, got = int(r.headers.get("Content-Length") or 0), 0
       while chunk := r.read(1 << 16):
         f.write(chunk)

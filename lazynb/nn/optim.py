@@ -1,8 +1,9 @@
 """Optimizers: each step() builds the update graph for every parameter and realizes it in one schedule,
 writing the new values into the parameters' buffers (Tensor.assign)."""
 from __future__ import annotations
-from lazynb.tensor import Tensor
+from lazynb.tensor import Tensor, last_backward
 from lazynb.dtype import dtypes
+from lazynb.engine.schedule import owned, is_contiguous_view_of_buffer
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
@@ -11,18 +12,23 @@ class Optimizer:
     self.params = [p for p in dict.fromkeys(params) if p.requires_grad]
     if not self.params: raise ValueError("optimizer got no parameters that require grad")
     self.buffers = [p for p in params if not p.requires_grad]
-    self.lr = Tensor([lr], requires_grad=False).realize() if not isinstance(lr, Tensor) else lr
-    for p in self.params: p.realize()
+    self.lr = lr
+    # every parameter gets memory of its own, so step() can update it in place (and TinyJit can replay that)
+    for p in self.params:
+      if not (is_contiguous_view_of_buffer(p.uop) and p.uop.base in owned): p.uop = p.contiguous().realize().uop
   def zero_grad(self):
     for p in self.params: p.grad = None
   def step(self):
     Tensor.realize_all(*self.schedule_step())
   def schedule_step(self) -> list[Tensor]:
-    """The tensors to realize for one update (params and optimizer state)."""
+    """The tensors to realize for one update: the parameters and optimizer state, and with them the
+    gradients and the loss of the last backward() (they read the old parameters, so they run first)."""
     if Tensor.no_grad: raise RuntimeError("optimizer step while gradients are off")
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"parameter of shape {p.shape} has no .grad: call loss.backward() before step()")
-    return self._step() + self.params + self.buffers
+    grads = [p.grad for p in self.params]
+    loss = [t] if (t := last_backward()) is not None else []
+    return self._step() + self.params + self.buffers + grads + loss
   def _step(self) -> list[Tensor]: raise NotImplementedError
 
 class SGD(Optimizer):

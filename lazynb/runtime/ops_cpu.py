@@ -41,8 +41,9 @@ def explain_compile_error(src: str, stderr: str, cc: str) -> str:
 class ClangCompiler(Compiler):
   def __init__(self, cachekey: str = "compile_cpu", args: tuple[str, ...] = ()):
     self.cc = find_cc()
-    # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop)
-    self.args = ("-shared", "-fPIC", "-O2", "-march=native", "-fno-math-errno", "-ffp-contract=fast", "-w") + args
+    # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
+    # integer overflow wrap around, as numpy's does
+    self.args = ("-shared", "-fPIC", "-O2", "-march=native", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
     if "clang" in self.cc: self.args += ("-mprefer-vector-width=512",)
     super().__init__(f"{cachekey}_{self.cc}_{'_'.join(args)}")
   def compile(self, src: str) -> bytes:
