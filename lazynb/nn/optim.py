@@ -51,8 +51,8 @@ class LAMB(Optimizer):
   def __init__(self, params, lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False):
     super().__init__(params, lr)
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
-    self.b1_t = Tensor.ones(1, dtype=dtypes.float32, requires_grad=False).contiguous().realize()
-    self.b2_t = Tensor.ones(1, dtype=dtypes.float32, requires_grad=False).contiguous().realize()
+    self.b1_t = Tensor.ones(dtype=dtypes.float32, requires_grad=False).contiguous().realize()  # 0-d: broadcasts with any parameter
+    self.b2_t = Tensor.ones(dtype=dtypes.float32, requires_grad=False).contiguous().realize()
     self.m = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
     self.v = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
   def _step(self) -> list[Tensor]:
