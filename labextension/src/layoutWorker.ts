@@ -1,0 +1,20 @@
+/**
+ * Web Worker entry: lays out one graph per message, off the main thread.
+ * Message in: {id, input: LayoutInput}; out: {id, result: LayoutResult} or {id, error}.
+ */
+import { layoutGraph, LayoutInput } from './layout';
+
+interface WorkerScope {
+  onmessage: ((e: MessageEvent<{ id: number; input: LayoutInput }>) => void) | null;
+  postMessage(message: unknown): void;
+}
+
+const scope = self as unknown as WorkerScope;
+scope.onmessage = e => {
+  const { id, input } = e.data;
+  try {
+    scope.postMessage({ id, result: layoutGraph(input) });
+  } catch (err) {
+    scope.postMessage({ id, error: String(err) });
+  }
+};

@@ -1,0 +1,45 @@
+/**
+ * Source line <-> UOp mapping, both ways.
+ *
+ * A kernel's line_map says which UOps each line of generated source came from (line 0 is the
+ * signature). Hovering a line highlights `uopsOfLine`; hovering a UOp highlights `linesOfUop`, the
+ * inverse, built once per kernel.
+ */
+
+export interface LineIndex {
+  uopsOfLine: number[][];
+  linesOfUop: Map<number, number[]>;
+}
+
+/** Invert line -> uops into uop -> lines (lines ascending, no duplicates). */
+export function invertLineMap(lineMap: number[][]): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  lineMap.forEach((uops, line) => {
+    for (const u of new Set(uops)) {
+      const lines = out.get(u);
+      if (lines) {
+        lines.push(line);
+      } else {
+        out.set(u, [line]);
+      }
+    }
+  });
+  return out;
+}
+
+export function buildLineIndex(lineMap: number[][], lineCount: number): LineIndex {
+  const uopsOfLine: number[][] = [];
+  for (let i = 0; i < lineCount; i++) {
+    uopsOfLine.push(Array.from(new Set(lineMap[i] ?? [])).sort((a, b) => a - b));
+  }
+  return { uopsOfLine, linesOfUop: invertLineMap(uopsOfLine) };
+}
+
+/** The UOps a line highlights, and the lines a UOp highlights. */
+export function highlightForLine(index: LineIndex, line: number): { lines: number[]; uops: number[] } {
+  return { lines: [line], uops: index.uopsOfLine[line] ?? [] };
+}
+
+export function highlightForUop(index: LineIndex, uop: number): { lines: number[]; uops: number[] } {
+  return { lines: index.linesOfUop.get(uop) ?? [], uops: [uop] };
+}

@@ -1,0 +1,33 @@
+/**
+ * Time per kernel: runs, run time, compile time, GFLOPS, GB/s and opts, with the block's totals.
+ */
+import { fmtSeconds, h } from './dom';
+import { kernelName } from './kernelname';
+import { TraceDoc } from './types';
+
+export function timingTable(doc: TraceDoc, onKernel: (id: number) => void): HTMLElement {
+  const head = h('tr', {}, ...['kernel', 'device', 'runs', 'time', 'compile', 'GFLOPS', 'GB/s', 'opts'].map(t => h('th', {}, t)));
+  const rows = doc.kernels.map(k => {
+    const link = h('button', { cls: 'lz-link', attrs: { type: 'button' }, title: 'open this kernel' }, kernelName(k));
+    link.addEventListener('click', () => onKernel(k.id));
+    return h(
+      'tr',
+      {},
+      h('td', {}, link),
+      h('td', {}, k.device),
+      h('td', { cls: 'lz-num' }, String(k.runs)),
+      h('td', { cls: 'lz-num' }, fmtSeconds(k.timeS)),
+      h('td', { cls: 'lz-num' }, k.compileS === null ? '\u2014' : fmtSeconds(k.compileS)),
+      h('td', { cls: 'lz-num' }, k.gflops.toFixed(2)),
+      h('td', { cls: 'lz-num' }, k.gbs.toFixed(2)),
+      h('td', {}, h('code', {}, k.opts.join(', ') || '\u2014'))
+    );
+  });
+  const t = doc.timing;
+  return h(
+    'div',
+    { cls: 'lz-timing' },
+    h('div', { cls: 'lz-small' }, `block ${fmtSeconds(t.totalS)} \u00b7 kernels ran ${fmtSeconds(t.runS)} \u00b7 compiling ${fmtSeconds(t.compileS)}`),
+    h('table', { cls: 'lz-table' }, h('thead', {}, head), h('tbody', {}, ...rows))
+  );
+}

@@ -1,0 +1,318 @@
+/**
+ * The trace document (application/vnd.lazynb.trace+json, see lazynb/tracedoc.py) as typed data.
+ *
+ * The payload is untrusted: `readTrace` copies it into these shapes, coercing every field to the
+ * type the views expect (strings stay strings, numbers are finite numbers, lists are lists), so no
+ * view ever has to guess what a field holds.
+ */
+
+export const MIME_TYPE = 'application/vnd.lazynb.trace+json';
+
+export interface GraphNode {
+  id: number;
+  op: string;
+  dtype: string;
+  arg: string;
+  shape: number[] | null;
+  kind: string;
+}
+
+export interface Graph {
+  nodes: GraphNode[];
+  edges: [number, number][];
+  root: number | null;
+  totalNodes: number;
+  truncated: boolean;
+}
+
+export interface UOpRow {
+  i: number;
+  op: string;
+  dtype: string;
+  src: number[];
+  arg: string;
+}
+
+export interface ViewPart {
+  shape: number[];
+  strides: number[];
+  offset: number;
+  mask: number[][] | null;
+  contiguous: boolean | null;
+}
+
+export interface BufferAccess {
+  buf: number | null;
+  access: string;
+  index: string;
+  valid: string;
+  shape: number[];
+  axisNames: string[];
+  views: ViewPart[];
+  astViews: ViewPart[];
+  movement: [string, string][];
+}
+
+export interface Kernel {
+  id: number;
+  name: string;
+  displayName: string;
+  nameParts: [string, string][];
+  device: string;
+  language: string;
+  source: string;
+  globalSize: number[];
+  localSize: number[];
+  opts: string[];
+  fullShape: number[];
+  axisTypes: string[];
+  timeS: number;
+  runs: number;
+  compileS: number | null;
+  gflops: number;
+  gbs: number;
+  uops: UOpRow[];
+  /** line index -> uop indices (line 0 is the signature) */
+  lineMap: number[][];
+  views: BufferAccess[];
+  graph: string | null;
+  loweredGraph: string | null;
+  timings: [string, number][];
+}
+
+export interface ScheduleBuf {
+  buf: number | null;
+  role: string;
+  size: number;
+  dtype: string;
+  device: string;
+}
+
+export interface ScheduleItem {
+  index: number;
+  kind: string;
+  reason: string;
+  kernel: number | null;
+  bufs: ScheduleBuf[];
+  graph: string | null;
+}
+
+export interface RewriteStep {
+  pattern: string;
+  before: string;
+  after: string;
+}
+
+export interface RewritePass {
+  name: string;
+  steps: RewriteStep[];
+  totalSteps: number;
+  beforeGraph: string | null;
+  afterGraph: string | null;
+}
+
+export interface TraceDoc {
+  version: number;
+  settings: [string, string][];
+  schedule: ScheduleItem[];
+  kernels: Kernel[];
+  graphs: Map<string, Graph>;
+  rewrites: RewritePass[];
+  tensorGraphs: string[];
+  timing: { totalS: number; compileS: number; runS: number };
+  error: { type: string; message: string } | null;
+  show: string[] | null;
+}
+
+// ---- coercion helpers: every read of the payload goes through one of these
+
+type Obj = Record<string, unknown>;
+
+export function obj(x: unknown): Obj {
+  return x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as Obj) : {};
+}
+
+export function arr(x: unknown): unknown[] {
+  return Array.isArray(x) ? x : [];
+}
+
+export function str(x: unknown, fallback = ''): string {
+  if (typeof x === 'string') {
+    return x;
+  }
+  if (typeof x === 'number' || typeof x === 'boolean') {
+    return String(x);
+  }
+  return fallback;
+}
+
+export function num(x: unknown, fallback = 0): number {
+  return typeof x === 'number' && Number.isFinite(x) ? x : fallback;
+}
+
+export function numOrNull(x: unknown): number | null {
+  return typeof x === 'number' && Number.isFinite(x) ? x : null;
+}
+
+export function nums(x: unknown): number[] {
+  return arr(x).map(v => num(v));
+}
+
+function strOrNull(x: unknown): string | null {
+  return typeof x === 'string' ? x : null;
+}
+
+export function readGraph(x: unknown): Graph {
+  const g = obj(x);
+  const nodes = arr(g.nodes).map((n, i) => {
+    const o = obj(n);
+    return {
+      id: num(o.id, i),
+      op: str(o.op, '?'),
+      dtype: str(o.dtype),
+      arg: str(o.arg),
+      shape: Array.isArray(o.shape) ? nums(o.shape) : null,
+      kind: str(o.kind, 'other')
+    };
+  });
+  const edges = arr(g.edges)
+    .filter(e => Array.isArray(e) && e.length >= 2)
+    .map(e => [num((e as unknown[])[0], -1), num((e as unknown[])[1], -1)] as [number, number]);
+  return {
+    nodes,
+    edges,
+    root: numOrNull(g.root),
+    totalNodes: num(g.total_nodes, nodes.length),
+    truncated: g.truncated === true
+  };
+}
+
+function readViewPart(x: unknown): ViewPart {
+  const v = obj(x);
+  return {
+    shape: nums(v.shape),
+    strides: nums(v.strides),
+    offset: num(v.offset),
+    mask: Array.isArray(v.mask) ? arr(v.mask).map(nums) : null,
+    contiguous: typeof v.contiguous === 'boolean' ? v.contiguous : null
+  };
+}
+
+function readAccess(x: unknown): BufferAccess {
+  const a = obj(x);
+  return {
+    buf: numOrNull(a.buf),
+    access: str(a.access),
+    index: str(a.index),
+    valid: str(a.valid),
+    shape: nums(a.shape),
+    axisNames: arr(a.axis_names).map(v => str(v)),
+    views: arr(a.views).map(readViewPart),
+    astViews: arr(a.ast_views).map(readViewPart),
+    movement: arr(a.movement).map(m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string])
+  };
+}
+
+/** line_map arrives as a list (line -> uops) or as an object with string keys; both become a list. */
+export function readLineMap(x: unknown): number[][] {
+  if (Array.isArray(x)) {
+    return x.map(v => nums(v).filter(i => i >= 0));
+  }
+  const out: number[][] = [];
+  for (const [k, v] of Object.entries(obj(x))) {
+    const line = Number(k);
+    if (Number.isInteger(line) && line >= 0 && line < 1e6) {
+      while (out.length <= line) {
+        out.push([]);
+      }
+      out[line] = nums(v).filter(i => i >= 0);
+    }
+  }
+  return out;
+}
+
+function readKernel(x: unknown, i: number): Kernel {
+  const k = obj(x);
+  const name = str(k.name, `kernel ${i}`);
+  return {
+    id: num(k.id, i),
+    name,
+    displayName: str(k.display_name, name),
+    nameParts: arr(k.name_parts).map(p => [str(arr(p)[0]), str(arr(p)[1])] as [string, string]),
+    device: str(k.device),
+    language: str(k.language),
+    source: str(k.source),
+    globalSize: nums(k.global_size),
+    localSize: nums(k.local_size),
+    opts: arr(k.opts).map(v => str(v)),
+    fullShape: nums(k.full_shape),
+    axisTypes: arr(k.axis_types).map(v => str(v)),
+    timeS: num(k.time_s),
+    runs: num(k.runs),
+    compileS: numOrNull(k.compile_s),
+    gflops: num(k.gflops),
+    gbs: num(k.gbs),
+    uops: arr(k.uops).map((u, j) => {
+      const o = obj(u);
+      return { i: num(o.i, j), op: str(o.op, '?'), dtype: str(o.dtype), src: nums(o.src), arg: str(o.arg) };
+    }),
+    lineMap: readLineMap(k.line_map),
+    views: arr(k.views).map(readAccess),
+    graph: strOrNull(k.graph),
+    loweredGraph: strOrNull(k.lowered_graph),
+    timings: Object.entries(obj(k.timings)).map(([n, v]) => [n, num(v)] as [string, number])
+  };
+}
+
+function readScheduleItem(x: unknown, i: number): ScheduleItem {
+  const s = obj(x);
+  return {
+    index: num(s.index, i),
+    kind: str(s.kind),
+    reason: str(s.reason),
+    kernel: numOrNull(s.kernel),
+    bufs: arr(s.bufs).map(b => {
+      const o = obj(b);
+      return { buf: numOrNull(o.buf), role: str(o.role), size: num(o.size), dtype: str(o.dtype), device: str(o.device) };
+    }),
+    graph: strOrNull(s.graph)
+  };
+}
+
+function readRewrite(x: unknown): RewritePass {
+  const r = obj(x);
+  const steps = arr(r.steps).map(s => {
+    const o = obj(s);
+    return { pattern: str(o.pattern), before: str(o.before), after: str(o.after) };
+  });
+  return {
+    name: str(r.name, 'rewrite'),
+    steps,
+    totalSteps: num(r.total_steps, steps.length),
+    beforeGraph: strOrNull(r.before_graph),
+    afterGraph: strOrNull(r.after_graph)
+  };
+}
+
+/** Copy an untrusted payload into a TraceDoc. Never throws. */
+export function readTrace(data: unknown): TraceDoc {
+  const d = obj(data);
+  const graphs = new Map<string, Graph>();
+  for (const [id, g] of Object.entries(obj(d.graphs))) {
+    graphs.set(id, readGraph(g));
+  }
+  const timing = obj(d.timing);
+  const err = d.error === null || d.error === undefined ? null : obj(d.error);
+  return {
+    version: num(d.version),
+    settings: Object.entries(obj(d.settings)).map(([k, v]) => [k, str(v)] as [string, string]),
+    schedule: arr(d.schedule).map(readScheduleItem),
+    kernels: arr(d.kernels).map(readKernel),
+    graphs,
+    rewrites: arr(d.rewrites).map(readRewrite),
+    tensorGraphs: arr(d.tensor_graphs).map(v => str(v)),
+    timing: { totalS: num(timing.total_s), compileS: num(timing.compile_s), runS: num(timing.run_s) },
+    error: err === null ? null : { type: str(err.type, 'Error'), message: str(err.message) },
+    show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null
+  };
+}
