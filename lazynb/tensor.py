@@ -568,6 +568,8 @@ class Tensor:
     r = r.ne(0).logical_and((r < 0).ne(safe < 0)).where(r + safe, r)
     return y.eq(0).where(0, r)
   def pow(self, y, reverse=False) -> Tensor:
+    if dtypes.is_int(self.dtype) and not reverse and (isinstance(y, int) and not isinstance(y, bool) or isinstance(y, Tensor) and dtypes.is_int(y.dtype)):
+      return self._int_pow(y)
     if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) <= 8:
       n, acc, base = int(abs(y)), None, self
       if n == 0: return self.ones_like() if not dtypes.is_bool(self.dtype) else self.ones_like(dtype=dtypes.default_int)
@@ -586,6 +588,22 @@ class Tensor:
     ret = (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag)
     ret = yf.eq(0).where(1.0, ret)
     return ret.round().cast(x.dtype) if is_int else ret
+  def _int_pow(self, y) -> Tensor:
+    """Exact integer powers (wrapping on overflow, as numpy does) by repeated squaring."""
+    if isinstance(y, int):
+      if y < 0: raise ValueError("integers to negative integer powers are not allowed")
+      acc, base, n = self.ones_like(), self, y
+      while n:
+        if n & 1: acc = acc * base
+        n >>= 1
+        if n: base = base * base
+      return acc
+    x, e = self._broadcasted(y)
+    acc, base = x.ones_like(), x
+    for b in range(8 * e.dtype.itemsize - 1):
+      acc = ((e >> b) & 1).ne(0).where(acc * base, acc)
+      base = base * base
+    return (e < 0).where(0, acc)
   def maximum(self, y) -> Tensor:
     x, y = self._broadcasted(y)
     return Tensor(UOp(Ops.MAX, x.dtype, (x.uop, y.uop))) if x.dtype is not dtypes.bool else x | y

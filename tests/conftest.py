@@ -1,0 +1,15 @@
+import os, sys
+from hypothesis import settings, HealthCheck
+
+# make `import lazynb` work without PYTHONPATH when pytest is run from anywhere
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path: sys.path.insert(0, _ROOT)
+
+# Every new shape compiles a fresh C kernel (~50-100 ms), so keep hypothesis runs short and never time-limited.
+# Tests with their own budget use ex(n) (scaled by HYPOTHESIS_SCALE); this profile covers the rest.
+settings.register_profile("lazynb", max_examples=15, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "lazynb"))
+
+def pytest_configure(config):
+  config.addinivalue_line("markers", "torch: compares against torch (skipped when torch cannot be imported)")
