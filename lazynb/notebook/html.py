@@ -225,12 +225,13 @@ def highlight(source: str, language: str) -> str:
 
 def _source(ctx: _Ctx, src: str, lang: str) -> tuple[str, str]:
   """(note, highlighted source), cut at a line end to fit MAX_SOURCE_CHARS and what is left of the source budget."""
+  if ctx.src_left <= 0: return _note(f"Source ({len(src)} characters) not shown: this output reached its size bound."), ""
   keep = min(len(src), MAX_SOURCE_CHARS)
-  while True:
+  for _ in range(8):  # shrink until it fits (a few rounds at most)
     cut = src[:keep] if keep == len(src) else src[:src.rfind("\n", 0, keep) + 1 or keep]
     body = highlight(cut, lang)
     if len(body) <= ctx.src_left or len(cut) < 2000: break
-    keep = int(len(cut) * ctx.src_left / len(body) * 0.9)
+    keep = max(0, min(len(cut) - 1, int(len(cut) * ctx.src_left / len(body) * 0.9)))
   if len(body) > ctx.src_left: return _note(f"Source ({len(src)} characters) not shown: this output reached its size bound."), ""
   ctx.src_left -= len(body)
   lines = src.count("\n") + 1

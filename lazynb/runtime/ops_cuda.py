@@ -101,7 +101,7 @@ class CUDADevice(Compiled):
   def require_gpu(self):
     if self.driver is None:
       raise DeviceUnavailable(f"CUDA cannot run kernels here: {self.why}. Rendering and compiling still work: "
-                              "see lazynb.runtime.ops_cuda.compile_only(tensor) or use %%tinygrad --device CUDA to read the source and PTX")
+                              "lazynb.runtime.ops_cuda.compile_only(tensor) gives each kernel's CUDA source and PTX")
     return self.driver
   def synchronize(self):
     if self.driver is not None: self.driver.cuCtxSynchronize()

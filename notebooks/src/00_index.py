@@ -1,80 +1,111 @@
 # %% [markdown]
-# # lazynb: a first look at a lazy tensor compiler
+# # lazynb: the course map
 #
-# This notebook runs a few tensor operations and shows what the compiler does with them. Nothing is
-# computed when you write `a + b`: lazynb records the operation in a graph of **UOps**, and only when you
-# ask for a value (`.numpy()`, `.tolist()`, `.realize()`) does it cut the graph into **kernels**, write C
-# source for each one, compile it, and run it.
+# These notebooks teach how a lazy tensor compiler works, following a tinygrad course part by part, with **lazynb**
+# as the compiler you take apart. lazynb has tinygrad's API (`Tensor`, `.uop`, `.schedule()`, `realize()`,
+# `PatternMatcher`, `DEBUG`/`NOOPT`/`BEAM`) in tinygrad's classic design: lazy UOp graph → scheduler with fusion →
+# kernel optimizations → lowering → linearizer → C (or OpenCL, CUDA) → runtime. Every stage reports to a trace bus,
+# and the notebooks draw what it reports.
 #
-# The course notebooks build on this one, part by part.
+# Each notebook works the same way: **predict → run → see**. A question comes first; the next cell runs the compiler
+# and shows what it did; a check cell `assert`s the answer against a measurement (a kernel count, a gradient, the
+# generated source). If lazynb changes, the notebooks fail in CI instead of teaching something that is no longer true.
+#
+# ## The course
+#
+# | notebook | course part | what you learn |
+# |---|---|---|
+# | [01_why](01_why.ipynb) | 1. Why tinygrad? | a readable compiler; eager vs graph vs lazy; the short list of ops a chip must run |
+# | [02_setup](02_setup.ipynb) | 2. Setup | installing; devices; DEBUG levels (and why `os.environ['DEBUG']` after import does nothing); the `%%tinygrad` magic; `capture()` |
+# | [03_tensor_api](03_tensor_api.ipynb) | 3. Tensor API | creating tensors (which ones are already realized, and why), dtypes, operations, getting values back |
+# | [04_laziness](04_laziness.ipynb) | 4. Lazy evaluation | nothing runs until you ask; fusion; the UOp graph; deduplication; `kernelize()`; from model code to kernels |
+# | [05_op_types](05_op_types.ipynb) | 5. The three op types | elementwise, reduce and movement ops; the ShapeTracker; conv as two views, a MUL and a SUM |
+# | [06_autograd](06_autograd.ipynb) | 6. Autograd | gradients as graph rewrites (`pm_gradient`); the chain rule; the training loop; `nn`, optimizers, saving |
+# | [07_pipeline](07_pipeline.ipynb) | 7. The compiler pipeline | schedule → opts → lowering → rewrite rules → linearize → C; why NOOPT is slow; BEAM search; TinyJit |
+# | [08_backends](08_backends.ipynb) | 8. Backends | allocator, compiler, runtime, renderer; CPU, PYTHON, OpenCL (PoCL) and CUDA (compile-only) side by side |
+# | [10_reading_the_source](10_reading_the_source.ipynb) | 10. Reading the source | the reading list mapped to lazynb's modules; tracing a realize through the code |
+# | [11_contributing](11_contributing.ipynb) | 11. Contributing | tests, a new op, a new rewrite rule, a bug report, the house style |
+#
+# Part 9 of the course is its list of projects. Each has a notebook:
+#
+# | project | what you build |
+# |---|---|
+# | [notebooks/p01_tensor_basics.ipynb](p01_tensor_basics.ipynb) | tensors, laziness and fusion: count kernels, read them, break fusion on purpose |
+# | [notebooks/p02_op_types.ipynb](p02_op_types.ipynb) | the three op types in generated code; a matmul from expand, multiply and sum |
+# | [notebooks/p03_autograd.ipynb](p03_autograd.ipynb) | gradients by hand, the backward rules, an MLP on XOR, a custom loss checked numerically |
+# | [notebooks/p04_mnist.ipynb](p04_mnist.ipynb) | a CNN trained on MNIST, profiled, BEAM-searched, saved and reloaded |
+# | [notebooks/p05_compiler_pipeline.ipynb](p05_compiler_pipeline.ipynb) | every stage of the compiler for one computation |
+# | [notebooks/p06_custom_ops.ipynb](p06_custom_ops.ipynb) | GELU, RMSNorm and a gated unit from primitives, fused and checked |
+# | [notebooks/p07_custom_backend.ipynb](p07_custom_backend.ipynb) | a backend of your own: allocator, compiler, runner, registered as a device |
+#
+# The course text also draws on four companion pieces (an intro blog on UOps, a hacking guide, a first module with a
+# quiz, and the slides "tinygrad: from MNIST to ALUs"); their examples appear where they fit, run on lazynb. Where the
+# originals name tinygrad files, devices or flags that differ here (METAL, `CLANG`, `VIZ=1`, `engine/lazy.py` ...),
+# or print a wrong result, the notebooks say so.
+#
+# ## How to use the notebooks
+#
+# **Setup.** From the repository: `pip install -e ".[notebook]"`, then `python -m lazynb.notebook` opens JupyterLab
+# here. Run each notebook top to bottom (Run → Run All Cells works); they are independent of each other.
+#
+# **The `%%tinygrad` magic.** After `%load_ext lazynb`, a cell that starts with `%%tinygrad` runs normally and then
+# shows what the compiler did, in tabs:
+#
+# | view | shows |
+# |---|---|
+# | Schedule | the kernels (and copies) in the order they ran, the buffers each reads and writes, and *why* the graph was cut there |
+# | Graph | the lazy UOp graph you built, and each kernel's AST, coloured by kind of node |
+# | ShapeTracker | every load and store: its views (shape, strides, offset, mask), the index expression, and the movement ops behind it |
+# | Kernels | the generated source, launch sizes, applied optimizations and the linearized UOps |
+# | Timing | compile and run time per kernel, GFLOPS, GB/s |
+# | Rewrites | each graph-rewrite pass: which patterns fired, the graph before and after |
+#
+# Flags: `--debug N` (DEBUG level for printed output), `--noopt`, `--beam N`, `--device NAME`, `--show a,b` (only some
+# views) and `--no-controls`. `%tinygrad --debug 2` (one `%`) sets defaults for later cells.
+#
+# **The sliders.** Above the views: **DEBUG**, **NOOPT**, **BEAM** and a **device** menu. Changing one re-runs *that
+# cell's* code with the new setting and redraws its views in place (other cells do not re-run). Tick NOOPT to see
+# plain loops, raise BEAM to let the compiler search for a faster kernel, pick PYTHON to watch the interpreter run
+# the same kernel. Devices that cannot run on this machine are labelled with the reason.
+#
+# **The quizzes.** Pick an option and press **Check**. After two wrong tries the answer is shown. Then run the next
+# cell and see for yourself. (Where widgets cannot be drawn, the question prints as text, with the answer.)
+#
+# **In scripts.** `from lazynb.trace import capture`; `with capture() as tr: ...` records the same trace as Python
+# data (`tr.kernels`, `tr.schedule`, `tr.summary()`); the notebooks' asserts use it.
+#
+# ## Try it
+#
+# One round of predict → run → see, with an example from the tinygrad intro blog:
 
 # %%
+%load_ext lazynb
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes
+from lazynb.trace import capture
+from lazynb.notebook.quiz import quiz
 print("default device:", Device.DEFAULT)
-
-# %% [markdown]
-# ## Laziness: a tensor is a graph until you ask for its value
-#
-# Before it runs, `t` is a COPY of a buffer of host data (on the `PYTHON` device) to the CPU.
+q = quiz("t = Tensor([1, 2, 3, 4]). How many kernels run for (t + 3 + 4).tolist(), and what does the C code add?",
+         ["2 kernels, adding 3 then 4", "1 kernel, adding 7", "no kernel: NumPy does it"], answer="1 kernel, adding 7",
+         explain="The two adds fuse into one kernel, and the rewrite rules fold 3 + 4 into 7 while compiling it.")
 
 # %%
+%%tinygrad --show schedule,graph,kernels
 t = Tensor([1, 2, 3, 4])
-print(t.uop)
-
-# %% [markdown]
-# Predict: how many kernels does `t + 3 + 4` need, and what number will the generated C code add?
-
-# %%
-from lazynb.trace import Recorder
-GlobalCounters.reset()
-with Recorder() as rec:
-  result = (t + 3 + 4).tolist()
-programs = [e.data["program"] for e in rec.of("program")]
+result = (t + 3 + 4).tolist()
 print(result)
-print(programs[0].src)
-assert result == [8, 9, 10, 11]
-assert GlobalCounters.kernel_count == 1
-assert "+7)" in programs[0].src, "constant folding turns +3+4 into +7"
 
 # %% [markdown]
-# After realizing, the tensor's graph is just a BUFFER on the CPU:
+# In **Schedule**: a copy (the list moving from host memory to the CPU device), then one kernel, `E_4`. In **Graph**:
+# the two ADDs you wrote, and the kernel's AST with them. In **Kernels**: C that adds `7` to each of the four
+# elements, written out without a loop. Tick **NOOPT** and the kernel becomes a `for` loop.
 
 # %%
-print(t.uop)
+with capture(rewrites=False) as tr:
+  again = (Tensor([1, 2, 3, 4]) + 3 + 4).tolist()
+assert result == again == [8, 9, 10, 11]
+assert len(tr.kernels) == 1 and "+7)" in tr.kernels[0]["source"]
+assert q.correct == "1 kernel, adding 7"
+print(tr.summary())
 
 # %% [markdown]
-# ## Fusion: three elementwise ops and a sum are one kernel
-
-# %%
-a, b = Tensor.rand(64, 64), Tensor.rand(64, 64)
-sched = (a + b).relu().sum().schedule()
-print(len(sched), "kernel:", [si.kind for si in sched])
-assert [si.kind for si in sched] == ["kernel"]
-
-# %% [markdown]
-# ## Movement ops cost nothing: they only change the ShapeTracker
-
-# %%
-x = Tensor.rand(4, 8).realize()
-GlobalCounters.reset()
-y = x.permute(1, 0).reshape(2, 16).realize()
-print("kernels:", GlobalCounters.kernel_count)
-assert GlobalCounters.kernel_count == 0
-
-# %% [markdown]
-# The index math of a view, as text:
-
-# %%
-from lazynb.shape import ShapeTracker
-st = ShapeTracker.from_shape((4, 8)).permute((1, 0)).pad(((1, 1), (0, 0)))
-print(st.render())
-
-# %% [markdown]
-# ## DEBUG levels
-#
-# `DEBUG=2` prints a line per kernel, `DEBUG=3` adds the source, `NOOPT=1` turns the optimizer off, so
-# the 4-element kernel becomes a plain loop:
-
-# %%
-with Context(DEBUG=3, NOOPT=1):
-  (Tensor([1, 2, 3, 4]) + 7).realize()
+# Start with **[01_why](01_why.ipynb)**.

@@ -1,0 +1,306 @@
+# %% [markdown]
+# # Part 6 — Autograd
+#
+# lazynb, like tinygrad and PyTorch, does **reverse-mode automatic differentiation** (backprop): starting from a
+# scalar loss, it walks the graph backwards and applies the chain rule at every node. What is particular to the
+# tinygrad design is *how*: the backward pass is a **graph rewrite**. One rule per op says how the gradient of that
+# op's output flows to each of its inputs; applying the rules produces a *new UOp graph* for the gradients. That
+# graph is lazy like any other, and gets scheduled, fused and compiled the same way.
+
+# %%
+%load_ext lazynb
+import math, tempfile, os
+import numpy as np
+from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops, nn
+from lazynb.trace import capture
+from lazynb.notebook.quiz import quiz
+
+# %% [markdown]
+# ## 1. A first gradient
+#
+# Mark the tensors you want gradients for with `requires_grad=True`, build a scalar, call `.backward()`, read `.grad`.
+
+# %%
+q_grad = quiz("x = Tensor([2.0, 3.0], requires_grad=True); (x * x).sum().backward(). What is x.grad?",
+              ["[2. 3.]", "[4. 6.]", "[4. 9.]", "[13.]"], answer="[4. 6.]", explain="d/dx of sum(x²) is 2x.")
+q_lazy = quiz("How many kernels does the call to backward() itself run?", ["0", "1", "2"], answer="0",
+              explain="backward() only builds the gradient graph and stores it in x.grad, a lazy tensor. The kernel "
+                      "runs when you ask for the numbers.")
+
+# %%
+%%tinygrad --show schedule,graph,kernels
+x = Tensor([2.0, 3.0], requires_grad=True)
+y = (x * x).sum()
+GlobalCounters.reset()
+y.backward()
+print("kernels run by backward():", GlobalCounters.kernel_count)
+g = x.grad.numpy()
+print("x.grad =", g, "  kernels run to read it:", GlobalCounters.kernel_count)
+
+# %% [markdown]
+# **What you see.** In **Graph**, the lazy graph that was scheduled is the *gradient*: the sum's gradient (a
+# constant 1.0) expanded back to shape (2,), then multiplied by x, twice, and added (the MUL rule sends
+# `other * grad` to each of its two inputs, both x here). The **Kernels** tab shows it compiled to a single kernel.
+
+# %%
+assert str(g) == q_grad.correct
+assert GlobalCounters.kernel_count == 1 and q_lazy.correct == "0"
+with capture(rewrites=False) as tr:
+  x2 = Tensor([2.0, 3.0], requires_grad=True)
+  (x2 * x2).sum().backward()
+assert tr.schedule == [] and x2.grad.uop.op is not Ops.BUFFER  # nothing scheduled: the gradient is still a graph
+
+# %% [markdown]
+# So the first module's line "no computation happens until you call `.backward()` or `.realize()`" needs a small
+# correction: `backward()` computes nothing either. It is `realize()` (or `numpy()`, or an optimizer's `step()`)
+# that runs kernels.
+#
+# ## 2. The rules
+#
+# The first module shows tinygrad's `pm_gradient` from `tinygrad/gradient.py`. lazynb's is in
+# `lazynb/gradient.py` and works the same way: a `PatternMatcher` whose rules receive `ctx` (the gradient arriving
+# at the node) and `ret` (the node) and return one gradient per source.
+
+# %%
+from lazynb.gradient import pm_gradient
+for pat, fn in pm_gradient.patterns: print(" ", repr(pat)[:100])
+print(len(pm_gradient.patterns), "rules")
+
+# %% [markdown]
+# A few to read closely (from `lazynb/gradient.py`):
+#
+# ```python
+# (UPat(Ops.ADD), lambda ctx: (ctx, ctx)),                                            # both inputs get the gradient as is
+# (UPat(Ops.MUL, name="ret"), lambda ctx, ret: (ret.src[1]*ctx, ret.src[0]*ctx)),     # each gets the other times it
+# (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ret * ctx * math.log(2),)),          # d 2^x = 2^x ln 2
+# (UPat(Ops.RESHAPE, name="ret"), lambda ctx, ret: (ctx.reshape(ret.src[0].shape),)), # undo the reshape
+# ```
+#
+# A reduce's gradient is an EXPAND, and an EXPAND's gradient is a sum: broadcasting and reducing are each other's
+# backward. The slides say tinygrad once needed "28 derivatives" (its old `function.py`); lazynb needs a similar
+# handful, because every other op is built from these.
+
+# %%
+assert 15 <= len(pm_gradient.patterns) <= 30
+ops_with_rules = set().union(*(p.op for p, _ in pm_gradient.patterns if p.op is not None))
+assert {Ops.ADD, Ops.MUL, Ops.EXP2, Ops.LOG2, Ops.RECIP, Ops.REDUCE_AXIS, Ops.EXPAND, Ops.WHERE} <= ops_with_rules
+
+# %% [markdown]
+# ## 3. `gradient()` and the chain rule
+#
+# `loss.gradient(x)` returns the gradient as a new tensor instead of storing it in `x.grad`. The tinygrad intro blog
+# uses it on y = x² + 3x + 1 at x = 2, where dy/dx = 2x + 3 = 7, and then on z = log(x² + 1), where the chain rule
+# gives dz/dx = 2x / (x² + 1) = 0.8. The blog prints x and y first, which realizes them before the gradient is
+# taken; that works:
+
+# %%
+q_chain = quiz("z = (x**2 + 1).log() at x = 2. What is dz/dx?", ["0.4", "0.8", "1.609", "4.0"], answer="0.8",
+               explain="dz/dx = 1/(x²+1) · 2x = 4/5.")
+
+# %%
+x = Tensor([2.0], requires_grad=True)
+y = x ** 2 + 3 * x + 1
+loss = y.sum()
+print(x.item(), y.item())
+grad, = loss.gradient(x)
+print("dy/dx =", grad.item())
+x = Tensor([2.0], requires_grad=True)
+z = (x ** 2 + 1).log()
+loss = z.sum()
+print(x.item(), z.item())
+grad, = loss.gradient(x)
+print("dz/dx =", grad.item())
+
+# %%
+assert abs(grad.item() - float(q_chain.correct)) < 1e-6 and abs(z.item() - math.log(5)) < 1e-6
+x = Tensor([2.0], requires_grad=True)
+assert (x ** 2 + 3 * x + 1).sum().gradient(x)[0].item() == 7.0
+
+# %% [markdown]
+# Check a rule against a finite difference, (f(x+ε) − f(x−ε)) / 2ε, on something the rules only know in pieces:
+# tanh is built from exp2, add and reciprocal, yet its gradient must come out as 1 − tanh².
+
+# %%
+xs = np.linspace(-2, 2, 9).astype(np.float32)
+x = Tensor(xs, requires_grad=True)
+x.tanh().sum().backward()
+eps = 1e-3
+numeric = (np.tanh(xs.astype(np.float64) + eps) - np.tanh(xs.astype(np.float64) - eps)) / (2 * eps)
+print(np.round(x.grad.numpy(), 4))
+np.testing.assert_allclose(x.grad.numpy(), 1 - np.tanh(xs) ** 2, rtol=1e-4, atol=1e-5)
+np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-3, atol=1e-4)
+
+# %% [markdown]
+# ## 4. Gradients fuse like everything else
+#
+# Because the gradient is just more graph, the scheduler can fuse it with the forward pass. One linear layer with
+# a relu and a mean-squared loss, forward and backward, for the weight gradient only:
+
+# %%
+q_layer = quiz("For loss = ((x @ w).relu() - t).square().mean(), realizing w.grad (not the loss) needs how many kernels?",
+               ["1", "2", "5", "about 10"], answer="2",
+               explain="One kernel recomputes x @ w (a reduce, needed by every element of the relu mask); the second "
+                       "computes the gradient, xᵀ·(mask · 2(y−t)/n), another reduce. Nothing else is stored.")
+
+# %%
+%%tinygrad --show schedule,graph
+Tensor.manual_seed(0)
+xb, t = Tensor.randn(8, 4), Tensor.randn(8, 3)
+w = Tensor.randn(4, 3, requires_grad=True)
+loss = ((xb @ w).relu() - t).square().mean()
+loss.backward()
+wg = w.grad.realize()
+
+# %%
+with capture(rewrites=False) as tr:
+  w3 = Tensor.randn(4, 3, requires_grad=True)
+  ((xb @ w3).relu() - t).square().mean().backward()
+  w3.grad.realize()
+print([(s["kind"], s["reason"]) for s in tr.schedule])
+y_ = np.maximum(xb.numpy() @ w3.numpy(), 0)
+ref = xb.numpy().T @ ((y_ > 0) * 2 * (y_ - t.numpy()) / 24)
+np.testing.assert_allclose(w3.grad.numpy(), ref, rtol=1e-4, atol=1e-6)
+assert str(len(tr.kernels)) == q_layer.correct
+
+# %% [markdown]
+# ## 5. The training loop
+#
+# The course's pattern, with its 784 → 128 → 10 MLP on a fake batch: `zero_grad`, forward, loss, `backward`,
+# `step`. There is no `nn.Module`: a model is any object whose attributes hold tensors, and the optimizer gets the
+# list of tensors to train.
+#
+# One question a lazy framework has to answer: the course prints `loss.item()` *after* `optim.step()`. In PyTorch
+# the loss was computed eagerly during the forward pass, so that prints this step's loss. Here the loss is still a
+# graph that reads the weights, and `step()` overwrites the weights in place.
+
+# %%
+q_step = quiz("w = Tensor([1.0, 2.0], requires_grad=True); SGD with lr=0.1; loss = (w*w).sum(); probe = (w*10).sum(); "
+              "loss.backward(); opt.step(). Then loss.item() and probe.item() give ...",
+              ["5.0 and 30.0: both read the old weights", "5.0 and 24.0: the loss the old weights, probe the new [0.8, 1.6]",
+               "3.2 and 24.0: both read the new weights"], answer=1,
+              explain="step() realizes the gradients and the loss of the last backward() in the same schedule as the "
+                      "update, and orders the in-place writes after every read of the old weights. probe is just "
+                      "another lazy graph over w's buffer: realized later, it sees the new values.")
+
+# %%
+w = Tensor([1.0, 2.0], requires_grad=True)
+opt = nn.optim.SGD([w], lr=0.1)
+loss = (w * w).sum()
+probe = (w * 10).sum()
+loss.backward()
+with capture(rewrites=False) as tr_step:
+  opt.step()
+loss_done, probe_done = loss.uop.is_realized, probe.uop.is_realized
+print(f"loss: {loss.item()}   probe: {probe.item():.1f}   w: {w.tolist()}")
+print("the step's schedule:", [(s["kind"], s["reason"]) for s in tr_step.schedule])
+
+# %%
+assert loss.item() == 5.0 and abs(probe.item() - 24.0) < 1e-5 and np.allclose(w.numpy(), [0.8, 1.6])
+assert q_step.answer == 1
+assert loss_done and not probe_done   # the step realized the loss, not the probe
+
+# %% [markdown]
+# So in lazynb, like in PyTorch, the loss you read after `step()` is the loss of that step. tinygrad leaves this to
+# you: its MNIST example writes `loss.realize(*opt.schedule_step())` to get the loss and the update from one
+# schedule (that works here too). A tensor the step does not know about, like `probe`, reads whatever the buffer
+# holds when it is finally realized: with lazy tensors, realize what you want to keep *before* changing its inputs.
+#
+# Now the course's loop, 20 steps instead of 1000:
+
+# %%
+from lazynb.nn.optim import Adam, SGD
+Tensor.manual_seed(0)
+
+class MLP:
+  def __init__(self):
+    self.l1 = Tensor.randn(784, 128) * 0.01
+    self.l2 = Tensor.randn(128, 10) * 0.01
+  def __call__(self, x): return x.linear(self.l1).relu().linear(self.l2)
+
+model = MLP()
+optim = Adam([model.l1, model.l2], lr=0.001)
+x, y_target = Tensor.randn(32, 784), Tensor.zeros(32, 10)   # a fake batch and fake labels
+losses, kernels_per_step = [], []
+for step in range(20):
+  GlobalCounters.reset()
+  optim.zero_grad()
+  y_pred = model(x)
+  loss = (y_pred - y_target).pow(2).mean()   # MSE loss
+  loss.backward()
+  optim.step()
+  losses.append(loss.item())
+  kernels_per_step.append(GlobalCounters.kernel_count)
+  if step % 5 == 0: print(f"step {step:2d}, loss={losses[-1]:.6f}, kernels this step: {kernels_per_step[-1]}")
+
+# %%
+assert losses[-1] < losses[0] * 0.1, losses
+assert len(set(kernels_per_step)) == 1   # every step runs the same kernels (compiled once, then cached)
+print(f"loss went from {losses[0]:.2e} to {losses[-1]:.2e}, {kernels_per_step[0]} kernels per step")
+
+# %% [markdown]
+# ## 6. The `nn` package
+#
+# Layers are plain classes holding tensors (`Linear`, `Conv2d`, `BatchNorm`, `LayerNorm`, `Embedding`), optimizers
+# take a list of tensors (`SGD`, `Adam`, `AdamW`, `LAMB`), and `nn.state` finds and saves the tensors of any object.
+# The imports are the course's with `lazynb` for `tinygrad`:
+
+# %%
+from lazynb.nn import Linear, BatchNorm, Conv2d
+from lazynb.nn.optim import Adam, SGD, AdamW
+from lazynb.nn.state import get_parameters, get_state_dict, load_state_dict, safe_save, safe_load
+
+layer = Linear(128, 64, bias=True)
+conv = Conv2d(in_channels=3, out_channels=64, kernel_size=3, stride=1, padding=1)
+print({k: v.shape for k, v in get_state_dict(layer).items()}, {k: v.shape for k, v in get_state_dict(conv).items()})
+params = get_parameters(model)
+print(len(params), "parameters in the MLP:", [p.shape for p in params])
+assert [p.shape for p in params] == [(784, 128), (128, 10)]
+assert conv(Tensor.rand(1, 3, 8, 8)).shape == (1, 64, 8, 8) and layer(Tensor.rand(2, 128)).shape == (2, 64)
+
+# %% [markdown]
+# Saving and loading go through safetensors files. A round trip must give back a model that computes exactly the
+# same thing:
+
+# %%
+try:
+  import safetensors  # noqa: F401
+  have_safetensors = True
+except ImportError:
+  have_safetensors = False
+  print("safetensors is not installed (pip install safetensors): skipping the save/load round trip")
+if have_safetensors:
+  with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "model.safetensors")
+    safe_save(get_state_dict(model), path)
+    fresh = MLP()
+    load_state_dict(fresh, safe_load(path))
+  probe = Tensor.randn(4, 784)
+  same = np.array_equal(model(probe).numpy(), fresh(probe).numpy())
+  print("reloaded model gives identical outputs:", same)
+  assert same and sorted(get_state_dict(fresh)) == ["l1", "l2"]
+
+# %% [markdown]
+# ## 7. Which operations compute gradients?
+#
+# The first module asks this as a quick check. With lazy tensors the answer has two halves, and you measured both.
+
+# %%
+q_which = quiz("In a training step, which call computes the gradient *numbers*?",
+               ["loss.backward(): it runs the backward kernels", "opt.step() (or any realize): backward() only builds "
+                "the gradient graph", "opt.zero_grad()"], answer=1,
+               explain="backward() applies pm_gradient to build graphs (0 kernels, section 1); the step realizes the new "
+                       "weights, which runs the forward and backward kernels together.")
+
+# %%
+optim.zero_grad()
+loss = (model(x) - y_target).pow(2).mean()
+GlobalCounters.reset()
+loss.backward()
+in_backward = GlobalCounters.kernel_count
+optim.step()
+in_step = GlobalCounters.kernel_count - in_backward
+print(f"kernels in backward(): {in_backward}, in step(): {in_step}")
+assert in_backward == 0 and in_step > 0 and q_which.answer == 1
+
+# %% [markdown]
+# Next: **07_pipeline**, what happens to a graph between `realize()` and the C code that runs.
