@@ -1,0 +1,205 @@
+# %% [markdown]
+# # Project 1: tensors, laziness and fusion
+#
+# The course's first project asks you to make tensors, then watch how few kernels a chain of operations
+# turns into. Here you do it with lazynb, a small compiler with tinygrad's API, and every step follows the
+# same rhythm:
+#
+# 1. **predict**: a quiz asks what you think will happen;
+# 2. **run**: a `%%tinygrad` cell executes the code and shows what the compiler did (schedule, kernels,
+#    generated C, timing);
+# 3. **check**: the cell after it asserts the measured answer, so this notebook can't quietly drift away from
+#    the truth.
+#
+# **Differences from the course text.** The course imports `from tinygrad import Tensor`; here it is
+# `from lazynb import Tensor` (the `%load_ext lazynb` line also puts `Tensor`, `Context`, `GlobalCounters` and
+# friends into the notebook). The CPU backend that older tinygrad called `CLANG` is called `CPU` in lazynb,
+# and `CLANG` still works as another name for it. The course's `projects/01_tensor_basics.py` is
+# `examples/project1_tensor_basics.py` in this repository.
+
+# %%
+%load_ext lazynb
+import time
+import numpy as np
+from lazynb import Tensor, Device, GlobalCounters, dtypes
+from lazynb.trace import Recorder
+from lazynb.notebook.quiz import quiz
+print("default device:", Device.DEFAULT)
+
+# %% [markdown]
+# ## 1. Making tensors
+#
+# Every factory method gives a tensor with a shape and a dtype, known before anything is computed.
+# Before you run the next cell, decide what dtype a list of Python ints becomes.
+
+# %%
+q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], answer="int32",
+               explain="Python ints become the default int, int32; Python floats (and numpy float64) become float32.")
+
+# %%
+made = {
+  "Tensor([1, 2, 3, 4])": Tensor([1, 2, 3, 4]),
+  "Tensor(np.array([[1., 2.], [3., 4.]]))": Tensor(np.array([[1.0, 2.0], [3.0, 4.0]])),
+  "Tensor.zeros(3, 4)": Tensor.zeros(3, 4),
+  "Tensor.ones(3, 4)": Tensor.ones(3, 4),
+  "Tensor.randn(3, 4)": Tensor.randn(3, 4),
+  "Tensor.rand(3, 4)": Tensor.rand(3, 4),
+  "Tensor.arange(0, 10, 2)": Tensor.arange(0, 10, 2),
+  "Tensor.eye(4)": Tensor.eye(4),
+}
+for name, t in made.items(): print(f"{name:42s} shape={str(t.shape):8s} dtype={t.dtype.name}")
+
+# %%
+assert q_dtype.correct == "int32" and made["Tensor([1, 2, 3, 4])"].dtype == dtypes.int32
+assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float32   # lazynb has no float64
+assert made["Tensor.arange(0, 10, 2)"].tolist() == [0, 2, 4, 6, 8]
+assert (made["Tensor.eye(4)"].numpy() == np.eye(4)).all()
+r = made["Tensor.rand(3, 4)"].numpy()
+assert r.shape == (3, 4) and ((0 <= r) & (r < 1)).all()
+print("shapes, dtypes and values as expected")
+
+# %% [markdown]
+# ## 2. Nothing runs until you ask
+#
+# `a + b` doesn't add anything: it records an ADD node in a graph of UOps. The graph is cut into kernels,
+# compiled and run only when a value is needed (`.realize()`, `.numpy()`, `.tolist()`, `.item()`).
+#
+# The inputs are realized first: `Tensor.rand` makes its numbers on the host, and realizing copies them to
+# the device, so the count below is only about the expression.
+
+# %%
+a, b = Tensor.rand(512, 512).realize(), Tensor.rand(512, 512).realize()
+GlobalCounters.reset()
+out = (a + b).relu().sum()
+print("kernels run so far:", GlobalCounters.kernel_count)
+print("the top of the graph:", out.uop.op, "<-", [s.op for s in out.uop.src])
+assert GlobalCounters.kernel_count == 0
+
+# %%
+q_fused = quiz("How many kernels will (a + b).relu().sum() run when it is realized?", ["0", "1", "2", "3"], answer="1",
+               explain="The add and the relu are elementwise, so they fuse into the loop that sums: one kernel, no intermediate buffers.")
+
+# %% [markdown]
+# Run it. The output below the cell is the compiler's report: the **schedule** (one row per kernel), the
+# **kernels** (name, generated C, opts) and more tabs. `--debug 1` also prints tinygrad's one-line summary.
+
+# %%
+%%tinygrad --debug 1
+GlobalCounters.reset()
+out.realize()
+fused_kernels, fused_bytes = GlobalCounters.kernel_count, GlobalCounters.global_mem
+
+# %%
+print("kernels:", fused_kernels, " bytes moved:", fused_bytes)
+assert fused_kernels == int(q_fused.correct) == 1
+assert np.isclose(out.item(), np.maximum(a.numpy() + b.numpy(), 0).sum(), rtol=1e-4)
+
+# %% [markdown]
+# ## 3. Reading the kernel
+#
+# `DEBUG=3` prints each kernel's source; the Kernels tab shows the same text. The add, the relu and the sum
+# are all in one C function. Look for them before the next question.
+
+# %%
+with Recorder() as rec:
+  (Tensor.rand(64, 64).realize() + Tensor.rand(64, 64).realize()).relu().sum().realize()
+src = [e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"][0]
+print(src)
+
+# %%
+q_relu = quiz("How does relu appear in that C source?",
+              ["as a call to a relu() function", "as a ?: conditional: (0.0f<x)?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
+              answer=1, explain="relu is WHERE(x > 0, x, 0); the C renderer writes WHERE as the ?: operator.")
+
+# %%
+assert "(0.0f<" in src and "?" in src and ":0.0f" in src     # relu, as WHERE
+assert "+" in src                                            # the add of the two loads
+assert "acc0" in src and "for (" in src                      # the sum: an accumulator in a loop
+assert q_relu.correct.startswith("as a ?:")
+print("add, relu and sum all found in one kernel")
+
+# %% [markdown]
+# ## 4. Breaking fusion on purpose
+#
+# Calling `.realize()` after every operation forces each intermediate result into memory.
+
+# %%
+q_unfused = quiz("(a + b).realize(), then .relu().realize(), then .sum().realize(): how many kernels in total?",
+                 ["1", "2", "3", "4"], answer="3",
+                 explain="Each realize ends a kernel, so the three ops run as three kernels, and c and d are written out and read back.")
+
+# %%
+%%tinygrad --debug 1 --show schedule,kernels,timing
+GlobalCounters.reset()
+c = (a + b).realize()
+d = c.relu().realize()
+e = d.sum().realize()
+unfused_kernels, unfused_bytes = GlobalCounters.kernel_count, GlobalCounters.global_mem
+
+# %%
+print(f"kernels: fused {fused_kernels}, unfused {unfused_kernels}")
+print(f"bytes moved: fused {fused_bytes:,}, unfused {unfused_bytes:,} ({unfused_bytes / fused_bytes:.1f}x)")
+assert unfused_kernels == int(q_unfused.correct) == 3
+assert unfused_bytes >= 2 * fused_bytes
+assert np.isclose(e.item(), out.item(), rtol=1e-5)
+
+# %% [markdown]
+# What about speed? Time both versions after their kernels are compiled. Each run uses new inputs, because a
+# result that was already realized is never computed again (equal graphs are the same object).
+
+# %%
+def best_time(fn, reps=5):
+  ts = []
+  for _ in range(reps):
+    x, y = Tensor.rand(512, 512).realize(), Tensor.rand(512, 512).realize()
+    st = time.perf_counter(); fn(x, y); ts.append(time.perf_counter() - st)
+  return min(ts)
+t_fused = best_time(lambda x, y: (x + y).relu().sum().realize())
+t_unfused = best_time(lambda x, y: (x + y).realize().relu().realize().sum().realize())
+print(f"fused {t_fused * 1e3:.2f} ms, unfused {t_unfused * 1e3:.2f} ms per run")
+
+# %% [markdown]
+# On a busy machine timings jump around, so this notebook checks the bytes moved (exact) and only prints the
+# times. Fewer bytes through memory is where fusion's speed comes from.
+#
+# ## 5. The schedule, before and after a realize
+#
+# `.schedule()` returns the list of kernels that `.realize()` would run, without running them.
+
+# %%
+c2 = a * b                      # a new expression, not computed yet
+before = c2.relu().sum().schedule()
+print("before:", before)
+
+# %%
+q_after = quiz("After c2.realize(), how many buffers does the one kernel of c2.relu().sum() use?",
+               ["1: only its output", "2: its output and c2", "3: its output, a and b"], answer=1,
+               explain="Once c2 has a buffer, the kernel reads it instead of recomputing a * b: output + c2.")
+
+# %%
+c2.realize()
+after = c2.relu().sum().schedule()
+print("after: ", after)
+assert c2.schedule() == [], "nothing is left to run for c2 itself"
+assert len(before[0].bufs) == 3 and len(after[0].bufs) == 2
+assert q_after.correct.startswith(str(len(after[0].bufs)))
+assert after[0].bufs[1] is c2._buffer()
+
+# %% [markdown]
+# ## Bonus: the compiler simplifies before it generates code
+#
+# `t + 3 + 4` is built as two additions, but constant folding merges them into one. And building the same
+# expression twice gives the very same graph node (hash-consing), so it's computed once.
+
+# %%
+%%tinygrad --noopt --show kernels
+t = Tensor([1, 2, 3, 4])
+seven = (t + 3 + 4).realize()
+
+# %%
+with Recorder() as rec: (Tensor([5, 6, 7, 8]) + 3 + 4).realize()
+src7 = [e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"][0]
+assert seven.tolist() == [8, 9, 10, 11] and "+7)" in src7
+A, B = t * 4, t * 4
+assert A is not B and A.uop is B.uop
+print("one ADD of 7, and t * 4 built twice is one node")

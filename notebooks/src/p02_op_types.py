@@ -1,0 +1,165 @@
+# %% [markdown]
+# # Project 2: the three kinds of operation
+#
+# A tensor library can look like it has hundreds of operations, yet lazynb (like tinygrad) builds every one
+# of them from three kinds of primitive:
+#
+# | kind | what it does | examples |
+# |---|---|---|
+# | **elementwise** | one output value from the values at the same position | ADD, MUL, WHERE, EXP2, RECIP |
+# | **reduce** | folds a whole axis into one value | SUM, MAX |
+# | **movement** | changes which memory address each index reads; no arithmetic | RESHAPE, PERMUTE, EXPAND, PAD, SHRINK |
+#
+# There is no matmul or conv primitive: both are a movement, a multiply and a sum. This notebook predicts,
+# runs and checks each kind. (Course file `projects/02_op_types.py` is `examples/project2_op_types.py` here.)
+
+# %%
+%load_ext lazynb
+import numpy as np
+from lazynb import Tensor, GlobalCounters
+from lazynb.trace import Recorder
+from lazynb.uop import Ops
+from lazynb.notebook.quiz import quiz
+
+def kernel_sources(fn):
+  """Run fn() and return the C source of every kernel that ran. (To look at the kernels of a cell that already
+  ran, run the same code on new inputs: a realized result is never computed again, but the compiled kernel
+  is reused, so its source is the same.)"""
+  with Recorder(rewrites=False) as rec: fn()
+  return [e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"]
+
+x = Tensor.rand(16, 16).realize()
+
+# %% [markdown]
+# ## 1. Elementwise ops
+#
+# lazynb has no `EXP` primitive, only `EXP2` (2 to the power x). So `x.exp()` has to be rewritten in terms of
+# it. Guess how before running.
+
+# %%
+q_exp = quiz("How is x.exp() computed by the generated code?",
+             ["exp(x) from the C math library", "exp2(x * 1.4427), i.e. 2^(x*log2(e))", "a Taylor series written out in C", "exp2(x) / log(2)"],
+             answer=1, explain="e^x = 2^(x * log2(e)): a multiply by log2(e) = 1.4427 and the EXP2 primitive.")
+
+# %%
+%%tinygrad --debug 3 --show kernels
+r_relu = x.relu().realize()
+r_mul2 = (x * 2).realize()
+r_exp = x.exp().realize()
+
+# %%
+xf = Tensor.rand(16, 16).realize()  # new inputs, same kernels
+src_relu, src_mul2, src_exp = kernel_sources(lambda: (xf.relu().realize(), (xf * 2).realize(), xf.exp().realize()))
+print(next(l for l in src_exp.splitlines() if "exp2" in l).strip())
+assert "exp2" in src_exp and "1.44269" in src_exp and q_exp.correct.startswith("exp2(x * 1.4427)")
+lazy_exp = Tensor([1.0, 2.0]).exp()     # not realized: the graph is still there to look at
+print("graph of exp:", lazy_exp.uop.op, "<-", lazy_exp.uop.src[0].op)
+assert (lazy_exp.uop.op, lazy_exp.uop.src[0].op) == (Ops.EXP2, Ops.MUL)
+assert "?" in src_relu and "*2.0f)" in src_mul2
+assert np.allclose(r_exp.numpy(), np.exp(x.numpy()), rtol=1e-6) and (r_relu.numpy() == np.maximum(x.numpy(), 0)).all()
+
+# %% [markdown]
+# ## 2. Reduce ops
+#
+# A reduce needs a loop that carries a running value (an accumulator) from one element to the next.
+
+# %%
+q_max = quiz("What value does the accumulator of x.max(axis=0) start from?", ["0.0", "the first element", "-infinity", "FLT_MIN"],
+             answer="-infinity", explain="-inf is the identity of max: max(-inf, v) = v for every v, even when all values are negative.")
+
+# %%
+%%tinygrad --debug 3 --show kernels
+s_all = x.sum().realize()
+m0 = x.max(axis=0).realize()
+
+# %%
+xf = Tensor.rand(16, 16).realize()
+src_sum, src_max = kernel_sources(lambda: (xf.sum().realize(), xf.max(axis=0).realize()))
+assert "for (" in src_sum and "acc0 = (acc0+" in src_sum
+assert "-__builtin_inff()" in src_max and q_max.correct == "-infinity"
+assert np.allclose(m0.numpy(), x.numpy().max(axis=0)) and np.isclose(s_all.item(), x.numpy().sum(), rtol=1e-5)
+print("sum accumulates with +, max starts from -inf and keeps the larger value")
+
+# %% [markdown]
+# ## 3. Movement ops
+#
+# A movement op changes the *view*: the shape, strides, offset and mask through which a buffer is read. The
+# ShapeTracker view of the Project's tensor holds that information; no data needs to move.
+
+# %%
+q_move = quiz("x.reshape(32, 16), x.permute(2, 0, 1), an expand and a strided slice, each realized: how many kernels?",
+              ["0", "1", "4", "one per element"], answer="0",
+              explain="Each result is the same buffer seen through a different view; realizing a view of a buffer computes nothing.")
+
+# %%
+%%tinygrad --debug 2 --show schedule,shapetracker
+x3 = Tensor.rand(4, 8, 16).realize()
+GlobalCounters.reset()
+y = x3.reshape(32, 16).realize()
+z = x3.permute(2, 0, 1).realize()
+w = x3.reshape(4, 8, 16, 1).expand(4, 8, 16, 3).realize()
+s = x3[1:3, :, ::2].realize()
+movement_kernels = GlobalCounters.kernel_count
+
+# %%
+print("kernels:", movement_kernels)
+assert movement_kernels == int(q_move.correct) == 0
+xn = x3.numpy()
+assert (y.numpy() == xn.reshape(32, 16)).all() and (z.numpy() == xn.transpose(2, 0, 1)).all()
+assert (w.numpy() == xn[..., None].repeat(3, axis=-1)).all() and (s.numpy() == xn[1:3, :, ::2]).all()
+assert w.uop.base is x3.uop.base          # still the original buffer underneath
+from lazynb.shape import ShapeTracker
+st = ShapeTracker.from_shape((4, 8, 16)).permute((2, 0, 1))
+print("permute(2, 0, 1) reads address", st.render()[0], "for index (idx0, idx1, idx2)")
+
+# %% [markdown]
+# Movement ops cost nothing *until a kernel reads through them*: then they become index arithmetic inside
+# that kernel. The ShapeTracker tab of a `%%tinygrad` cell shows that arithmetic for every buffer a kernel reads.
+#
+# ## 4. A mixed expression
+#
+# `(x.permute(1, 0) @ y.reshape(4, 4)).sum(axis=1)`: two movement ops, a matmul (a multiply and a sum), then
+# another sum.
+
+# %%
+q_mixed = quiz("How many kernels does (x.permute(1,0) @ y.reshape(4,4)).sum(axis=1) run?", ["1", "2", "3", "4"], answer="2",
+               explain="The movement ops are free. The matmul's sum is one reduce; a kernel holds one reduce, so the second sum gets its own kernel.")
+
+# %%
+%%tinygrad --debug 1 --show schedule,kernels
+xa, yb = Tensor.rand(4, 4).realize(), Tensor.rand(16).realize()
+GlobalCounters.reset()
+mixed = (xa.permute(1, 0) @ yb.reshape(4, 4)).sum(axis=1).realize()
+mixed_kernels = GlobalCounters.kernel_count
+
+# %%
+assert mixed_kernels == int(q_mixed.correct) == 2
+assert np.allclose(mixed.numpy(), (xa.numpy().T @ yb.numpy().reshape(4, 4)).sum(axis=1), atol=1e-5)
+print("2 kernels, values match numpy")
+
+# %% [markdown]
+# ## 5. Matmul by hand
+#
+# An (M, K) @ (K, N) matmul: view `a` as (M, K, 1) and `b` as (1, K, N), expand both to (M, K, N), multiply,
+# and sum over K. No copies are made: the expands are views.
+
+# %%
+def matmul_by_hand(a, b):
+  (m, k), (_, n) = a.shape, b.shape
+  return (a.reshape(m, k, 1).expand(m, k, n) * b.reshape(1, k, n).expand(m, k, n)).sum(axis=1)
+
+q_hand = quiz("How many kernels does matmul_by_hand(a, b) need?", ["1", "2", "3"], answer="1",
+              explain="expand is a view, the multiply is elementwise and fuses into the sum: one reduce kernel, exactly what @ builds.")
+
+# %%
+%%tinygrad --show schedule,kernels
+a8, b8 = Tensor.rand(8, 5).realize(), Tensor.rand(5, 3).realize()
+GlobalCounters.reset()
+mine = matmul_by_hand(a8, b8).realize()
+hand_kernels = GlobalCounters.kernel_count
+ref = (a8 @ b8).realize()
+
+# %%
+print("max |hand - @| =", np.abs(mine.numpy() - ref.numpy()).max())
+assert hand_kernels == int(q_hand.correct) == 1
+assert np.allclose(mine.numpy(), ref.numpy(), atol=1e-6) and np.allclose(mine.numpy(), a8.numpy() @ b8.numpy(), atol=1e-5)

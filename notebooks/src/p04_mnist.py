@@ -1,0 +1,210 @@
+# %% [markdown]
+# # Project 4: training a CNN on MNIST
+#
+# An end-to-end training run with everything from the earlier projects in play: the data goes in as tensors,
+# the model is a handful of layers, each training step is one big lazy graph (forward, gradients, Adam update)
+# that the compiler schedules into kernels, and `TinyJit` replays those kernels for every later batch.
+#
+# You will train, profile a step, try BEAM on the step's slowest kernel, evaluate, save with `safe_save`,
+# reload and check that the accuracy is identical. The same run as a script: `examples/project4_mnist.py`
+# (`--quick` for the small version).
+#
+# **How long this takes.** By default this notebook trains the course's CNN at full size: 70 steps of 512
+# images, the recipe of tinygrad's `beautiful_mnist` example. On a laptop CPU that is several minutes, more
+# on a shared machine. With the environment variable `LAZYNB_QUICK=1` (which the test suite sets) it trains a
+# narrow version of the same network on 10,000 images for 80 steps of 64 and checks a lower accuracy bar.
+# The course asks for 5 epochs and >98%. The full setting here is 70 steps (36k images, under one epoch): it
+# measured 97.4% on the whole test set, and the check below asks for more than 96%. Raise `STEPS` to go further.
+# (Measured on a busy 2-core machine: the full notebook took 15 minutes, the quick one under a minute.)
+#
+# **Differences from the course text.** `from tinygrad.nn.datasets import mnist` is
+# `from lazynb.nn.datasets import mnist`. It reads the four MNIST `.gz` files from `$LAZYNB_DATA/mnist/` or
+# `~/.cache/lazynb/mnist/`, and downloads them to the cache when neither has them.
+
+# %%
+%load_ext lazynb
+import os, tempfile, time
+import numpy as np
+from lazynb import Tensor, TinyJit, GlobalCounters, Context, Device, nn
+from lazynb.nn.datasets import mnist
+from lazynb.nn.state import get_parameters, get_state_dict, load_state_dict, safe_save, safe_load
+from lazynb.trace import Recorder
+from lazynb.notebook.quiz import quiz
+
+QUICK = os.environ.get("LAZYNB_QUICK", "0") == "1"
+if QUICK: WIDTH, BATCH, STEPS, LR, TRAIN_SUBSET, TEST_SUBSET, MIN_ACC = 8, 64, 80, 0.02, 10_000, 1_000, 0.85
+else:     WIDTH, BATCH, STEPS, LR, TRAIN_SUBSET, TEST_SUBSET, MIN_ACC = 32, 512, 70, 0.02, None, None, 0.96
+print(f"{'quick' if QUICK else 'full'} run: width {WIDTH}, batch {BATCH}, {STEPS} steps, needs > {MIN_ACC:.0%} test accuracy")
+
+# %% [markdown]
+# ## The data
+
+# %%
+X_train, Y_train, X_test, Y_test = mnist()
+if TRAIN_SUBSET: X_train, Y_train = X_train[:TRAIN_SUBSET], Y_train[:TRAIN_SUBSET]
+if TEST_SUBSET: X_test, Y_test = X_test[:TEST_SUBSET], Y_test[:TEST_SUBSET]
+X_train, Y_train, X_test, Y_test = [t.realize() for t in (X_train, Y_train, X_test, Y_test)]
+print("train", X_train.shape, X_train.dtype.name, " test", X_test.shape, " labels", Y_train.dtype.name)
+assert X_train.shape[1:] == (1, 28, 28) and int(Y_train.numpy().max()) == 9
+
+# %% [markdown]
+# ## The model
+#
+# There is no `nn.Module` to inherit from: a model is any object holding tensors, with a `__call__`.
+# `get_parameters` finds every tensor inside it, including BatchNorm's running statistics (state that is
+# saved with the model but not trained).
+
+# %%
+class Model:
+  def __init__(self, w=32):
+    self.layers = [
+      nn.Conv2d(1, w, 5), Tensor.relu, nn.Conv2d(w, w, 5), Tensor.relu, nn.BatchNorm(w), Tensor.max_pool2d,
+      nn.Conv2d(w, 2 * w, 3), Tensor.relu, nn.Conv2d(2 * w, 2 * w, 3), Tensor.relu, nn.BatchNorm(2 * w), Tensor.max_pool2d,
+      lambda x: x.flatten(1), nn.Linear(2 * w * 3 * 3, 10)]
+  def __call__(self, x): return x.sequential(self.layers)
+
+Tensor.manual_seed(42)
+model = Model(WIDTH)
+opt = nn.optim.Adam(get_parameters(model), lr=LR)
+n_params = sum(int(np.prod(p.shape)) for p in opt.params)
+print(f"{len(opt.params)} trained tensors, {n_params:,} numbers; {len(opt.buffers)} state tensors (running statistics)")
+assert len(opt.params) == 14 and len(opt.buffers) == 6
+
+def step(x, y):
+  with Tensor.train():
+    opt.zero_grad()
+    loss = model(x.float() / 255.0).sparse_categorical_crossentropy(y)
+    loss.backward()
+    opt.step()   # one schedule: the gradients, the loss and Adam's update
+    return loss
+
+rng = np.random.default_rng(0)
+xs, ys = X_train.numpy(), Y_train.numpy()
+def batch():
+  idx = rng.integers(0, xs.shape[0], BATCH)
+  return Tensor(xs[idx]), Tensor(ys[idx])
+
+# %% [markdown]
+# ## One step under the microscope
+#
+# Before training, run a single step the ordinary way and look at its schedule: every convolution, its
+# gradient with respect to the input and to the weights, BatchNorm's statistics, the loss, and Adam's update of
+# each parameter tensor become kernels.
+
+# %%
+q_kernels = quiz("Roughly how many kernels does one training step of this CNN run?",
+                 ["about 5", "about 100", "about 10,000"], answer="about 100",
+                 explain="Forward and backward through 4 convs, 2 BatchNorms and a Linear, plus one update per parameter tensor: about a hundred kernels.")
+
+# %%
+%%tinygrad --show schedule,timing
+with Recorder(rewrites=False) as rec_step:
+  GlobalCounters.reset()
+  first_loss = step(*batch()).item()
+  kernels_per_step = GlobalCounters.kernel_count
+
+# %%
+execs = [e.data for e in rec_step.of("exec") if e.data["kind"] == "kernel"]
+total = sum(d["seconds"] for d in execs)
+print(f"{kernels_per_step} kernels, {total * 1e3:.0f} ms of kernel time; the five slowest:")
+for d in sorted(execs, key=lambda d: -d["seconds"])[:5]:
+  print(f"  {d['name']:32s} {d['seconds'] * 1e3:8.2f} ms  ({d['seconds'] / total:5.1%})")
+assert 30 < kernels_per_step < 300 and q_kernels.correct == "about 100"
+assert np.isfinite(first_loss) and 1.5 < first_loss < 3.5, first_loss   # about ln(10) = 2.3 for a fresh model
+
+# %% [markdown]
+# ## Training
+#
+# `TinyJit` runs the step normally twice (the second time it records every kernel and the buffers it used),
+# then replays the recorded kernels with each new batch swapped in, skipping the Python graph building.
+
+# %%
+train_step = TinyJit(step)
+st, losses = time.perf_counter(), []
+for i in range(STEPS):
+  GlobalCounters.reset()
+  losses.append(train_step(*batch()).item())
+  if i % 10 == 0 or i == STEPS - 1:
+    print(f"step {i:3d}  loss {losses[-1]:.3f}  {(i + 1) / (time.perf_counter() - st):.2f} steps/s")
+jit_kernels = GlobalCounters.kernel_count
+train_seconds = time.perf_counter() - st
+
+# %%
+print(f"{train_seconds:.1f} s; the jitted step replays {jit_kernels} kernels")
+assert jit_kernels == kernels_per_step, "the replay runs the same kernels as the step it captured"
+assert np.mean(losses[-10:]) < 0.6 * np.mean(losses[:5])
+
+# %% [markdown]
+# ## BEAM on the slowest kernel
+#
+# The course suggests retraining with `BEAM=2`. That searches every kernel of the step, which on a CPU takes a
+# long time: BEAM compiles and *times* dozens of variants of each kernel. So here BEAM searches only the slowest
+# kernel of the step profiled above, on copies of its buffers, and we compare it with the heuristic's version
+# and estimate what that saves per step. Even this one search takes a minute or more on a small CPU, so the
+# quick run (`LAZYNB_QUICK=1`) skips it; Project 5's notebook runs BEAM on a matmul in every mode.
+
+# %%
+from lazynb.codegen import get_program
+from lazynb.device import Buffer
+from lazynb.engine.realize import CompiledRunner
+hot = max(execs, key=lambda d: d["seconds"])
+item = hot["item"]
+def copy_of(b):   # the timing runs write into copies, never into buffers the model uses
+  host = np.empty(b.nbytes, np.uint8); b.copyout(memoryview(host))
+  nb = Buffer(b.device, b.size, b.dtype).allocate(); nb.copyin(memoryview(host)); return nb
+scratch = [copy_of(b) for b in item.bufs]
+renderer = Device[item.bufs[0].device].renderer
+def best_of(runner, reps=3): return min(runner(scratch) for _ in range(reps))
+q_beam = quiz("BEAM=1 on this kernel: the kernel it picks will be...", ["never slower than the heuristic's, up to timing noise", "always 10x faster", "slower"],
+              answer=0, explain="The search starts from the heuristic's choice and moves only to candidates it timed as faster.")
+
+# %%
+%%tinygrad --show timing
+if QUICK: print("quick run: the BEAM search is skipped (set LAZYNB_QUICK=0 to run it)")
+else:
+  heuristic = CompiledRunner(get_program(item.ast, renderer))
+  with Context(BEAM=1): searched = CompiledRunner(get_program(item.ast, renderer))
+  t_heur, t_beam = best_of(heuristic), best_of(searched)
+
+# %%
+if not QUICK:
+  print(f"{hot['name']}: heuristic {t_heur * 1e3:.2f} ms {heuristic.p.opts}")
+  print(f"{' ' * len(hot['name'])}  BEAM=1    {t_beam * 1e3:.2f} ms {searched.p.opts}")
+  share, saved = hot["seconds"] / total, 1 - t_beam / t_heur
+  print(f"this kernel is {share:.0%} of the step's kernel time, so BEAM on it alone would cut a step's kernel time by about {share * saved:.0%}")
+  assert t_beam <= 1.5 * t_heur + 5e-4 and q_beam.correct.startswith("never slower")
+
+# %% [markdown]
+# ## Evaluation
+
+# %%
+def evaluate(m, X, Y, bs=1000):
+  correct = 0
+  with Tensor.inference_mode():   # BatchNorm uses its running statistics; no gradients
+    for i in range(0, X.shape[0], bs):
+      correct += (m(X[i:i + bs].float() / 255.0).argmax(axis=1) == Y[i:i + bs]).sum().item()
+  return correct / X.shape[0]
+
+acc = evaluate(model, X_test, Y_test)
+print(f"test accuracy {acc:.2%} on {X_test.shape[0]} images (needs > {MIN_ACC:.0%})")
+assert acc > MIN_ACC
+
+# %% [markdown]
+# ## Save, reload, compare
+#
+# `safe_save` writes every tensor of `get_state_dict(model)` to a safetensors file; `load_state_dict` copies
+# them into a freshly built model.
+
+# %%
+q_reload = quiz("The reloaded model is evaluated on the same test images. Its accuracy is...",
+                ["identical", "within 0.1%", "a bit lower: saving rounds the weights"], answer="identical",
+                explain="safetensors stores the float32 values exactly, running statistics included, so the same kernels compute the same outputs.")
+
+# %%
+path = os.path.join(tempfile.mkdtemp(), "mnist.safetensors")
+safe_save(get_state_dict(model), path)
+fresh = Model(WIDTH)
+load_state_dict(fresh, safe_load(path))
+acc2 = evaluate(fresh, X_test, Y_test)
+print(f"saved {os.path.getsize(path):,} bytes; reloaded model: {acc2:.2%}")
+assert acc2 == acc and q_reload.correct == "identical"

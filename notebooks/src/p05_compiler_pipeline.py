@@ -1,0 +1,184 @@
+# %% [markdown]
+# # Project 5: inside the compiler
+#
+# From a line of tensor code to a running kernel, lazynb goes through these stages:
+#
+# ```
+# lazy UOp graph -> schedule (cut into kernels) -> kernel AST -> opts (loop shape) -> lowered (index math, loops)
+#                -> linearized (a flat list) -> C source -> compiled, run
+# ```
+#
+# This notebook stops at each stage. (Course file `projects/05_compiler_pipeline.py` is
+# `examples/project5_compiler_pipeline.py` here.)
+#
+# **Differences from the course text.**
+# - tinygrad's `VIZ=1` opens a graph viewer in the browser. lazynb has no `VIZ`; instead every `%%tinygrad`
+#   cell draws the graphs (the Graph tab: tensor graph, kernel AST, lowered kernel), and a JupyterLab side
+#   panel shows the same trace.
+# - `DEBUG=4` works as in tinygrad: it prints the kernel AST, the lowered UOps and the linearized program.
+# - Some course material describes `NOOPT=1` as turning off *all* algebraic rewrites. It doesn't, in tinygrad
+#   or here: it turns off the kernel *optimizations* (upcasting, unrolling, threads); the simplifier still
+#   runs. Section 4 shows it.
+# - The course's BEAM exercise uses a 1024x1024 matmul. On a small shared CPU that search takes many minutes,
+#   so this notebook searches a 128x128 one.
+
+# %%
+%load_ext lazynb
+import numpy as np
+from lazynb import Tensor, Context, GlobalCounters
+from lazynb.trace import Recorder, capture
+from lazynb.uop import Ops
+from lazynb.notebook.quiz import quiz
+
+def ops_in(u): return {n.op.name for n in u.toposort()}
+def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.data["kind"] == "kernel"]
+
+# %% [markdown]
+# ## 1. The schedule
+#
+# Six operations: a matmul, relu, +1, a sum over axis 0, and a softmax (which itself needs a max, an exp, a
+# sum and a division). A kernel holds at most one reduce; elementwise work fuses into whichever kernel uses it.
+
+# %%
+x, y = Tensor.rand(8, 8).realize(), Tensor.rand(8, 8).realize()
+out = ((x @ y).relu() + 1).sum(axis=0).softmax()
+q_sched = quiz("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?", ["1", "2", "3", "5", "6"], answer="5",
+               explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
+
+# %%
+%%tinygrad --show schedule,graph
+sched = out.schedule()
+for i, si in enumerate(sched):
+  reduces = [f"{u.arg[0].name} over axis {u.arg[1]}" for u in si.ast.toposort() if u.op is Ops.REDUCE_AXIS]
+  print(f"kernel {i}: reason={si.reason:8s} reduce={reduces}")
+result = out.realize()
+
+# %%
+assert len(sched) == int(q_sched.correct) == 5
+assert [si.reason for si in sched] == ["reduce"] * 4 + ["realize"]
+assert "WHERE" in ops_in(sched[1].ast), "the relu fused into the kernel of the sum over axis 0"
+s = (np.maximum(x.numpy() @ y.numpy(), 0) + 1).sum(axis=0)
+assert np.allclose(result.numpy(), np.exp(s - s.max()) / np.exp(s - s.max()).sum(), atol=1e-5)
+print("AST of kernel 0, the matmul:")
+print(sched[0].ast)
+
+# %% [markdown]
+# Reading the AST: `STORE` writes to buffer 0 through a `VIEW`; the value is a `REDUCE_AXIS` (ADD over axis 2)
+# of a `MUL` of two `LOAD`s. The two loads read the inputs through views with a 0 stride: that is how the
+# matmul's broadcast appears once movement ops have been folded into index math.
+#
+# ## 2. The graph of a kernel
+#
+# Open the **Graph** tab of the next cell's output. The kernel AST has no loops, only shapes and views; the
+# lowered kernel has `RANGE` nodes (loops) and index arithmetic.
+
+# %%
+q_loops = quiz("At which stage do loops (RANGE nodes) first appear?",
+               ["in the lazy tensor graph", "in the kernel AST", "in the lowered kernel", "only in the C source"], answer=2,
+               explain="Lowering turns every view into index math over loop variables (RANGE) and work-item ids.")
+
+# %%
+%%tinygrad --show graph,kernels
+a16, b16 = Tensor.rand(16, 16).realize(), Tensor.rand(16, 16).realize()
+with capture() as tr: mm = (a16 @ b16).realize()
+
+# %%
+doc = tr.to_json()
+k = doc["kernels"][0]
+ast_kinds = {n["kind"] for n in doc["graphs"][k["graph"]]["nodes"]}
+low_kinds = {n["kind"] for n in doc["graphs"][k["lowered_graph"]]["nodes"]}
+print("node kinds in the kernel AST:    ", sorted(ast_kinds))
+print("node kinds in the lowered kernel:", sorted(low_kinds))
+assert "loop" not in ast_kinds and "loop" in low_kinds and q_loops.correct == "in the lowered kernel"
+assert {"alu", "reduce", "memory", "movement"} <= ast_kinds
+
+# %% [markdown]
+# ## 3. Every stage of one kernel (DEBUG=4)
+#
+# `--debug 4` prints the stages as text. The check cell below reads the same stages from the trace bus.
+
+# %%
+%%tinygrad --debug 4 --show kernels
+a6, b6 = Tensor.rand(6, 6).realize(), Tensor.rand(6, 6).realize()
+with Recorder(rewrites=False) as rec: (a6 @ b6).realize()
+
+# %%
+(prg,) = ran_programs(rec)
+lin = [u.op.name for u in prg.uops]
+print("1 kernel AST ops:", sorted(ops_in(prg.ast)))
+print("2 opts applied:  ", prg.kernel.applied_opts, " loop shape", prg.kernel.full_shape)
+print("3 lowered ops:   ", sorted(ops_in(prg.lowered)))
+print(f"4 linearized:     {len(lin)} uops, starting", " ".join(lin[:12]))
+assert {"REDUCE_AXIS", "LOAD", "VIEW"} <= ops_in(prg.ast) and "RANGE" not in ops_in(prg.ast)
+assert {"RANGE", "REDUCE", "INDEX"} <= ops_in(prg.lowered) and "VIEW" not in ops_in(prg.lowered)
+assert "DEFINE_ACC" in lin and "ENDRANGE" in lin and "REDUCE" not in lin   # the reduce became an accumulator in a loop
+
+# %% [markdown]
+# ## 4. Algebraic rewrites and NOOPT
+#
+# `x * 1 + 0` is a copy written the long way. The simplifier's rules (`x * 1 -> x`, `x + 0 -> x`) remove the
+# arithmetic while the kernel is lowered. Now predict what `NOOPT=1` changes.
+
+# %%
+q_noopt = quiz("With NOOPT=1, does the kernel for x * 1 + 0 still multiply by 1 and add 0?",
+               ["yes: NOOPT turns off all rewrites", "no: the simplifier always runs; NOOPT only keeps the loops plain"], answer=1,
+               explain="NOOPT skips the kernel optimizations (upcast, unroll, threads). Algebraic simplification is not an optimization you can turn off.")
+
+# %%
+%%tinygrad --noopt --show kernels,rewrites
+xv = Tensor.rand(16).realize()
+with Recorder() as rec_noopt: plain = (xv * 1 + 0).realize()
+
+# %%
+%%tinygrad --show kernels,rewrites
+xw = Tensor.rand(16).realize()
+with Recorder() as rec_opt: tiled = (xw * 1 + 0).realize()
+
+# %%
+(p_noopt,), (p_opt,) = ran_programs(rec_noopt), ran_programs(rec_opt)
+for name, p in (("NOOPT=1", p_noopt), ("default", p_opt)):
+  body = [l.strip() for l in p.src.splitlines() if "data0+" in l]
+  print(f"{name}: opts={p.opts}  stores: {body[:2]}")
+  assert body and all("*1" not in l and "+0.0f" not in l for l in body)
+assert p_noopt.opts == [] and "for (" in p_noopt.src and p_opt.opts != []
+assert q_noopt.correct.startswith("no")
+assert (plain.numpy() == xv.numpy()).all() and (tiled.numpy() == xw.numpy()).all()
+
+# %% [markdown]
+# ## 5. BEAM search
+#
+# The hand-coded heuristic guesses a loop shape (how much to upcast, unroll, split across cores). `BEAM=N`
+# tries instead: it starts from the heuristic's kernel, applies every single change, compiles and times the
+# candidates, keeps the fastest N, and repeats until nothing gets faster. The choice is cached on disk, so the
+# search runs once per kernel.
+
+# %%
+q_beam = quiz("Compared with BEAM=0, the kernel BEAM=2 picks is...",
+              ["never slower, up to timing noise", "always at least twice as fast", "usually slower: search is random"], answer=0,
+              explain="The search starts from the heuristic's kernel and only moves to candidates it measured to be faster.")
+
+# %%
+%%tinygrad --beam 2 --show kernels,timing
+a128, b128 = Tensor.rand(128, 128).realize(), Tensor.rand(128, 128).realize()
+with Recorder(rewrites=False) as rec_beam: c_beam = (a128 @ b128).realize()
+
+# %%
+def matmul_kernel_time(n, reps=5, **flags):
+  best, opts = float("inf"), None
+  for _ in range(reps):
+    a, b = Tensor.rand(n, n).realize(), Tensor.rand(n, n).realize()   # new inputs: a realized result is never recomputed
+    with Context(**flags), Recorder(rewrites=False) as rec:
+      GlobalCounters.reset()
+      (a @ b).realize()
+    best, opts = min(best, GlobalCounters.time_sum_s), ran_programs(rec)[0].opts
+  return best, opts
+t0, opts0 = matmul_kernel_time(128, BEAM=0)
+t2, opts2 = matmul_kernel_time(128, BEAM=2)
+print(f"BEAM=0: {t0 * 1e6:8.1f} us  {opts0}")
+print(f"BEAM=2: {t2 * 1e6:8.1f} us  {opts2}")
+print("tile sizes BEAM chose:", ", ".join(f"{o.op.name} axis {o.axis} by {o.arg}" for o in opts2))
+beam_events = rec_beam.of("beam")
+if beam_events: print("search:", "cached" if beam_events[0].data["cached"] else f"{beam_events[0].data['tried']} kernels timed")
+assert opts2 and ran_programs(rec_beam)[0].opts == opts2
+assert t2 <= t0 * 1.5 + 2e-4 and q_beam.correct.startswith("never slower")
+assert np.allclose(c_beam.numpy(), a128.numpy() @ b128.numpy(), atol=1e-3 * 128)
