@@ -1,4 +1,5 @@
-import os, sys
+import gc, os, sys
+import pytest
 from hypothesis import settings, HealthCheck
 
 # make `import lazynb` work without PYTHONPATH when pytest is run from anywhere
@@ -13,3 +14,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "lazynb"))
 
 def pytest_configure(config):
   config.addinivalue_line("markers", "torch: compares against torch (skipped when torch cannot be imported)")
+
+
+@pytest.fixture(autouse=True)
+def _drop_last_failure():
+  """pytest keeps the last exception's traceback (sys.last_traceback), and with it the failed test's tensors; free them,
+  so a buffer-sharing bug (like equal fresh buffers aliasing, seen at c82b63d) cannot leak from one test into the next."""
+  yield
+  if getattr(sys, "last_value", None) is None and getattr(sys, "last_exc", None) is None: return
+  sys.last_type = sys.last_value = sys.last_traceback = None
+  if hasattr(sys, "last_exc"): sys.last_exc = None
+  gc.collect()

@@ -5,7 +5,6 @@ with a fixed random upstream gradient (so e.g. softmax's gradient is not trivial
 both the forward values and d(loss)/d(input) for every input.
 Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
 """
-import gc, sys
 import zlib
 import numpy as np
 import pytest
@@ -16,16 +15,6 @@ F = torch.nn.functional
 pytestmark = pytest.mark.torch
 
 # ------------------------------------------------------------------ helpers
-
-@pytest.fixture(autouse=True)
-def _drop_last_failure():
-  """pytest keeps the last exception's traceback (sys.last_traceback), and with it the failed test's tensors; free them,
-  so a buffer-sharing bug (like equal fresh buffers aliasing, seen at c82b63d) cannot leak from one test into the next."""
-  yield
-  if getattr(sys, "last_value", None) is None and getattr(sys, "last_exc", None) is None: return
-  sys.last_type = sys.last_value = sys.last_traceback = None
-  if hasattr(sys, "last_exc"): sys.last_exc = None
-  gc.collect()
 
 def rnd(*shape, seed=0, lo=None, hi=None):
   g = np.random.default_rng(seed)

@@ -1,23 +1,12 @@
 """TinyJit: same results as the plain function, replay without re-scheduling, input checks, a jitted training step.
 Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
 """
-import gc, sys
 import numpy as np
 import pytest
 from lazynb import Tensor, TinyJit, GlobalCounters, nn
 from lazynb.engine.jit import JitError
 from lazynb.nn import optim
 from lazynb.trace import Recorder
-
-@pytest.fixture(autouse=True)
-def _drop_last_failure():
-  """pytest keeps the last exception's traceback (sys.last_traceback), and with it the failed test's tensors; free them,
-  so a buffer-sharing bug (like equal fresh buffers aliasing, seen at c82b63d) cannot leak from one test into the next."""
-  yield
-  if getattr(sys, "last_value", None) is None and getattr(sys, "last_exc", None) is None: return
-  sys.last_type = sys.last_value = sys.last_traceback = None
-  if hasattr(sys, "last_exc"): sys.last_exc = None
-  gc.collect()
 
 def rnd(*shape, seed=0): return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 

@@ -1,7 +1,6 @@
 """Optimizers checked step by step against torch.optim on a small MLP with copied weights and the same data.
 Known lazynb bugs are marked xfail(strict=True) with a `bug:` reason; see /tmp/reports/h6_bugs.md.
 """
-import gc, sys
 import numpy as np
 import pytest
 from lazynb import Tensor, nn
@@ -11,16 +10,6 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 STEPS = 5
-
-@pytest.fixture(autouse=True)
-def _drop_last_failure():
-  """pytest keeps the last exception's traceback (sys.last_traceback), and with it the failed test's tensors; free them,
-  so a buffer-sharing bug (like equal fresh buffers aliasing, seen at c82b63d) cannot leak from one test into the next."""
-  yield
-  if getattr(sys, "last_value", None) is None and getattr(sys, "last_exc", None) is None: return
-  sys.last_type = sys.last_value = sys.last_traceback = None
-  if hasattr(sys, "last_exc"): sys.last_exc = None
-  gc.collect()
 
 def rnd(*shape, seed=0): return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 

@@ -1,23 +1,12 @@
 """lazynb.nn.state: finding a model's tensors, safetensors save/load, load_state_dict and its error handling.
 Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
 """
-import gc, sys
 import numpy as np
 import pytest
 from lazynb import Tensor, dtypes, nn
 from lazynb.nn.state import get_state_dict, get_parameters, load_state_dict, safe_save, safe_load
 
 safetensors = pytest.importorskip("safetensors")
-
-@pytest.fixture(autouse=True)
-def _drop_last_failure():
-  """pytest keeps the last exception's traceback (sys.last_traceback), and with it the failed test's tensors; free them,
-  so a buffer-sharing bug (like equal fresh buffers aliasing, seen at c82b63d) cannot leak from one test into the next."""
-  yield
-  if getattr(sys, "last_value", None) is None and getattr(sys, "last_exc", None) is None: return
-  sys.last_type = sys.last_value = sys.last_traceback = None
-  if hasattr(sys, "last_exc"): sys.last_exc = None
-  gc.collect()
 
 def rnd(*shape, seed=0): return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
