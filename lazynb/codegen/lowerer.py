@@ -102,7 +102,8 @@ def lower(k: Kernel) -> UOp:
       valid = valid & group_first  # after a GROUP reduce every work-item of the group has the answer: one stores it
       index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
       stores.append(UOp(Ops.STORE, dtypes.void, (index, ld(val, env))))
-  return graph_rewrite(UOp.sink(*stores), lower_rules, name="lower: index math")
+  # every buffer stays a parameter, even one whose loads folded away: the runtime passes them all, in order
+  return graph_rewrite(UOp.sink(*stores, *k.bufs), lower_rules, name="lower: index math")
 
 # a gate that simplified to True is no gate
 drop_true_gates = PatternMatcher([
