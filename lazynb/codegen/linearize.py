@@ -50,7 +50,8 @@ def linearize(sink: UOp) -> list[UOp]:
     range_phase = new
   reduce_ranges = {r for n in nodes if n.op is Ops.DEFINE_ACC for r in n.src[1:]}
   outer = sorted([n for n in nodes if n.op is Ops.RANGE and n not in reduce_ranges], key=lambda r: r.arg[0])
-  out = [n for n in nodes if n.op in (Ops.DEFINE_GLOBAL, Ops.DEFINE_LOCAL, Ops.SPECIAL, Ops.CONST)]
+  out = sorted([n for n in nodes if n.op is Ops.DEFINE_GLOBAL], key=lambda n: n.arg)  # parameters in buffer order
+  out += [n for n in nodes if n.op in (Ops.DEFINE_LOCAL, Ops.SPECIAL, Ops.CONST)]
   out += outer
   placed = set(out)
   for p in range(max(phase.values(), default=0) + 1):
