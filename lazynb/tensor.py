@@ -160,7 +160,8 @@ class Tensor:
     """The graph to differentiate: realized buffers are traced back to the expressions that computed them."""
     root = self._pre if self._pre is not None else self._uop
     for _ in range(64):
-      back = {n: computed_from[n] for n in root.toposort() if n in computed_from and not (n in _grad_leaf_uops())}
+      leaves = _grad_leaf_uops()
+      back = {n: o for n in root.toposort() if n in computed_from and n not in leaves and (o := computed_from[n]()) is not None}
       if not back: break
       root = root.substitute(back)
     return root
@@ -212,8 +213,9 @@ class Tensor:
     items, becomes = create_schedule([t.uop for t in todo])
     run_schedule(items)
     for orig, new in becomes.items():
-      realized[orig] = new
-      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): computed_from[new] = orig
+      # a graph of constants only stays a constant (folding beats loading it back from memory)
+      if any(n.op is Ops.BUFFER for n in orig.toposort()): realized[orig] = new
+      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): computed_from[new] = weakref.ref(orig)  # weak: no cycle with `realized`
     for t in todo:
       old = t._uop
       t._uop = becomes[old] if old in becomes else t.uop

@@ -326,7 +326,6 @@ GRAD_AFTER_REALIZE = ("bug: gradient()/backward() differentiate lookup_realized(
                       "(y.item(), loss.item()) becomes a constant buffer, so the gradient silently becomes 0 / backward raises")
 
 @needs_grad
-@pytest.mark.xfail(reason=GRAD_AFTER_REALIZE, strict=True)
 def test_001_gradient_seed_order():
   """The blog's exact order: loss is built, then x and y are printed (realized), then the gradient is taken."""
   x = Tensor([2.0], requires_grad=True)
@@ -338,7 +337,6 @@ def test_001_gradient_seed_order():
   assert grad.item() == pytest.approx(7.0)
 
 @needs_grad
-@pytest.mark.xfail(reason=GRAD_AFTER_REALIZE, strict=True)
 def test_001_gradient_chain_rule_seed_order():
   x = Tensor([2.0], requires_grad=True)
   z = (x ** 2 + 1).log()
@@ -349,7 +347,6 @@ def test_001_gradient_chain_rule_seed_order():
   assert grad.item() == pytest.approx(0.8, rel=1e-6)
 
 @needs_grad
-@pytest.mark.xfail(reason=GRAD_AFTER_REALIZE, strict=True)
 def test_000_print_loss_then_backward():
   x = Tensor([1.0, 2.0], requires_grad=True)
   loss = (x * x).sum()
