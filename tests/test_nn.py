@@ -35,6 +35,15 @@ def _eval_mode():
 
 # ------------------------------------------------------------------ Linear
 
+def backward_and_compare(out_l, out_t, w, xl, xt, lz, tm, bias=True, atol=1e-4):
+  """Backpropagate sum(out * w) through both models; outputs, input grads and parameter grads must agree."""
+  (out_t * T(w)).sum().backward()
+  (out_l * Tensor(w)).sum().backward()
+  close(out_l, out_t, atol=atol)
+  close(xl.grad, xt.grad, atol=atol)
+  close(lz.weight.grad, tm.weight.grad, atol=atol)
+  if bias: close(lz.bias.grad, tm.bias.grad, atol=atol)
+
 def test_linear_default_init_shapes_and_bounds():
   Tensor.manual_seed(1)
   l = nn.Linear(20, 7)
@@ -55,12 +64,7 @@ def test_linear_matches_torch_forward_and_grads(bias):
   for p in get_parameters(lz): p.requires_grad = True
   out_t, out_l = tm(xt), lz(xl)
   w = rnd(5, 3, seed=2)
-  (out_t * T(w)).sum().backward()
-  (out_l * Tensor(w)).sum().backward()
-  close(out_l, out_t)
-  close(xl.grad, xt.grad)
-  close(lz.weight.grad, tm.weight.grad)
-  if bias: close(lz.bias.grad, tm.bias.grad)
+  backward_and_compare(out_l, out_t, w, xl, xt, lz, tm, bias, atol=1e-5)
 
 def test_linear_on_3d_input():
   torch.manual_seed(1)
@@ -86,12 +90,7 @@ def test_conv2d_matches_torch(cfg):
   out_t, out_l = tm(xt), lz(xl)
   assert out_l.shape == tuple(out_t.shape)
   w = rnd(*out_t.shape, seed=5)
-  (out_t * T(w)).sum().backward()
-  (out_l * Tensor(w)).sum().backward()
-  close(out_l, out_t, atol=1e-4)
-  close(xl.grad, xt.grad, atol=1e-4)
-  close(lz.weight.grad, tm.weight.grad, atol=1e-4)
-  close(lz.bias.grad, tm.bias.grad, atol=1e-4)
+  backward_and_compare(out_l, out_t, w, xl, xt, lz, tm)
 
 def test_conv2d_no_bias_rect_kernel():
   torch.manual_seed(3)
@@ -224,12 +223,7 @@ def test_batchnorm_training_gradients_match_torch():
   w = rnd(3, 2, 3, 3, seed=71)
   with Tensor.train(): out_l = lz(xl)
   out_t = tm(xt)
-  (out_t * T(w)).sum().backward()
-  (out_l * Tensor(w)).sum().backward()
-  close(out_l, out_t, atol=1e-4)
-  close(xl.grad, xt.grad, atol=1e-4)
-  close(lz.weight.grad, tm.weight.grad, atol=1e-4)
-  close(lz.bias.grad, tm.bias.grad, atol=1e-4)
+  backward_and_compare(out_l, out_t, w, xl, xt, lz, tm)
 
 def test_batchnorm_1d_input():
   torch.manual_seed(15)
@@ -265,12 +259,7 @@ def test_layernorm_matches_torch(shape):
   lz.weight.requires_grad = lz.bias.requires_grad = True
   w = rnd(2, 3, 4, seed=91)
   out_l, out_t = lz(xl), tm(xt)
-  (out_l * Tensor(w)).sum().backward()
-  (out_t * T(w)).sum().backward()
-  close(out_l, out_t, atol=1e-4)
-  close(xl.grad, xt.grad, atol=1e-4)
-  close(lz.weight.grad, tm.weight.grad, atol=1e-4)
-  close(lz.bias.grad, tm.bias.grad, atol=1e-4)
+  backward_and_compare(out_l, out_t, w, xl, xt, lz, tm)
 
 def test_layernorm_no_affine_and_bad_shape():
   lz = nn.LayerNorm(4, elementwise_affine=False)
