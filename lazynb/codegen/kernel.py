@@ -203,24 +203,30 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   """Pick reasonable opts without search. Returns the opts applied.
 
   Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each
-  loaded value is reused from a register across the upcast block (for a matmul, a 4x4 tile); then unroll
-  the innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny).
-  Everything: split the outer loop across CPU threads when there is enough work."""
+  loaded value is reused from registers across the upcast block. For a matmul this is a register tile:
+  two SIMD vectors wide along the contiguous output row, and as many rows as keep the accumulators within
+  half the vector registers (8x32 floats with AVX-512, 4x16 with AVX2). Then unroll the innermost reduce
+  axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the outer
+  loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
+    vec, regs = k.renderer.simd_floats, k.renderer.simd_regs
     used: list[frozenset] = []
-    for amounts in ((16, 8, 4), (4,)):  # a 4x16 register tile where the shapes allow
+    for _ in range(2):
       cands = []
       for a in k.axes_of(AxisType.GLOBAL):
         zeros = frozenset(i for i, st in enumerate(k.sts[1:], 1) if k.is_mem[i] and st.real_strides()[a] == 0)
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros))
       if not cands or k.upcast_size() >= 64: break
       a, zeros = cands[-1]
-      # wide upcasts only along memory-contiguous output rows (they become vector loads and stores)
-      wide = k.sts[0].real_strides()[a] == 1
-      amt = next(x for x in amounts if (k.full_shape[a] % x == 0 and (wide or x == 4)) or x == 4)
-      if _try(k, Opt(OptOps.UPCAST, a, amt)): used.append(zeros)
+      if k.sts[0].real_strides()[a] == 1:  # the contiguous output row: whole vectors (loads and stores)
+        amts = next(c for c in ([vec, 2], [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
+      else:  # rows: as many as the accumulator budget allows, leaving a count the threads can share
+        vectors, n = max(1, k.upcast_size() // vec), k.full_shape[a]
+        fits = [r for r in (8, 4) if r * vectors <= regs // 2 and n % r == 0] or [4]
+        amts = [next((r for r in fits if (n // r) % max(1, k.renderer.threads) == 0), fits[0])]
+      if all(_try(k, Opt(OptOps.UPCAST, a, amt)) for amt in amts): used.append(zeros)
     reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4]
-    if reds and k.upcast_size() <= 64: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
+    if reds and k.upcast_size() <= 256: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
     elif not used and (g := k.axes_of(AxisType.GLOBAL)) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
   elif (globals_ := k.axes_of(AxisType.GLOBAL)):
     last = globals_[-1]
