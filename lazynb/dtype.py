@@ -43,12 +43,14 @@ class dtypes:
   int, long, uchar, half, float = int32, int64, uint8, float16, float32
   default_float: DType = float32
   default_int: DType = int32
-  index = int32  # dtype of index arithmetic inside kernels
+  # index arithmetic inside kernels: exact (64-bit) while rewriting; a renderer writes it as `int` when every
+  # index of the kernel fits in 32 bits, else as a 64-bit type
+  index = DType(6, 8, "index", None)
 
   @staticmethod
   def is_float(x: DType) -> bool: return x.scalar in (dtypes.float16, dtypes.float32)
   @staticmethod
-  def is_int(x: DType) -> bool: return x.scalar in (dtypes.uint8, dtypes.int32, dtypes.int64)
+  def is_int(x: DType) -> bool: return x.scalar in (dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.index)
   @staticmethod
   def is_unsigned(x: DType) -> bool: return x.scalar is dtypes.uint8
   @staticmethod
@@ -90,7 +92,7 @@ def _too_big(x):
 
 _TO_NP = {"bool": np.bool_, "uint8": np.uint8, "int": np.int32, "long": np.int64, "half": np.float16, "float": np.float32}
 _BY_NAME = {d.name: d for d in dtypes.all()} | {"int32": dtypes.int32, "int64": dtypes.int64, "float16": dtypes.float16,
-            "float32": dtypes.float32, "uchar": dtypes.uint8}
+            "float32": dtypes.float32, "uchar": dtypes.uint8, "index": dtypes.index}
 
 def to_dtype(x) -> DType:
   """Accept a DType, a name ("float32", "int") or a numpy dtype."""

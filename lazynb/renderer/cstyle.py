@@ -18,6 +18,8 @@ class CStyleLanguage(Renderer):
   buffer_prefix = ""
   buffer_suffix = " restrict"
   arg_int_prefix = "const int"
+  wide_index = "long long"  # index math of kernels whose indices do not all fit in 32 bits
+  index_type = "int"
   smem_prefix = ""
   barrier = ""
   code_for_workitem: dict[str, Callable] = {}
@@ -39,6 +41,7 @@ class CStyleLanguage(Renderer):
     Ops.WHERE: lambda c, a, b, dt: f"({c}?{a}:{b})", Ops.MULACC: lambda a, b, c, dt: f"(({a}*{b})+{c})"}
 
   def render_dtype(self, dt: DType) -> str:
+    if dt is dtypes.index: return self.index_type
     if dt not in self.type_map: raise NotImplementedError(f"{type(self).__name__} cannot render {dt}")
     return self.type_map[dt]
   def render_buffer_dtype(self, dt: DType) -> str: return self.render_dtype(dt)
@@ -64,10 +67,12 @@ class CStyleLanguage(Renderer):
     return self.extra_header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
   def render_range(self, u: UOp) -> list[str]:
     name = u.arg[2]
-    return [f"for (int {name} = 0; {name} < {u.arg[1]}; {name}++) {{"]
+    return [f"for ({self.index_type} {name} = 0; {name} < {u.arg[1]}; {name}++) {{"]
 
   def render(self, name: str, uops: list[UOp]) -> str:
     self.line_map: list[list[int]] = []
+    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) for u in uops)
+    self.index_type = self.wide_index if wide else "int"
     pos = {u: i for i, u in enumerate(uops)}
     uses: dict[UOp, int] = {}
     for u in uops:
@@ -98,7 +103,8 @@ class CStyleLanguage(Renderer):
       elif op is Ops.SPECIAL:
         r[u] = u.arg[0]
         if self.global_style == "special" and not u.arg[0].startswith("t"):
-          emit(f"int {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][4:]))}; /* {u.arg[1]} */", [pos[u]])
+          emit(f"{self.index_type} {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][4:]))}; /* {u.arg[1]} */", [pos[u]])
+        elif wide: r[u] = f"(({self.index_type}){u.arg[0]})"  # an int argument: widen before multiplying
       elif op is Ops.DEFINE_LOCAL:
         r[u] = u.arg[0]
         emit(f"{self.smem_prefix}{self.render_dtype(u.dtype.base)} {u.arg[0]}[{u.arg[1]}];", [pos[u]])
@@ -164,6 +170,7 @@ class OpenCLRenderer(CStyleLanguage):
   smem_prefix = "__local "
   barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
   local_max_prod = 256
+  wide_index = "long"
   code_for_workitem = {"g": lambda i: f"get_group_id({i})", "l": lambda i: f"get_local_id({i})"}
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int64: "long", dtypes.float16: "half"}
   infinity, nan = "INFINITY", "NAN"

@@ -8,7 +8,7 @@ import math
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, exec_alu
 
-INTS = (dtypes.uint8, dtypes.int32, dtypes.int64)
+INTS = (dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.index)
 INTS_BOOL = INTS + (dtypes.bool,)
 
 def _fold(x: UOp) -> UOp | None:

@@ -1,0 +1,78 @@
+"""Index arithmetic is exact while the compiler rewrites it, and rendered in 64 bits when a kernel needs it.
+
+A kernel whose index math stays within 32 bits is written with `int`; one whose intermediate values can leave
+that range (big stacked views, huge iteration spaces) is written with a 64-bit type, so nothing wraps around.
+"""
+import ctypes
+import numpy as np
+import pytest
+from lazynb import Tensor, Device
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UOp, Ops
+from lazynb.uop.symbolic import symbolic
+from lazynb.uop.ops import graph_rewrite
+
+def _uops(coeff: int, divisor: int, n: int = 4):
+  """out[i] = float((i * coeff) // divisor) for i < n, as the linearizer would emit it."""
+  out = UOp(Ops.DEFINE_GLOBAL, dtypes.float.ptr(), (), 0)
+  r = UOp(Ops.RANGE, dtypes.index, (), (0, n, "gidx0"))
+  c, d = UOp.const(dtypes.index, coeff), UOp.const(dtypes.index, divisor)
+  prod_ = UOp(Ops.MUL, dtypes.index, (r, c))
+  q = UOp(Ops.IDIV, dtypes.index, (prod_, d))
+  val = UOp(Ops.CAST, dtypes.float, (q,))
+  idx = UOp(Ops.INDEX, dtypes.float.ptr(), (out, r))
+  st = UOp(Ops.STORE, dtypes.void, (idx, val))
+  return [out, r, c, d, prod_, q, val, idx, st, UOp(Ops.ENDRANGE, dtypes.void, (r,))]
+
+def _run_cpu(src: str, name: str, n: int) -> np.ndarray:
+  from lazynb.runtime.ops_cpu import load_library
+  lib = load_library(Device["CPU"].compiler.compile(src))
+  out = np.zeros(n, np.float32)
+  getattr(lib, name)(ctypes.c_void_p(out.ctypes.data))
+  return out
+
+def test_small_indices_render_as_int():
+  src = Device["CPU"].renderer.render("k", _uops(1000, 7))
+  assert "long long" not in src and "for (int gidx0" in src
+  np.testing.assert_array_equal(_run_cpu(src, "k", 4), [(i * 1000) // 7 for i in range(4)])
+
+def test_wide_intermediates_render_in_64_bits():
+  """i * 1e9 passes 2**31 for i >= 3: in 32 bits out[3] would come out negative."""
+  coeff, div = 1_000_000_000, 999_999_937
+  src = Device["CPU"].renderer.render("k", _uops(coeff, div))
+  assert "for (long long gidx0" in src
+  np.testing.assert_array_equal(_run_cpu(src, "k", 4), [(i * coeff) // div for i in range(4)])
+
+def test_index_bounds_are_not_clamped_to_32_bits():
+  """The simplifier knows i*1e9 + j < 1e9 * 4 exactly, so the division folds (it would not if bounds wrapped)."""
+  i, j = UOp(Ops.RANGE, dtypes.index, (), (0, 4, "i")), UOp(Ops.RANGE, dtypes.index, (), (1, 1000, "j"))
+  e = (i * 1_000_000_000 + j) // 1_000_000_000
+  assert e.vmax == 3 and graph_rewrite(e, symbolic) is i
+
+@pytest.mark.parametrize("backend", ["CL", "CUDA"])
+def test_gpu_renderers_use_their_64_bit_type(backend):
+  from lazynb.renderer.cstyle import OpenCLRenderer, CUDARenderer
+  r = OpenCLRenderer() if backend == "CL" else CUDARenderer()
+  uops = _uops(1_000_000_000, 999_999_937)
+  # a GPU kernel's global ids are work-item ids, not loops
+  g = UOp(Ops.SPECIAL, dtypes.index, (), ("gidx0", 4))
+  sub = {uops[1]: g}
+  def rebuild(u): return sub.setdefault(u, u.replace(src=tuple(rebuild(s) for s in u.src)))
+  body = [rebuild(u) for u in uops if u.op is not Ops.ENDRANGE and u is not uops[1]]
+  src = r.render("k", [body[0], g] + body[1:])
+  want = "long gidx0" if backend == "CL" else "long long gidx0"
+  assert want in src, src
+
+def test_conv_with_stacked_views_over_2_31_is_right():
+  """The MNIST CNN's second conv at batch 512: its input window once took two stacked views whose flat index
+  went past 2**31 (the kernel wrapped around and crashed). The views now merge into one, and the result
+  matches torch."""
+  torch = pytest.importorskip("torch")
+  x, w = Tensor.rand(512, 32, 24, 24).realize(), Tensor.rand(32, 32, 5, 5).realize()
+  out = x.conv2d(w)
+  ast = out.schedule()[-1].ast
+  x_view = next(u.src[1].arg for u in ast.toposort() if u.op is Ops.LOAD and u.src[1].arg.shape[-1] == 5 and len(u.src[1].arg.views) == 1
+                and 0 not in u.src[1].arg.views[0].strides[:1])
+  assert 512 * 32 * 20 * 20 * 32 * 25 > 2**31 and x_view.views[0].strides[-2:] == (24, 1)
+  want = torch.nn.functional.conv2d(torch.from_numpy(x.numpy()), torch.from_numpy(w.numpy())).numpy()
+  np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-3)
