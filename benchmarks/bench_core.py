@@ -13,7 +13,8 @@ so a broken kernel cannot look fast. What is measured (docs/benchmarks.md has th
                  cache (LAZYNB_CACHE = a new temp dir), vs the same call warm.
   4. codegen     per typical kernel: create_schedule, get_program (with its stage timings) and the C compile.
 
-numpy is measured in this process as the environment has it (interleaved with lazynb: these give the ratios),
+numpy is measured in this process as the environment has it (interleaved with lazynb: these give the ratios;
+after each numpy matmul a short pause lets OpenBLAS's spinning threads go idle before lazynb runs),
 and in child processes with the environment as-is and with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed (they
 can force a slower OpenBLAS kernel). lazynb itself always runs with the environment unchanged (the THREADS=1
 child aside). Memory bandwidth and the cores are shared with whatever else runs, so lazynb and numpy reps are
@@ -107,8 +108,14 @@ def lazynb_info() -> dict:
 
 # ---------------------------------------------------------------- numpy reference measurements
 
+BLAS_SETTLE_S = 0.3
 def np_matmul_once(x, y) -> float:
-  st = perf(); x @ y; return perf() - st  # noqa: E702
+  """One numpy matmul, then a pause: OpenBLAS's worker threads keep spinning on the cores for a while after a
+  call (measured here: the next 1024² lazynb matmul ran at half speed for about 50 ms), which would charge
+  numpy's idle spinning to whatever runs next."""
+  st = perf(); x @ y; t = perf() - st  # noqa: E702
+  time.sleep(BLAS_SETTLE_S)
+  return t
 
 def np_add_alloc_once(x, y) -> float:
   st = perf(); z = x + y; t = perf() - st  # noqa: E702

@@ -1,6 +1,6 @@
 """Train the course's MNIST CNN (Conv2d, BatchNorm, relu, max_pool2d, Linear; Adam) with lazynb.
 
-  LAZYNB_DATA=../shared/data python examples/mnist.py [--steps 70] [--batch 512] [--subset N] [--out model.safetensors]
+  LAZYNB_DATA=../shared/data python examples/mnist.py [--steps 200] [--batch 512] [--subset N] [--out model.safetensors]
 
 Prints a progress line with loss and test accuracy, saves the weights with safe_save, reloads them into a
 fresh model, and checks the reloaded model gets the identical accuracy.
@@ -34,9 +34,9 @@ def bar(i: int, n: int, width: int = 30) -> str:
 
 def main(argv=None) -> dict:
   ap = argparse.ArgumentParser()
-  ap.add_argument("--steps", type=int, default=70)
+  ap.add_argument("--steps", type=int, default=200)
   ap.add_argument("--batch", type=int, default=512)
-  ap.add_argument("--lr", type=float, default=0.02)
+  ap.add_argument("--lr", type=float, default=0.005)
   ap.add_argument("--width", type=int, default=32)
   ap.add_argument("--subset", type=int, default=0, help="train on the first N images only (for quick runs)")
   ap.add_argument("--test-subset", type=int, default=0)

@@ -91,3 +91,28 @@ def test_every_opt_keeps_results_cl(case):
   Device.DEFAULT = "CL"
   try: assert check("CL", name, build, ref, n_random=8) >= 5
   finally: Device.DEFAULT = old
+
+@pytest.mark.parametrize("simd,want_tile", [((16, 32), (8, 32)), ((8, 16), (4, 16)), ((4, 16), (4, 8))])
+def test_heuristic_register_tile_fits_the_vector_registers(simd, want_tile):
+  """The matmul tile is two vectors wide along the output row and as tall as keeps its accumulators within half
+  the vector registers; the kernel it gives still computes the right product."""
+  from lazynb.codegen.kernel import AxisType
+  a, b = arr(64, 48), arr(48, 96)
+  (si,) = [s for s in create_schedule([(Tensor(a) @ Tensor(b)).uop])[0] if s.kind == "kernel"]
+  r = Device["CPU"].renderer
+  old = r.simd_floats, r.simd_regs
+  r.simd_floats, r.simd_regs = simd
+  try:
+    k = Kernel(si.ast, r)
+    hand_coded_optimizations(k)
+    prg = get_program(si.ast, r, list(k.applied_opts))
+  finally: r.simd_floats, r.simd_regs = old
+  ups = [(k.full_shape[i], k.sts[0].real_strides()[i]) for i in k.axes_of(AxisType.UPCAST)]
+  rows = [s for s, st in ups if st != 0 and st % 96 == 0]
+  cols = [s for s, st in ups if st is not None and 0 < st < 96]
+  assert (int(np.prod(rows)), int(np.prod(cols))) == want_tile, (k.applied_opts, ups)
+  assert int(np.prod(rows)) * int(np.prod(cols)) // simd[0] <= simd[1] // 2
+  for s in si.bufs: s.allocate()
+  for s, x in zip(si.bufs[1:], (a, b)): s.copyin(memoryview(np.ascontiguousarray(x).view(np.uint8).reshape(-1)))
+  CompiledRunner(prg)(list(si.bufs))
+  np.testing.assert_allclose(si.bufs[0].numpy().reshape(64, 96), a @ b, rtol=1e-4, atol=1e-4)

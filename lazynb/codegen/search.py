@@ -17,7 +17,9 @@ from lazynb.uop.ops import UOp, Ops, pretty
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, KernelOptError, all_opt_candidates
 
 CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
-MAX_UPCAST = 256  # upcast x unroll: bigger bodies take long to compile and spill registers
+# limits on the unrolled body: accumulators (upcast product) and upcast x unroll. Bigger bodies spill registers
+# and take seconds to compile. The heuristic's 8x32 matmul tile unrolled by 4 is 256 and 1024.
+MAX_UPCAST, MAX_BODY = 256, 1024
 
 def ast_key(ast: UOp, device: str, width: int) -> str:
   return hashlib.sha256(f"{device}|{width}|{pretty(ast, limit=100000)}".encode()).hexdigest()
@@ -61,12 +63,14 @@ class _Timer:
         self.skipped.append(f"{k.applied_opts}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
         return None
     return list(self.pool.map(one, ks))
-  def time(self, r, runs: int) -> float:
+  def time(self, r, runs: int, warmup: bool = True) -> float:
+    """Median of `runs` timed runs, after one untimed run (a fresh kernel's first run pays for cold caches and
+    page faults, which would make good kernels look slow)."""
     if r is None: return float("inf")
     ts = []
-    for _ in range(runs):
+    for i in range(runs + int(warmup)):
       fut = self.runner_pool.submit(r, self.bufs)
-      try: ts.append(fut.result(timeout=CANDIDATE_TIMEOUT_S))
+      try: t = fut.result(timeout=CANDIDATE_TIMEOUT_S)
       except FutureTimeout:
         self.skipped.append(f"{r.p.opts}: ran longer than {CANDIDATE_TIMEOUT_S} s")
         self.runner_pool = ThreadPoolExecutor(1)  # leave the stuck one behind
@@ -74,6 +78,7 @@ class _Timer:
       except Exception as e:
         self.skipped.append(f"{r.p.opts}: {type(e).__name__}: {e}")
         return float("inf")
+      if i >= int(warmup): ts.append(t)
     return statistics.median(ts)
   def close(self): self.pool.shutdown(wait=False); self.runner_pool.shutdown(wait=False)  # noqa: E702
 
@@ -100,6 +105,12 @@ def neighbours(k: Kernel) -> list[Kernel]:
     out += [nk for v in variants if (nk := replay(k, v)) is not None]
   return out
 
+def too_big(k: Kernel) -> bool:
+  from lazynb.codegen.kernel import AxisType
+  upcast = 1
+  for i in k.axes_of(AxisType.UPCAST): upcast *= k.full_shape[i]
+  return upcast > MAX_UPCAST or k.upcast_size() > MAX_BODY
+
 def beam_search(k: Kernel, width: int) -> Kernel:
   from lazynb.device import diskcache_get
   key = ast_key(k.ast, k.renderer.device, width)
@@ -122,7 +133,7 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
   start = k.copy()
   hand_coded_optimizations(start)
   k = start
-  best_t = timer.time(timer.compile_all([k])[0], 3)
+  best_t = timer.time(timer.compile_all([k])[0], 5)
   beam: list[tuple[float, Kernel]] = [(best_t, k)]
   tried, rounds = 1, 0
   seen = {tuple(k.applied_opts)}
@@ -132,15 +143,15 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
       cands = []
       for _, bk in beam:
         for nk in neighbours(bk):
-          if nk.upcast_size() > MAX_UPCAST or (sig := tuple(nk.applied_opts)) in seen: continue
+          if too_big(nk) or (sig := tuple(nk.applied_opts)) in seen: continue
           seen.add(sig)
           cands.append(nk)
       if not cands: break
       runners = timer.compile_all(cands)  # in parallel: the C compiler runs outside the GIL
-      # one run each; a candidate within 1.5x of the best so far gets two more (the median counts)
+      # one run each (after a warm-up); a candidate within 1.5x of the best so far is timed again, 5 runs (the median counts)
       first = [timer.time(r, 1) for r in runners]
       limit = min([best_t] + first) * 1.5
-      timed = sorted(((timer.time(r, 3) if t <= limit else t), i) for i, (r, t) in enumerate(zip(runners, first)))
+      timed = sorted(((timer.time(r, 5, warmup=False) if t <= limit else t), i) for i, (r, t) in enumerate(zip(runners, first)))
       tried += len(cands)
       round_best = timed[0][0]
       if progress:

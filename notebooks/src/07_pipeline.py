@@ -339,7 +339,7 @@ mm = (m1 @ m2).realize()
 
 # %% [markdown]
 # The **Kernels** tab shows the opts BEAM picked. For a kernel this small they are often the heuristic's own (compare
-# with `r_4_4_4_4_16` a few cells up); **Timing** shows the run time. Now ask for the same kernel again. Fresh
+# with the heuristic's kernel name a few cells up); **Timing** shows the run time. Now ask for the same kernel again. Fresh
 # tensors of the same shapes give the same kernel AST (an AST names buffers by position, not by identity):
 
 # %%
