@@ -8,6 +8,8 @@
        warm  a new process with that cache: the first realize finds the opts on disk (no search).
   2. CL (PoCL on a machine without a GPU) when pyopencl is importable: the same matmul with the default
      heuristic and the 10-op fused elementwise chain, against numpy.
+  3. tinygrad, when importable: its BEAM=2 on the same matmul, cold (a fresh CACHEDB) and warm, in children,
+     wall time per realize with a device sync, against numpy in the same child.
 
 A wrong result exits with code 1, so a broken kernel cannot look fast. Slow numbers never fail anything.
 """
@@ -68,8 +70,24 @@ def chain_vs_numpy(device: str, reps: int) -> dict:
   out["gbs"], out["numpy_add_gbs"] = 12 * EW_N / median(ks) / 1e9, 12 * EW_N / median(nps) / 1e9
   return out
 
+def tinygrad_matmul(reps: int) -> dict:
+  from tinygrad import Tensor as TT, Device as TD, __version__ as tg_version  # type: ignore
+  def sync(): TD[TD.DEFAULT].synchronize()
+  a, b = TT.rand(MM_N, MM_N).realize(), TT.rand(MM_N, MM_N).realize()
+  an, bn = a.numpy(), b.numpy()
+  st = perf(); c = (a @ b).realize(); sync(); first = perf() - st  # noqa: E702
+  out = {"version": tg_version, "device": TD.DEFAULT, "first_realize_s": first,
+         "correct": bool(np.allclose(c.numpy(), an.astype(np.float64) @ bn.astype(np.float64), rtol=1e-4, atol=1e-3))}
+  ts, nps = [], []
+  for _ in range(reps):
+    st = perf(); (a @ b).realize(); sync(); ts.append(perf() - st)  # noqa: E702
+    nps.append(np_matmul_once(an, bn))
+  out["gflops_wall"], out["numpy_gflops"] = 2 * MM_N**3 / median(ts) / 1e9, 2 * MM_N**3 / median(nps) / 1e9
+  return out
+
 def child(mode: str, quick: bool) -> dict:
   reps = 5 if quick else 11
+  if mode == "tinygrad": return tinygrad_matmul(reps)
   if mode == "beam": return matmul_vs_numpy("CPU", reps)
   if mode == "cl":
     from lazynb import Device
@@ -107,13 +125,22 @@ def report(R: dict) -> str:
                    ["10-op chain GB/s (numpy: one add)", f"{ch['gbs']:.2f}", f"{ch['numpy_add_gbs']:.2f}", f"{ch['gbs'] / ch['numpy_add_gbs']:.3f}x",
                     "ok" if ch["correct"] else "WRONG"]]),
             f"   kernels: {mm['kernel']}, {ch['kernel']}; first matmul realize {mm['first_realize_s']:.2f} s (compile {mm['compile_s']:.2f} s)"]
+  if "tinygrad_default" in R:
+    rows = []
+    for name in ("tinygrad_default", "tinygrad_beam_cold", "tinygrad_beam_warm"):
+      t = R[name]
+      rows.append([name.replace("_", " "), "FAILED: " + t["error"][:60]] + [""] * 4 if "error" in t else
+                  [f"{name.replace('_', ' ')} ({t['version']}, {t['device']})", f"{t['first_realize_s']:.2f} s", f"{t['gflops_wall']:.1f}",
+                   f"{t['numpy_gflops']:.1f}", f"{t['gflops_wall'] / t['numpy_gflops']:.3f}x", "ok" if t["correct"] else "WRONG"])
+    out += [f"3. tinygrad, {MM_N}x{MM_N} float32 matmul (wall time per realize with a sync; BEAM children share a fresh CACHEDB)",
+            table(["", "first realize", "GFLOPS", "numpy GFLOPS", "ratio", "result"], rows)]
   return "\n".join(out)
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--quick", action="store_true")
   ap.add_argument("--json", metavar="PATH")
-  ap.add_argument("--child", choices=["beam", "cl"], help=argparse.SUPPRESS)
+  ap.add_argument("--child", choices=["beam", "cl", "tinygrad"], help=argparse.SUPPRESS)
   args = ap.parse_args()
   if args.child: print(json.dumps(child(args.child, args.quick))); return
   R: dict = {"loadavg_start": loadavg()}
@@ -126,6 +153,11 @@ def main():
     print("CL ...", file=sys.stderr, flush=True)
     R["cl"] = run_child("cl", args.quick)
   else: R["cl"] = {"error": "pyopencl is not installed (pip install pyopencl pocl-binary-distribution)"}
+  if importlib.util.find_spec("tinygrad") is not None:
+    with tempfile.TemporaryDirectory() as d:
+      for name, beam in (("tinygrad_default", "0"), ("tinygrad_beam_cold", "2"), ("tinygrad_beam_warm", "2")):
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        R[name] = run_child("tinygrad", args.quick, BEAM=beam, CACHEDB=os.path.join(d, "tinygrad.db"))
   R["loadavg_end"] = loadavg()
   print(report(R))
   if args.json:

@@ -34,6 +34,7 @@ class Ops(enum.Enum):
   LOAD = enum.auto(); STORE = enum.auto(); INDEX = enum.auto(); RANGE = enum.auto(); ENDRANGE = enum.auto()  # noqa: E702
   SPECIAL = enum.auto(); IF = enum.auto(); ENDIF = enum.auto(); BARRIER = enum.auto(); NOOP = enum.auto()  # noqa: E702
   def __repr__(self): return f"Ops.{self.name}"
+  __hash__ = object.__hash__  # members are singletons; Enum's own hash is a Python call, and ops key every matcher lookup
 
 class GroupOp:
   Unary = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIP, Ops.NEG, Ops.TRUNC}
@@ -142,6 +143,7 @@ class UOp(metaclass=UOpMetaClass):
   # ---- constants
   @staticmethod
   def const(dtype: DType, b: Any, src: tuple = ()) -> UOp:
+    if dtype is dtypes.index and type(b) is int and -2**63 <= b < 2**63: return UOp(Ops.CONST, dtype, src, b)  # the common case, fast
     return UOp(Ops.CONST, dtype, src, cast_scalar(b, dtype) if not (isinstance(b, float) and math.isnan(b) and dtypes.is_float(dtype)) else b)
   def const_like(self, b: Any) -> UOp:
     """A constant with self's dtype; in a tensor graph also on self's device and broadcast to self's shape."""

@@ -1,0 +1,85 @@
+"""Training speed of the course's MNIST CNN: lazynb next to tinygrad (when importable), same model, same batches.
+
+    LAZYNB_DATA=../shared/data PYTHONPATH=. python benchmarks/bench_mnist.py [--steps 20] [--batch 512]
+
+Each framework trains in its own child process: the CNN of examples/mnist.py (Conv2d 5x5 x2, BatchNorm,
+max_pool2d, Conv2d 3x3 x2, BatchNorm, max_pool2d, Linear), Adam lr 0.005, a TinyJit'd step, the same
+random batches (numpy seed 0, images read with lazynb's MNIST reader). Reported: seconds per step over the
+steps after the JIT has captured (steps 3..N), kernels per step, and the loss after N steps (both should fall
+from about 2.3). Accuracy is examples/mnist.py's job; this is about speed.
+"""
+from __future__ import annotations
+import argparse, importlib.util, json, os, subprocess, sys, time
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+def batches(steps: int, batch: int):
+  if ROOT not in sys.path: sys.path.insert(0, ROOT)
+  from lazynb.nn.datasets import mnist
+  X, Y, _, _ = mnist()
+  xs, ys = X.numpy(), Y.numpy().astype(np.int32)
+  rng = np.random.default_rng(0)
+  for _ in range(steps):
+    idx = rng.integers(0, xs.shape[0], batch)
+    yield xs[idx], ys[idx]
+
+def train(framework: str, steps: int, batch: int) -> dict:
+  data = list(batches(steps, batch))  # read before importing the framework under test
+  if framework == "lazynb":
+    from lazynb import Tensor, TinyJit, GlobalCounters, nn
+    from lazynb.nn.state import get_parameters
+    train_mode = Tensor.train
+  else:
+    from tinygrad import Tensor, TinyJit, GlobalCounters, nn, Context  # type: ignore
+    from tinygrad.nn.state import get_parameters  # type: ignore
+    train_mode = lambda: getattr(Tensor, "train", None) and Tensor.train() or Context(TRAINING=1)  # noqa: E731  (0.14: a ContextVar)
+  Tensor.manual_seed(42)
+  w = 32
+  layers = [nn.Conv2d(1, w, 5), Tensor.relu, nn.Conv2d(w, w, 5), Tensor.relu, nn.BatchNorm(w), Tensor.max_pool2d,
+            nn.Conv2d(w, 2 * w, 3), Tensor.relu, nn.Conv2d(2 * w, 2 * w, 3), Tensor.relu, nn.BatchNorm(2 * w), Tensor.max_pool2d,
+            lambda x: x.flatten(1), nn.Linear(2 * w * 3 * 3, 10)]
+  opt = nn.optim.Adam(get_parameters(layers), lr=0.005)
+
+  @TinyJit
+  def step(x, y):
+    with train_mode():
+      opt.zero_grad()
+      loss = x.float().div(255.0).sequential(layers).sparse_categorical_crossentropy(y)
+      loss.backward()
+      opt.step()
+      return loss
+
+  times, losses, kernels = [], [], 0
+  for xb, yb in data:
+    GlobalCounters.reset()
+    st = time.perf_counter()
+    losses.append(step(Tensor(xb), Tensor(yb)).item())
+    times.append(time.perf_counter() - st)
+    kernels = GlobalCounters.kernel_count
+  steady = times[2:] or times
+  return {"framework": framework, "steps": steps, "batch": batch, "s_per_step": float(np.median(steady)), "first_steps_s": times[:2],
+          "kernels_per_step": kernels, "loss_first": losses[0], "loss_last": float(np.mean(losses[-3:]))}
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--steps", type=int, default=20)
+  ap.add_argument("--batch", type=int, default=512)
+  ap.add_argument("--child", choices=["lazynb", "tinygrad"], help=argparse.SUPPRESS)
+  args = ap.parse_args()
+  if args.child: print(json.dumps(train(args.child, args.steps, args.batch))); return
+  rows = []
+  for fw in ["lazynb"] + (["tinygrad"] if importlib.util.find_spec("tinygrad") else []):
+    print(f"{fw} ...", file=sys.stderr, flush=True)
+    p = subprocess.run([sys.executable, __file__, "--child", fw, "--steps", str(args.steps), "--batch", str(args.batch)],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    if p.returncode != 0: rows.append(f"{fw:9s} FAILED: {(p.stderr.strip().splitlines() or ['?'])[-1]}"); continue  # noqa: E702
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    rows.append(f"{fw:9s} {r['s_per_step']:7.2f} s/step  {1 / r['s_per_step']:6.3f} steps/s  {r['kernels_per_step']:4d} kernels/step  "
+                f"loss {r['loss_first']:.2f} -> {r['loss_last']:.3f}  (first two steps {r['first_steps_s'][0]:.1f} s, {r['first_steps_s'][1]:.1f} s)")
+  if not importlib.util.find_spec("tinygrad"): rows.append("tinygrad  not installed (pip install tinygrad) - no comparison")
+  print(f"MNIST CNN, batch {args.batch}, {args.steps} steps, Adam lr 0.005, TinyJit; median over steps 3..{args.steps}")
+  print("\n".join(rows))
+
+if __name__ == "__main__":
+  main()
