@@ -612,7 +612,7 @@ def test_000_project5_beam_progress_names_the_chosen_opts(monkeypatch, capsys):
   timer = getattr(search, "_Timer", None)
   if timer is None or not hasattr(timer, "time") or not hasattr(timer, "compile_all"): pytest.skip("BEAM internals changed")
   state = {"start": None}
-  def fake_time(self, r, runs):
+  def fake_time(self, r, runs, *_, **__):
     opts = tuple(r.p.opts)
     if state["start"] is None: state["start"] = opts  # the first kernel timed is where the search starts
     return 1e-6 if opts == state["start"] else 2e-6

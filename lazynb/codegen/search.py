@@ -64,11 +64,13 @@ class _Timer:
         return None
     return list(self.pool.map(one, ks))
   def time(self, r, runs: int, warmup: bool = True) -> float:
-    """Median of `runs` timed runs, after one untimed run (a fresh kernel's first run pays for cold caches and
-    page faults, which would make good kernels look slow)."""
+    """Median of `runs` timed runs. With `warmup`, a short first run (under 20 ms) is not counted: a fresh
+    kernel's first run pays for cold caches and page faults, which would make good kernels look slow. A
+    longer first run counts (those costs are small next to it, and repeating it would double the search)."""
     if r is None: return float("inf")
-    ts = []
-    for i in range(runs + int(warmup)):
+    ts: list[float] = []
+    first = warmup
+    while len(ts) < runs:
       fut = self.runner_pool.submit(r, self.bufs)
       try: t = fut.result(timeout=CANDIDATE_TIMEOUT_S)
       except FutureTimeout:
@@ -78,7 +80,11 @@ class _Timer:
       except Exception as e:
         self.skipped.append(f"{r.p.opts}: {type(e).__name__}: {e}")
         return float("inf")
-      if i >= int(warmup): ts.append(t)
+      if first and t < 0.02:
+        first = False
+        continue
+      first = False
+      ts.append(t)
     return statistics.median(ts)
   def close(self): self.pool.shutdown(wait=False); self.runner_pool.shutdown(wait=False)  # noqa: E702
 
