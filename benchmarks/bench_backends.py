@@ -71,7 +71,9 @@ def chain_vs_numpy(device: str, reps: int) -> dict:
   return out
 
 def tinygrad_matmul(reps: int) -> dict:
-  from tinygrad import Tensor as TT, Device as TD, __version__ as tg_version  # type: ignore
+  from importlib.metadata import version
+  from tinygrad import Tensor as TT, Device as TD  # type: ignore
+  tg_version = version("tinygrad")
   def sync(): TD[TD.DEFAULT].synchronize()
   a, b = TT.rand(MM_N, MM_N).realize(), TT.rand(MM_N, MM_N).realize()
   an, bn = a.numpy(), b.numpy()
