@@ -437,7 +437,8 @@ def tinygrad_child(quick: bool) -> dict:
   except Exception as e:
     return {"available": False, "error": repr(e)}
   reps = 5 if quick else 15
-  res: dict = {"available": True, "version": getattr(tinygrad, "__version__", "?"), "device": TD.DEFAULT}
+  from importlib.metadata import version
+  res: dict = {"available": True, "version": getattr(tinygrad, "__version__", None) or version("tinygrad"), "device": TD.DEFAULT}
   def sync(): TD[TD.DEFAULT].synchronize()
   a, b = TT.rand(MM_N, MM_N).realize(), TT.rand(MM_N, MM_N).realize()
   c = (a @ b).realize(); sync()  # noqa: E702
