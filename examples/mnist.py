@@ -2,7 +2,8 @@
 
   LAZYNB_DATA=../shared/data python examples/mnist.py [--steps 200] [--batch 512] [--subset N] [--out model.safetensors]
 
-Prints a progress line with loss and test accuracy, saves the weights with safe_save, reloads them into a
+Prints a progress bar with the loss and, every --eval-every steps, the accuracy on the first 2,000 test
+images; at the end the accuracy on the whole test set. Saves the weights with safe_save, reloads them into a
 fresh model, and checks the reloaded model gets the identical accuracy.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main(argv=None) -> dict:
   ap.add_argument("--test-subset", type=int, default=0)
   ap.add_argument("--out", default="mnist.safetensors")
   ap.add_argument("--seed", type=int, default=42)
+  ap.add_argument("--eval-every", type=int, default=50, help="steps between accuracy checks on 2,000 test images (0: none)")
   args = ap.parse_args(argv)
 
   Tensor.manual_seed(args.seed)
@@ -64,15 +66,20 @@ def main(argv=None) -> dict:
   rng = np.random.default_rng(args.seed)
   n = X_train.shape[0]
   xs, ys = X_train.numpy(), Y_train.numpy()
-  st, kernels_per_step, loss = time.perf_counter(), 0, float("nan")
+  st, kernels_per_step, loss, acc_note, eval_s = time.perf_counter(), 0, float("nan"), "", 0.0
+  X_peek, Y_peek = X_test[:2000], Y_test[:2000]
   for i in range(args.steps):
     idx = rng.integers(0, n, args.batch)
     GlobalCounters.reset()
     loss = train_step(Tensor(xs[idx]), Tensor(ys[idx])).item()
     kernels_per_step = GlobalCounters.kernel_count
-    el = time.perf_counter() - st
-    print(f"\r{bar(i + 1, args.steps)} loss {loss:.3f}  {(i + 1) / el:.2f} steps/s", end="", file=sys.stderr)
-  train_s = time.perf_counter() - st
+    if args.eval_every and ((i + 1) % args.eval_every == 0 or i + 1 == args.steps):
+      t = time.perf_counter()
+      acc_note = f"  acc {evaluate(model, X_peek, Y_peek) * 100:.2f}% (first {X_peek.shape[0]} test images)"
+      eval_s += time.perf_counter() - t
+    el = time.perf_counter() - st - eval_s
+    print(f"\r{bar(i + 1, args.steps)} loss {loss:.3f}  {(i + 1) / el:.2f} steps/s{acc_note}", end="", file=sys.stderr)
+  train_s = time.perf_counter() - st - eval_s  # training only: the accuracy checks are not counted
   acc = evaluate(model, X_test, Y_test)
   print(f"\ntest accuracy {acc * 100:.2f}%  ({train_s:.1f} s, {args.steps / train_s:.2f} steps/s, {kernels_per_step} kernels/step)", file=sys.stderr)
 
