@@ -432,3 +432,40 @@ def test_all_permutations_then_flatten(order):
 def test_all_pad_then_shrink_windows(b, e):
   ref, st = apply_chain((2,), [("pad", ((1, 1),)), ("shrink", ((b, e),))])
   assert np.array_equal(st_positions(st, simplify=True), ref)
+
+# ---------------------------------------------------------------- index math simplified where the masks hold
+
+def _plain_indexed(st: ShapeTracker, idxs):
+  """The stacked index without naming masked dims (the reference): unflatten into each view below, in turn."""
+  idx, valid = st.views[-1].to_indexed_uops(idxs)
+  for v in reversed(st.views[:-1]):
+    sub, acc = [], 1
+    for s in reversed(v.shape):
+      sub.append((idx // acc) % s if s != 1 else UOp.const(dtypes.index, 0))
+      acc *= s
+    idx, vv = v.to_indexed_uops(list(reversed(sub)))
+    valid = valid & vv
+  return idx, valid
+
+def test_masked_stacked_views_simplify_where_valid():
+  """The input gradient of a conv folds windows back through padded, reshaped views. Inside the masks, each
+  masked dim's index has a known range, and knowing it removes most of the division and modulo: the index
+  must get simpler, and stay equal to the plain one wherever the load is valid."""
+  from lazynb import Tensor
+  x = Tensor.rand(2, 3, 8, 8, requires_grad=True)
+  w = Tensor.rand(4, 3, 3, 3)
+  x.conv2d(w).sum().backward()
+  sts = [u.arg for it in x.grad.schedule() if it.kind == "kernel" for u in it.ast.toposort()
+         if u.op is Ops.VIEW and len(u.arg.views) >= 3 and any(v.mask for v in u.arg.views[:-1])]
+  assert sts, "expected the fold's stacked, masked views"
+  def divmods(u): return sum(n.op in (Ops.IDIV, Ops.MOD) for n in u.toposort())
+  for st in sts:
+    names = [f"i{d}" for d in range(len(st.shape))]
+    idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (n, s)) for n, s in zip(names, st.shape)]
+    new_idx, new_valid = graph_rewrite(UOp.sink(*st.to_indexed_uops(idxs)), symbolic).src
+    old_idx, old_valid = graph_rewrite(UOp.sink(*_plain_indexed(st, idxs)), symbolic).src
+    assert divmods(new_idx) < divmods(old_idx), (divmods(new_idx), divmods(old_idx))
+    env = dict(zip(names, np.indices(st.shape)))
+    ok = np.broadcast_to(eval_uop(old_valid, env), st.shape)
+    np.testing.assert_array_equal(np.broadcast_to(eval_uop(new_valid, env), st.shape), ok)
+    np.testing.assert_array_equal(np.broadcast_to(eval_uop(new_idx, env), st.shape)[ok], np.broadcast_to(eval_uop(old_idx, env), st.shape)[ok])

@@ -213,11 +213,14 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
     used: list[frozenset] = []
     for _ in range(2):
       cands = []
+      strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
       for a in k.axes_of(AxisType.GLOBAL):
-        zeros = frozenset(i for i, st in enumerate(k.sts[1:], 1) if k.is_mem[i] and st.real_strides()[a] == 0)
-        if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros))
+        zeros = frozenset(i for i, rs in enumerate(strides[1:], 1) if rs is not None and rs[a] == 0)
+        # prefer axes along which every access moves by a constant: the lanes then share their index math
+        linear = all(rs[a] is not None for rs in strides if rs is not None)
+        if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros, linear))
       if not cands or k.upcast_size() >= 64: break
-      a, zeros = cands[-1]
+      a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
       if k.sts[0].real_strides()[a] == 1:  # the contiguous output row: whole vectors (loads and stores)
         amts = next(c for c in ([vec, 2], [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
       else:  # rows: as many as the accumulator budget allows, leaving a count the threads can share

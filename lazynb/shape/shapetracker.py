@@ -53,14 +53,30 @@ class ShapeTracker:
 
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
     idx, valid = self.views[-1].to_indexed_uops(idxs)
+    given: dict[UOp, UOp] = {}  # stand-in variable -> the expression it stands for
     for v in reversed(self.views[:-1]):
       # unflatten the flat index into this view's shape
       sub, acc = [], 1
       for s in reversed(v.shape):
         sub.append((idx // acc) % s if s != 1 else UOp.const(dtypes.index, 0))
         acc *= s
-      idx, vv = v.to_indexed_uops(list(reversed(sub)))
+      sub = list(reversed(sub))
+      vv = v.to_indexed_uops(sub)[1]
+      if v.mask is not None:  # the index matters only where the mask holds: name each masked dim by a bounded variable
+        for d, ((lo, hi), s) in enumerate(zip(v.mask, v.shape)):
+          if (lo, hi) != (0, s) and sub[d].op is not Ops.CONST and hi > lo:
+            var = UOp(Ops.SPECIAL, dtypes.index, (), (f"valid{len(given)}_{id(self)}", hi - lo))
+            given[var] = sub[d] - lo if lo else sub[d]
+            sub[d] = var + lo if lo else var
+      idx, _ = v.to_indexed_uops(sub)
       valid = valid & vv
+    if given:
+      # where every mask holds, each variable's range is the real one, so the simplifier may use it; the index is
+      # only read where the masks hold. A lower view's conditions may name the variables too: put the expressions back
+      from lazynb.uop.symbolic import symbolic
+      real: dict[UOp, UOp] = {}
+      for var, e in given.items(): real[var] = e.substitute(real)  # a lower view's variable may stand on an upper one's
+      idx, valid = graph_rewrite(idx, symbolic).substitute(real), valid.substitute(real)
     return idx, valid
 
   def render(self, names: list[str] | None = None) -> tuple[str, str]:
