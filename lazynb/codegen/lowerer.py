@@ -40,10 +40,22 @@ def lower(k: Kernel) -> UOp:
   memo: dict = {}
 
   def idxs_for(st, env: dict[int, int]) -> list[UOp]:
-    return [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (base[i] if base[i] is not None else UOp.const(dtypes.index, env[i]))
+    return [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (base[i] if base[i] is not None else UOp.const(dtypes.index, env.get(i, 0)))
             for i in range(len(k.full_shape))]
 
+  free: dict[UOp, set[int]] = {}  # per view: the upcast/unroll axes its index and mask do not depend on
+  def independent(view: UOp) -> set[int]:
+    if view not in free:
+      st = k.view_st(view)
+      v = st.views[0]
+      free[view] = {a for a in upcast + unroll if st.shape[a] == 1 or len(st.views) == 1 and v.strides[a] == 0 and
+                    (v.mask is None or v.mask[a] == (0, v.shape[a]))}
+    return free[view]
+
   def ld(u: UOp, env: dict[int, int]) -> UOp:
+    if u.op is Ops.LOAD or u.op is Ops.CONST and u.src:  # a lane that the view ignores reuses another lane's load
+      skip = independent(u.src[-1] if u.op is Ops.LOAD else u.src[0])
+      env = {a: v for a, v in env.items() if a not in skip}
     key = (u, tuple(sorted(env.items())))
     if key in memo: return memo[key]
     if u.op is Ops.LOAD:
