@@ -52,8 +52,15 @@ class ShapeTracker:
     return self
 
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
+    """(index, valid) for one index expression per dim (each within its dim's range)."""
+    if all(v.mask is None for v in self.views[:-1]): return self._stacked(idxs)
+    # padded views below the top: simplify once, with a placeholder per dim, then put the real indices in
+    idx, valid, dims = self._masked_template()
+    sub = {d: i for d, i in zip(dims, idxs) if d is not None}
+    return idx.substitute(sub), valid.substitute(sub)
+
+  def _stacked(self, idxs: list[UOp], given: dict[UOp, UOp] | None = None) -> tuple[UOp, UOp]:
     idx, valid = self.views[-1].to_indexed_uops(idxs)
-    given: dict[UOp, UOp] = {}  # stand-in variable -> the expression it stands for
     for v in reversed(self.views[:-1]):
       # unflatten the flat index into this view's shape
       sub, acc = [], 1
@@ -62,22 +69,29 @@ class ShapeTracker:
         acc *= s
       sub = list(reversed(sub))
       vv = v.to_indexed_uops(sub)[1]
-      if v.mask is not None:  # the index matters only where the mask holds: name each masked dim by a bounded variable
+      if v.mask is not None and given is not None:  # name each masked dim's index by a variable bounded by the mask
         for d, ((lo, hi), s) in enumerate(zip(v.mask, v.shape)):
           if (lo, hi) != (0, s) and sub[d].op is not Ops.CONST and hi > lo:
-            var = UOp(Ops.SPECIAL, dtypes.index, (), (f"valid{len(given)}_{id(self)}", hi - lo))
+            var = UOp(Ops.SPECIAL, dtypes.index, (), (f"masked{len(given)}", hi - lo))
             given[var] = sub[d] - lo if lo else sub[d]
             sub[d] = var + lo if lo else var
       idx, _ = v.to_indexed_uops(sub)
       valid = valid & vv
-    if given:
-      # where every mask holds, each variable's range is the real one, so the simplifier may use it; the index is
-      # only read where the masks hold. A lower view's conditions may name the variables too: put the expressions back
-      from lazynb.uop.symbolic import symbolic
-      real: dict[UOp, UOp] = {}
-      for var, e in given.items(): real[var] = e.substitute(real)  # a lower view's variable may stand on an upper one's
-      idx, valid = graph_rewrite(idx, symbolic).substitute(real), valid.substitute(real)
     return idx, valid
+
+  @functools.lru_cache(maxsize=4096)
+  def _masked_template(self) -> tuple[UOp, UOp, list]:
+    """The index math with a placeholder per dim, simplified knowing that the memory is read only where every
+    mask holds: there each masked dim's index lies in its mask's range, so divisions and modulos that this
+    range makes exact disappear. Afterwards the real expressions replace the bounded variables (the validity
+    conditions keep them too, so nothing is assumed where a mask fails)."""
+    from lazynb.uop.symbolic import symbolic
+    dims = [UOp(Ops.SPECIAL, dtypes.index, (), (f"dim{d}", s)) if s != 1 else None for d, s in enumerate(self.shape)]
+    given: dict[UOp, UOp] = {}
+    idx, valid = self._stacked([d if d is not None else UOp.const(dtypes.index, 0) for d in dims], given)
+    real: dict[UOp, UOp] = {}
+    for var, e in given.items(): real[var] = e.substitute(real)  # a lower view's variable may stand on an upper one's
+    return graph_rewrite(idx, symbolic).substitute(real), valid.substitute(real), dims
 
   def render(self, names: list[str] | None = None) -> tuple[str, str]:
     """The index and validity expressions as text, with one named variable per dim."""
