@@ -435,18 +435,6 @@ def test_all_pad_then_shrink_windows(b, e):
 
 # ---------------------------------------------------------------- index math simplified where the masks hold
 
-def _plain_indexed(st: ShapeTracker, idxs):
-  """The stacked index without naming masked dims (the reference): unflatten into each view below, in turn."""
-  idx, valid = st.views[-1].to_indexed_uops(idxs)
-  for v in reversed(st.views[:-1]):
-    sub, acc = [], 1
-    for s in reversed(v.shape):
-      sub.append((idx // acc) % s if s != 1 else UOp.const(dtypes.index, 0))
-      acc *= s
-    idx, vv = v.to_indexed_uops(list(reversed(sub)))
-    valid = valid & vv
-  return idx, valid
-
 def test_masked_stacked_views_simplify_where_valid():
   """The input gradient of a conv folds windows back through padded, reshaped views. Inside the masks, each
   masked dim's index has a known range, and knowing it removes most of the division and modulo: the index
@@ -463,7 +451,7 @@ def test_masked_stacked_views_simplify_where_valid():
     names = [f"i{d}" for d in range(len(st.shape))]
     idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (n, s)) for n, s in zip(names, st.shape)]
     new_idx, new_valid = graph_rewrite(UOp.sink(*st.to_indexed_uops(idxs)), symbolic).src
-    old_idx, old_valid = graph_rewrite(UOp.sink(*_plain_indexed(st, idxs)), symbolic).src
+    old_idx, old_valid = graph_rewrite(UOp.sink(*st._stacked(idxs)), symbolic).src  # the plain stack: no names for masked dims
     assert divmods(new_idx) < divmods(old_idx), (divmods(new_idx), divmods(old_idx))
     env = dict(zip(names, np.indices(st.shape)))
     ok = np.broadcast_to(eval_uop(old_valid, env), st.shape)
