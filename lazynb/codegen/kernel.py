@@ -221,7 +221,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros, linear))
       if not cands or k.upcast_size() >= 64: break
       a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
-      if k.sts[0].real_strides()[a] == 1:  # the contiguous output row: whole vectors (loads and stores)
+      if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores)
         amts = next(c for c in ([vec, 2], [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
       else:  # rows: as many as the accumulator budget allows, leaving a count the threads can share
         vectors, n = max(1, k.upcast_size() // vec), k.full_shape[a]

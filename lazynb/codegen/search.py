@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib, json, os, statistics, sys, time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from lazynb import trace
-from lazynb.helpers import getenv, DEBUG
+from lazynb.helpers import getenv, DEBUG, prod
 from lazynb.uop.ops import UOp, Ops, pretty
-from lazynb.codegen.kernel import Kernel, Opt, OptOps, KernelOptError, all_opt_candidates
+from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, all_opt_candidates
 
 CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
 # limits on the unrolled body: accumulators (upcast product) and upcast x unroll. Bigger bodies spill registers
@@ -69,7 +69,6 @@ class _Timer:
     longer first run counts (those costs are small next to it, and repeating it would double the search)."""
     if r is None: return float("inf")
     ts: list[float] = []
-    first = warmup
     while len(ts) < runs:
       fut = self.runner_pool.submit(r, self.bufs)
       try: t = fut.result(timeout=CANDIDATE_TIMEOUT_S)
@@ -80,10 +79,9 @@ class _Timer:
       except Exception as e:
         self.skipped.append(f"{r.p.opts}: {type(e).__name__}: {e}")
         return float("inf")
-      if first and t < 0.02:
-        first = False
+      if warmup and not ts and t < 0.02:  # the first run, and short: not counted
+        warmup = False
         continue
-      first = False
       ts.append(t)
     return statistics.median(ts)
   def close(self): self.pool.shutdown(wait=False); self.runner_pool.shutdown(wait=False)  # noqa: E702
@@ -112,10 +110,7 @@ def neighbours(k: Kernel) -> list[Kernel]:
   return out
 
 def too_big(k: Kernel) -> bool:
-  from lazynb.codegen.kernel import AxisType
-  upcast = 1
-  for i in k.axes_of(AxisType.UPCAST): upcast *= k.full_shape[i]
-  return upcast > MAX_UPCAST or k.upcast_size() > MAX_BODY
+  return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
 
 def beam_search(k: Kernel, width: int) -> Kernel:
   from lazynb.device import diskcache_get
