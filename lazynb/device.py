@@ -123,6 +123,7 @@ class Buffer:
   def __init__(self, device: str, size: int, dtype: DType):
     self.device, self.size, self.dtype = device, size, dtype
     self._buf: Any = None
+    self.version = 0  # counts writes: a result cached from this buffer's contents is valid while the count is unchanged
   @property
   def nbytes(self) -> int: return self.size * self.dtype.itemsize
   def is_allocated(self) -> bool: return self._buf is not None
@@ -144,6 +145,7 @@ class Buffer:
     self.allocate()
     if data.nbytes != self.nbytes: raise ValueError(f"copyin of {data.nbytes} bytes into a buffer of {self.nbytes}")
     if self.nbytes: self.allocator.copyin(self._buf, data)
+    self.version += 1
     return self
   def copyout(self, data: memoryview) -> memoryview:
     if self._buf is None: raise RuntimeError("reading a buffer that was never written")

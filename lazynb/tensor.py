@@ -11,9 +11,9 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, buffers, new_unique
-from lazynb.engine.schedule import create_schedule, realized, owned, new_buffer, is_contiguous_view_of_buffer, ScheduleItem
-from lazynb.engine.realize import run_schedule
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique
+from lazynb.engine.schedule import create_schedule, realized, owned, superseded, newest, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.engine.realize import run_schedule, write_host
 
 def _shape_arg(shape) -> tuple:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
@@ -35,6 +35,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(out)
 
 _grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
+_live: weakref.WeakSet = weakref.WeakSet()  # every tensor: a realize that overwrites memory first computes the lazy ones that read it
+_pending_assigns: weakref.WeakSet = weakref.WeakSet()  # in-place ASSIGN uops not yet realized
 computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # buffer view -> the expression it holds
 def _grad_leaf_uops() -> set: return {t.uop for t in list(_grad_tensors)}
 _last_backward: weakref.ReferenceType | None = None  # the loss of the last backward(): an optimizer step realizes it too
@@ -69,6 +71,7 @@ class Tensor:
     if requires_grad and uop.base.op is Ops.CONST:  # a leaf must be its own node, not a shared constant
       uop = Tensor._const_buffer(uop)
     self._uop: UOp = uop
+    _live.add(self)
     self._pre: UOp | None = None  # the graph before the last realize (so backward still works after .item())
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
     self._requires_grad: bool | None = None
@@ -90,7 +93,7 @@ class Tensor:
     dtype = dtypes.from_np(arr.dtype)
     if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
     buf = new_buffer("PYTHON", arr.size, dtype)
-    buffers[buf].copyin(memoryview(arr.reshape(-1).view(np.uint8)))
+    write_host(buffers[buf], arr)
     owned.add(buf)
     view = buf.reshape(arr.shape)
     if Device.canonicalize(device) == "PYTHON": return view
@@ -99,8 +102,7 @@ class Tensor:
   @staticmethod
   def _const_buffer(u: UOp) -> UOp:
     buf = new_buffer(u.device, prod(u.shape), u.dtype)
-    arg = u.base.arg
-    buffers[buf].copyin(memoryview(np.full(max(prod(u.shape), 1), arg, dtype=u.dtype.np)[:prod(u.shape)].view(np.uint8)))
+    write_host(buffers[buf], np.full(prod(u.shape), u.base.arg, dtype=u.dtype.np))
     owned.add(buf)
     return buf.reshape(u.shape)
   @staticmethod
@@ -112,6 +114,8 @@ class Tensor:
   @property
   def uop(self) -> UOp:
     if (r := realized.get(self._uop)) is not None: self._uop = r
+    # a view of memory that an assign has written since: the same view, of the memory's new name
+    if superseded and (b := self._uop.base).op is Ops.BUFFER and b in superseded: self._uop = self._uop.substitute({b: newest(b)})
     return self._uop
   @uop.setter
   def uop(self, u: UOp): self._uop = u
@@ -210,31 +214,77 @@ class Tensor:
   def realize_all(*tensors: Tensor):
     todo = [t for t in tensors if not t.uop.is_realized]
     if not todo: return
+    todo += Tensor._readers_of_overwritten(todo)
     items, becomes = create_schedule([t.uop for t in todo])
     run_schedule(items)
     for orig, new in becomes.items():
       # a graph of constants only stays a constant (folding beats loading it back from memory)
-      if any(n.op is Ops.BUFFER for n in orig.toposort()): realized[orig] = new
+      if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): realized.set(orig, new, reads)
       if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): computed_from[new] = weakref.ref(orig)  # weak: no cycle with `realized`
     for t in todo:
       old = t._uop
       t._uop = becomes[old] if old in becomes else t.uop
       if not t.requires_grad and old.base.op is not Ops.ASSIGN: t._pre = old
+  @staticmethod
+  def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
+    """Lazy tensors (other than `todo`) that read memory an in-place assign in `todo` overwrites: they are computed in
+    the same schedule, before the write, so that they hold the values they were defined with."""
+    if not _pending_assigns: return []
+    graph = UOp.sink(*[t.uop for t in todo]).toposort()
+    targets = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in _pending_assigns}
+    if not targets: return []
+    def reads_old(u: UOp) -> bool:
+      stack, seen = [u], set()
+      while stack:
+        n = stack.pop()
+        if n in seen: continue
+        seen.add(n)
+        if n.op is Ops.ASSIGN: continue  # reads through an assign see its new value: computed after it, as written
+        if (r := realized.get(n)) is not None: n = r
+        if n.op is Ops.BUFFER and n in targets: return True
+        stack.extend(n.src)
+      return False
+    todo_ids = {id(t) for t in todo}
+    return [t for t in list(_live) if id(t) not in todo_ids and not t.uop.is_realized and reads_old(t.uop)]
   def kernelize(self, *lst: Tensor) -> Tensor:
     """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
     from lazynb.engine.kernelize import kernelize
     kernelize([self, *lst])
     return self
   def assign(self, x) -> Tensor:
-    """Write x into this tensor's buffer (in place) when it is realized; otherwise just take x's graph."""
+    """Write x into this tensor's memory, in place.
+
+    A tensor that is all of a buffer it owns gets a lazy ASSIGN: the write happens when it is realized, and lazy values
+    defined before it still see the old contents. A view into another tensor's memory (`a[:4]`, `a.T`) is written
+    through at once, so that tensor sees the new values. A tensor without memory of its own (a lazy value) just takes
+    x's graph."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign: shape {x.shape} does not match {self.shape}")
     if x.device != self.device: raise ValueError(f"assign: device {x.device} does not match {self.device}")
     x = x.cast(self.dtype)
-    # in place only into memory this tensor owns; a buffer shared with equal expressions gets a fresh value instead
-    if is_contiguous_view_of_buffer(self.uop) and self.uop.base in owned: self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
-    else: self.uop = x.uop
-    return self
+    if self.uop.op is Ops.ASSIGN: self.realize()  # an earlier assign to this tensor is still pending: it happens first
+    u = self.uop
+    if is_contiguous_view_of_buffer(u) and u.base in owned:
+      self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
+      _pending_assigns.add(self.uop)
+      return self
+    base = u.base
+    if base.op not in (Ops.BUFFER, Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN) and _only(u, Ops.RESHAPE, Ops.EXPAND) or _only(u, Ops.RESHAPE):
+      self.uop = x.uop  # a value (a lazy expression, a constant, a shared result), not a view into memory: take x's graph
+      return self
+    if base.op is not Ops.BUFFER:  # the memory this views is not there yet: make it (a copy or an assign gets memory of its own)
+      Tensor(base).realize()
+      base = realized.get(base, base).base
+      u = u.substitute({u.base: realized.get(u.base, u.base)})
+    if base.op is not Ops.BUFFER or base not in owned:
+      raise RuntimeError("assign through a view writes into the memory of the tensor it views, but that tensor has no memory of its own "
+                         "(it is a lazy value, a constant, or shares a buffer with equal expressions): make it with .contiguous().realize() first")
+    st = chain_st(u)
+    if any(v.mask is not None for v in st.views) or any(s > 1 and st_ == 0 for v in st.views for s, st_ in zip(v.shape, v.strides)):
+      raise RuntimeError(f"assign through this view is ambiguous: it pads or broadcasts ({st}); assign to a slice of the tensor instead")
+    self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
+    _pending_assigns.add(self.uop)
+    return self.realize()
   def contiguous(self) -> Tensor:
     """A tensor stored in its own buffer (each call makes a new one: the UNIQUE source keeps equal ones apart)."""
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop, new_unique())))
@@ -284,33 +334,39 @@ class Tensor:
   def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
 
   @staticmethod
-  def _eager(arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor:
-    """A tensor whose data is made on the host now (random numbers, arange, eye), realized on its device."""
+  def _host(make: Callable[[], np.ndarray], device=None, dtype=None, random: bool = False, **kw) -> Tensor:
+    """A tensor whose data is made on the host now (random numbers, arange, eye), written into a buffer on its device.
+    `random`: make() draws new numbers each call; a TinyJit replay calls it again instead of reusing the first draw."""
+    shape = np.shape(arr := make())
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
-    arr = np.ascontiguousarray(arr.astype(dt.np)).reshape(np.shape(arr))
-    dev = Device.canonicalize(device)
-    buf = new_buffer(dev, arr.size, dt)
-    buffers[buf].copyin(memoryview(arr.reshape(-1).view(np.uint8)))
+    def host() -> np.ndarray: return np.ascontiguousarray(np.asarray(make()).astype(dt.np)).reshape(shape)
+    buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
+    first = np.ascontiguousarray(arr.astype(dt.np)).reshape(shape)
+    write_host(buffers[buf], first, host if random else None)
     owned.add(buf)
-    return Tensor(buf.reshape(arr.shape), **kw)
+    return Tensor(buf.reshape(shape), **kw)
+  @staticmethod
+  def _eager(arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return Tensor._host(lambda: arr, device, dtype, **kw)
   @staticmethod
   def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
   @staticmethod
   def rand(*shape, device=None, dtype=None, **kw) -> Tensor:
-    dt = to_dtype(dtype or dtypes.default_float)
-    r = _RNG.gen.random(_check_shape(_shape_arg(shape)), dtype=np.float32).astype(dt.np)
-    r = np.minimum(r, np.nextafter(dt.np(1), dt.np(0)))  # rounding to half could reach 1.0
-    return Tensor._eager(r, device, dt, **kw)
+    dt, shape = to_dtype(dtype or dtypes.default_float), _check_shape(_shape_arg(shape))
+    # rounding to half could reach 1.0: keep it below
+    def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32).astype(dt.np), np.nextafter(dt.np(1), dt.np(0)))
+    return Tensor._host(draw, device, dt, random=True, **kw)
   @staticmethod
   def randn(*shape, device=None, dtype=None, **kw) -> Tensor:
-    return Tensor._eager(_RNG.gen.standard_normal(_check_shape(_shape_arg(shape)), dtype=np.float32), device, dtype or dtypes.default_float, **kw)
+    shape = _check_shape(_shape_arg(shape))
+    return Tensor._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
   @staticmethod
   def uniform(*shape, low=0.0, high=1.0, **kw) -> Tensor: return (Tensor.rand(*shape, **kw) * (high - low) + low)
   @staticmethod
   def normal(*shape, mean=0.0, std=1.0, **kw) -> Tensor: return Tensor.randn(*shape, **kw) * std + mean
   @staticmethod
   def randint(*shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
-    return Tensor._eager(_RNG.gen.integers(low, high, _check_shape(_shape_arg(shape))), device, dtype or dtypes.default_int, **kw)
+    shape = _check_shape(_shape_arg(shape))
+    return Tensor._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
   @staticmethod
   def scaled_uniform(*shape, **kw) -> Tensor: return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(_shape_arg(shape)) ** -0.5)
   @staticmethod
@@ -641,6 +697,26 @@ class Tensor:
   def __rpow__(self, y): return self.pow(y, True)
   def __matmul__(self, y): return self.matmul(y)
   def __rmatmul__(self, y): return Tensor(y).matmul(self) if not isinstance(y, Tensor) else y.matmul(self)
+  def _inplace(self, op: Callable, y) -> Tensor:
+    """`a += b` and friends: compute, then write into a's memory (assign), as tinygrad does; the dtype must not change."""
+    r = op(self, y)
+    if r.dtype != self.dtype or r.shape != self.shape:
+      raise TypeError(f"in-place operation would change the tensor from {self.shape} {self.dtype} to {r.shape} {r.dtype}; "
+                      "write it out of place (a = a op b) or cast first")
+    return self.assign(r)
+  def __iadd__(self, y): return self._inplace(Tensor.add, y)
+  def __isub__(self, y): return self._inplace(Tensor.sub, y)
+  def __imul__(self, y): return self._inplace(Tensor.mul, y)
+  def __itruediv__(self, y): return self._inplace(Tensor.div, y)
+  def __ifloordiv__(self, y): return self._inplace(Tensor.floordiv, y)
+  def __imod__(self, y): return self._inplace(Tensor.mod, y)
+  def __ipow__(self, y): return self._inplace(Tensor.pow, y)
+  def __imatmul__(self, y): return self._inplace(Tensor.matmul, y)
+  def __iand__(self, y): return self._inplace(Tensor.__and__, y)
+  def __ior__(self, y): return self._inplace(Tensor.__or__, y)
+  def __ixor__(self, y): return self._inplace(Tensor.__xor__, y)
+  def __ilshift__(self, y): return self._inplace(Tensor.__lshift__, y)
+  def __irshift__(self, y): return self._inplace(Tensor.__rshift__, y)
   def __neg__(self): return self.neg()
   def __abs__(self): return self.abs()
   def __lt__(self, y): return self._binop(Ops.CMPLT, y)
@@ -913,6 +989,13 @@ class Tensor:
     return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
   def binary_crossentropy_logits(self, Y: Tensor) -> Tensor:
     return (self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log()).mean()
+
+def _only(u: UOp, *ops: Ops) -> bool:
+  """Is u its base under movement ops of these kinds only?"""
+  while u.op in GroupOp.Movement:
+    if u.op not in ops: return False
+    u = u.src[0]
+  return True
 
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
   try: arr = np.array(data, dtype=dt.np if dt is not None else None)

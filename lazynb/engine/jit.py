@@ -1,74 +1,144 @@
 """TinyJit: run a function's kernels without re-tracing it.
 
 Call 1 runs the function normally (warm-up: everything gets compiled). Call 2 runs it again while
-recording every kernel and copy it executes, with the Buffers it touched. Calls 3+ skip Python entirely:
-the recorded kernels are replayed, with the buffers of the new input tensors swapped in for the old ones.
-Inputs must be passed as Tensor arguments (data made inside the function is frozen at capture)."""
+recording everything it executes, in order: kernels and copies with the Buffers they touched, and every
+piece of data the host wrote into a buffer (random numbers, arange, lists turned into tensors). Calls 3+
+skip Python entirely and replay that record, with the buffers of the new input tensors swapped in.
+
+What a replay keeps, and what it redoes:
+  - Tensor arguments (positional, and keyword ones matched by name) are the inputs: their buffers change.
+  - Random numbers made inside the function are drawn again on every replay, from the same generator in the
+    same order as a plain call would, so `Tensor.manual_seed` gives the same numbers jitted or not.
+  - Any other host data made inside the function (`Tensor([step])`) is frozen at capture. If it differed
+    between the first two calls, capturing it would give wrong numbers later, so that is an error.
+  - Other arguments (Python numbers, strings) are frozen too: a replay with different ones is an error.
+"""
 from __future__ import annotations
 import functools
+from typing import Any
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters
 from lazynb.uop.ops import Ops
 from lazynb.engine import realize as _realize
-from lazynb.engine.schedule import chain_st
+from lazynb.engine.schedule import chain_st, realized
+from lazynb.tensor import Tensor
 
 class JitError(RuntimeError): pass
 
+def _tensors_in(ret: Any) -> list[Tensor]:
+  """The tensors a function returned: itself, or inside a tuple, list or dict (one level deep, as tinygrad)."""
+  if isinstance(ret, Tensor): return [ret]
+  if isinstance(ret, (tuple, list)): return [r for r in ret if isinstance(r, Tensor)]
+  if isinstance(ret, dict): return [r for r in ret.values() if isinstance(r, Tensor)]
+  return []
+
+def _same_value(a: Any, b: Any) -> bool:
+  try: return bool(a is b or type(a) is type(b) and a == b)
+  except Exception: return False  # noqa: BLE001 (objects whose == is not a plain yes/no: identity only)
+
 class TinyJit:
-  def __init__(self, fxn):
-    self.fxn = fxn
-    self.cnt = 0
-    self.captured: list[tuple] = []
+  def __init__(self, fxn, captured=None, prune: bool = False):
+    if captured is not None: raise NotImplementedError("TinyJit(captured=...) (a saved capture) is not supported; capture by calling")
+    self.fxn, self.prune = fxn, prune
+    self.reset()
+    functools.update_wrapper(self, fxn)
+  def reset(self):
+    """Forget the capture: the next two calls warm up and capture again (e.g. for new input shapes)."""
+    self.cnt, self.captured, self.ret = 0, [], None
     self.input_spec: list[tuple] = []
     self.input_bufs: list[Buffer] = []
-    self.ret = None
-    functools.update_wrapper(self, fxn)
-  def reset(self): self.cnt, self.captured, self.ret = 0, [], None
+    self.frozen_args: list = []
+    self.warm_data: list = []
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj) if obj is not None else self
 
-  def _inputs(self, args, kwargs) -> list:
-    from lazynb.tensor import Tensor
-    ts = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+  @staticmethod
+  def _split_args(args, kwargs) -> tuple[list[tuple], list[tuple]]:
+    """(name, Tensor) inputs and (name, value) frozen arguments; keyword ones sorted by name."""
+    named = list(enumerate(args)) + sorted(kwargs.items())
+    return [(n, a) for n, a in named if isinstance(a, Tensor)], [(n, a) for n, a in named if not isinstance(a, Tensor)]
+
+  def _inputs(self, args, kwargs) -> tuple[list[tuple], list[tuple]]:
+    named, frozen = self._split_args(args, kwargs)
+    ts = [t for _, t in named]
     Tensor.realize_all(*ts)
     for t in ts:
       if t.uop.base.op is not Ops.BUFFER: t.uop = t.contiguous().realize().uop
-    return ts
+    bufs = [t.uop.base.buffer for t in ts]
+    for i, b in enumerate(bufs):
+      if any(b is o for o in bufs[:i]):
+        raise JitError(f"TinyJit: input {named[i][0]!r} shares its memory with another input (the same tensor, or views of one): "
+                       "a replay could not tell them apart; pass it once, or pass a .contiguous() copy")
+    return named, frozen
 
   def __call__(self, *args, **kwargs):
-    from lazynb.tensor import Tensor
-    inputs = self._inputs(args, kwargs)
+    named, frozen = self._inputs(args, kwargs)
+    inputs = [t for _, t in named]
     # the kernels read an input's underlying buffer through its view: the view must stay the same
-    spec = [(t.shape, t.dtype, t.device, chain_st(t.uop)) for t in inputs]
-    if self.cnt >= 2:
-      if spec != self.input_spec:
-        raise JitError(f"TinyJit: inputs changed since capture: got {[s[:2] for s in spec]}, captured {[s[:2] for s in self.input_spec]} "
-                       "(shapes, dtypes, devices and views must match); call .reset() to capture again")
-      swap = {id(old): t.uop.base.buffer for old, t in zip(self.input_bufs, inputs)}
-      for kind, runner, bufs in self.captured:
-        bufs = [swap.get(id(b), b) for b in bufs]
-        if kind == "copy": _realize.run_copy(bufs[0], bufs[1])
-        else:
-          runner(bufs)
-          GlobalCounters.kernel_count += 1
-      trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=len(self.captured))
-      self.cnt += 1
-      return self.ret
-    if self.cnt == 1:
-      self.input_spec = spec
-      self.input_bufs = [t.uop.base.buffer for t in inputs]
-      _realize.capturing = []
-      try:
-        ret = self.fxn(*args, **kwargs)
-        outs = [r for r in (ret if isinstance(ret, (tuple, list)) else [ret]) if isinstance(r, Tensor)]
-        Tensor.realize_all(*outs)
-      finally: cap, _realize.capturing = _realize.capturing, None
-      self.captured, self.ret = cap, ret
-      trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=len(cap))
-      self.cnt = 2
+    spec = [(n, t.shape, t.dtype, t.device, chain_st(t.uop)) for n, t in named]
+    if self.cnt >= 2: return self._replay(spec, inputs, frozen)
+    # a result computed from these inputs before (the expression cache) would not be recorded: it is computed again
+    _realize.capturing, realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
+    try:
+      ret = self.fxn(*args, **kwargs)
+      Tensor.realize_all(*_tensors_in(ret))
+    finally: log, _realize.capturing, realized.volatile = _realize.capturing, None, set()
+    data = [(e[1], e[3]) for e in log if e[0] == "data"]
+    if self.cnt == 0:
+      self.warm_data, self.cnt = data, 1
       return ret
-    ret = self.fxn(*args, **kwargs)
-    outs = [r for r in (ret if isinstance(ret, (tuple, list)) else [ret]) if isinstance(r, Tensor)]
-    Tensor.realize_all(*outs)
-    self.cnt = 1
+    if data != self.warm_data:
+      raise JitError("TinyJit: the function made different data from Python values on its first two calls "
+                     f"({len(self.warm_data)} then {len(data)} host arrays, or different contents). A capture would freeze those values: "
+                     "pass changing values as Tensor arguments instead")
+    if not any(e[0] in ("kernel", "copy", "random") for e in log):
+      raise JitError("TinyJit: nothing was jitted (the function ran no kernel): return or realize the tensors it computes")
+    self.input_spec, self.input_bufs, self.frozen_args = spec, [t.uop.base.buffer for t in inputs], frozen
+    self.captured = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
+    self.ret, self.cnt = ret, 2
+    trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels())
     return ret
+
+  def _kernels(self) -> int: return sum(e[0] == "kernel" for e in self.captured)
+
+  def _replay(self, spec, inputs, frozen):
+    if [s[:4] for s in spec] != [s[:4] for s in self.input_spec] or spec != self.input_spec:
+      raise JitError(f"TinyJit: inputs changed since capture: got {[s[:3] for s in spec]}, captured {[s[:3] for s in self.input_spec]} "
+                     "(names, shapes, dtypes, devices and views must match); call .reset() to capture again")
+    if len(frozen) != len(self.frozen_args) or not all(n == m and _same_value(a, b) for (n, a), (m, b) in zip(frozen, self.frozen_args)):
+      raise JitError(f"TinyJit: non-Tensor arguments changed since capture: got {frozen!r}, captured {self.frozen_args!r}; they are "
+                     "frozen into the captured kernels, so pass changing values as Tensors (or call .reset())")
+    swap = {id(old): t.uop.base.buffer for old, t in zip(self.input_bufs, inputs)}
+    for kind, what, bufs, _ in self.captured:
+      bufs = [swap.get(id(b), b) for b in bufs]
+      if kind == "copy": _realize.run_copy(bufs[0], bufs[1])
+      elif kind == "random": _realize.write_host(bufs[0], what())
+      else:
+        what(bufs)
+        GlobalCounters.kernel_count += 1
+    trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels())
+    self.cnt += 1
+    return self.ret
+
+  def _pruned(self, log: list) -> list:
+    """prune=True: a kernel whose inputs never change between calls ran once at capture and is not replayed.
+    Changing are the inputs, the random buffers, and whatever a replayed kernel writes (to a fixed point)."""
+    steps = [e for e in log if e[0] != "data"]
+    writes: dict[int, int] = {}
+    reads: list[set[int]] = []
+    for kind, _, bufs, ast in steps:
+      if kind in ("kernel", "copy"): writes[id(bufs[0])] = writes.get(id(bufs[0]), 0) + 1
+      # an in-place update loads its own output (global 0): it reads what it writes
+      own = kind == "kernel" and any(u.op is Ops.LOAD and u.src[0].op is Ops.DEFINE_GLOBAL and u.src[0].arg == 0 for u in ast.toposort())
+      reads.append({id(b) for b in (bufs if own else bufs[1:])})
+    changing = {id(b) for b in self.input_bufs} | {id(e[2][0]) for e in steps if e[0] == "random"}
+    keep = [e[0] == "random" for e in steps]
+    while True:
+      grew = False
+      for i, (kind, _, bufs, _) in enumerate(steps):
+        if keep[i]: continue
+        out, ins = id(bufs[0]), reads[i]
+        # kept: reads something that changes, updates its own output in place, or shares its output with another writer
+        if ins & changing or out in ins or writes[out] > 1: keep[i], grew = True, True; changing.add(out)  # noqa: E702
+      if not grew: break
+    return [e for e, k in zip(steps, keep) if k]

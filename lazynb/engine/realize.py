@@ -1,6 +1,8 @@
 """Running a schedule: compile each kernel once per (device, AST), allocate buffers, run, and report."""
 from __future__ import annotations
-import time
+import hashlib, time
+from typing import Callable
+import numpy as np
 from lazynb import trace
 from lazynb.device import Device, Buffer
 from lazynb.helpers import GlobalCounters
@@ -18,18 +20,27 @@ class CompiledRunner:
     cached = False
     if key is not None:
       from lazynb.device import diskcache_get
-      import hashlib
       cached = diskcache_get(key, hashlib.sha256(prg.src.encode()).hexdigest()) is not None
     self.lib = dev.compiler.compile_cached(prg.src)
     self.compile_s = time.perf_counter() - st
     trace.emit("compile", name=prg.name, display_name=prg.display_name, device=prg.device, seconds=self.compile_s, cached=cached)
     self.fxn = dev.runtime(prg.name, self.lib)
   def __call__(self, bufs: list[Buffer], wait: bool = True) -> float:
+    bufs[0].version += 1
     t = self.fxn(*[b._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, wait=wait)
     return t if t is not None else 0.0
 
-# TinyJit sets this to a list while capturing: every executed (kind, runner, bufs) is appended
+# TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast), ("copy", None, bufs, None),
+# and every host write into a buffer: ("random", refill, [buf], None) for random numbers (drawn again on replay),
+# ("data", (shape, dtype), [buf], digest) for anything else (frozen; TinyJit checks it did not change between calls)
 capturing: list | None = None
+
+def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
+  """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
+  buf.allocate().copyin(memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8)))
+  if capturing is not None:
+    if refill is not None: capturing.append(("random", refill, [buf], None))
+    else: capturing.append(("data", (arr.shape, str(arr.dtype)), [buf], hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()))
 
 method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 
@@ -43,7 +54,6 @@ def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
 
 def run_copy(dst: Buffer, src: Buffer) -> float:
   st = time.perf_counter()
-  import numpy as np
   host = np.empty(src.nbytes, dtype=np.uint8)
   src.copyout(memoryview(host))
   dst.copyin(memoryview(host))
@@ -52,7 +62,7 @@ def run_copy(dst: Buffer, src: Buffer) -> float:
 def exec_item(si: ScheduleItem) -> float:
   for b in si.bufs: b.allocate()
   if si.kind == "copy":
-    if capturing is not None: capturing.append(("copy", None, list(si.bufs)))
+    if capturing is not None: capturing.append(("copy", None, list(si.bufs), None))
     t = run_copy(si.bufs[0], si.bufs[1])
     trace.emit("exec", name=f"copy {si.bufs[1].device} -> {si.bufs[0].device}", display_name=None, device=si.bufs[0].device, kind="copy",
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
@@ -61,7 +71,7 @@ def exec_item(si: ScheduleItem) -> float:
     return t
   if si.bufs[0].size == 0: return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
-  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs)))
+  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs), si.ast))
   t = runner(list(si.bufs))
   mem = sum(b.nbytes for b in si.bufs)
   GlobalCounters.kernel_count += 1

@@ -22,8 +22,50 @@ from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique
 from lazynb.shape.shapetracker import ShapeTracker
 
+class Realized:
+  """compute node -> the (view of a) BUFFER that holds its value. An entry stays valid while no buffer it was computed
+  from, nor the result itself, has been written since (Buffer.version): a TinyJit replay or an assign rewrites memory
+  without building new graphs, and an expression must not answer with a value computed from older contents."""
+  def __init__(self):
+    self.d: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    # TinyJit's inputs while it watches a call: a result computed from them earlier must be computed again, so that the
+    # kernels are recorded (a replay with new inputs would otherwise return the old result)
+    self.volatile: set[int] = set()
+  def set(self, node: UOp, value: UOp, reads: list[UOp]):
+    stamps = tuple((buffers[b], buffers[b].version) for b in {*reads, value.base} if b in buffers)
+    self.d[node] = (value, stamps, {id(buffers[b]) for b in reads if b in buffers and b is not value.base})
+  def __setitem__(self, node: UOp, value: UOp): self.set(node, value, [n for n in node.toposort() if n.op is Ops.BUFFER])
+  def get(self, node: UOp, default=None):
+    if (e := self.d.get(node)) is None: return default
+    # (an ASSIGN or CONTIGUOUS node is unique: its entry names memory, it is no cached result)
+    if self.volatile and node.op not in (Ops.ASSIGN, Ops.CONTIGUOUS) and not self.volatile.isdisjoint(e[2]): return default
+    if any(b.version != v for b, v in e[1]):
+      del self.d[node]
+      return default
+    return e[0]
+  def __contains__(self, node: UOp) -> bool: return self.get(node) is not None
+  def __getitem__(self, node: UOp) -> UOp:
+    if (v := self.get(node)) is None: raise KeyError(node)
+    return v
+
 # compute node -> the (view of a) BUFFER that now holds its value
-realized: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+realized = Realized()
+# BUFFER uop -> the BUFFER uop that names the same memory after an assign wrote new contents into it. The old name
+# stands for the old contents: a tensor that merely views the memory moves on to the new name (Tensor.uop), a graph
+# that would compute with the old contents cannot run any more (StaleReadError)
+superseded: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+class StaleReadError(RuntimeError):
+  """A lazy value reads memory that an assign has overwritten since the value was defined."""
+
+def newest(b: UOp) -> UOp:
+  while b in superseded: b = superseded[b]
+  return b
+
+def check_fresh(b: UOp):
+  if b in superseded:
+    raise StaleReadError(f"this value reads a buffer ({b.arg} x {b.dtype}) that an assign() has overwritten since the value was "
+                         "defined; realize the value before the assign (or build it again from the tensor after the assign)")
 
 @dataclass
 class ScheduleItem:
@@ -49,7 +91,7 @@ def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
   memo: dict[UOp, UOp] = {}
   for n in sink.toposort():
-    if n in realized: memo[n] = realized[n]; continue  # noqa: E702
+    if (r := realized.get(n)) is not None: memo[n] = r; continue  # noqa: E702
     src = tuple(memo[s] for s in n.src)
     memo[n] = n if src == n.src else n.replace(src=src)
   return memo[sink], memo
@@ -146,10 +188,12 @@ class Scheduler:
 
   # ---------------------------------------------------------------- one kernel
   def build(self, root: UOp) -> ScheduleItem:
-    self.deps[root] = []
+    self.deps[root], self.reads[root] = [], set()
     if root.op is Ops.COPY:
       src = root.src[0]
-      if is_contiguous_view_of_buffer(src): self.reads.setdefault(root, set()).add(src_buf := src.base)
+      if is_contiguous_view_of_buffer(src):
+        check_fresh(src_buf := src.base)
+        self.reads.setdefault(root, set()).add(src_buf)
       else: src_buf = self.load_root(root, src, "copy", None)
       ob = self.out_buf[root]
       return ScheduleItem(root, (buffers[ob], buffers[src_buf]), "copy", self.roots[root], root, (ob, src_buf))
@@ -163,7 +207,15 @@ class Scheduler:
     kshape = self.fused.shape if self.fused is not None else root.shape
     st = ShapeTracker.from_shape(kshape)
     value = self.visit(root, st, top=True)
-    out = UOp(Ops.STORE, dtypes.void, (UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0), UOp(Ops.VIEW, dtypes.void, (), st), value))
+    store_st = st
+    if root.op is Ops.ASSIGN:  # into the target's memory, through the target's view of it
+      store_st = chain_st(root.src[0])
+      if store_st.shape != kshape: store_st = store_st.movement(Ops.RESHAPE, kshape)
+      if any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
+        # the value reads the memory it overwrites through another view: compute it into a buffer of its own first
+        self.add_root(root.src[1], "realize")
+        return self.build(root)
+    out = UOp(Ops.STORE, dtypes.void, (UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0), UOp(Ops.VIEW, dtypes.void, (), store_st), value))
     ast = UOp.sink(out)
     bufs = tuple(buffers[b] for b in self.globals)
     return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), dict(self.origins))
@@ -207,7 +259,9 @@ class Scheduler:
 
   def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None) -> UOp:
     buf = self.add_root(n, reason) if n.op is not Ops.BUFFER else n
-    if n.op is Ops.BUFFER: self.reads.setdefault(parent, set()).add(n)
+    if n.op is Ops.BUFFER:
+      check_fresh(n)
+      self.reads.setdefault(parent, set()).add(n)
     if n.op is not Ops.BUFFER and n not in self.deps[parent]: self.deps[parent].append(n)
     if st is None: return buf
     if buf not in self.globals: self.globals.append(buf)
@@ -257,8 +311,11 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
     if r.op is Ops.ASSIGN:  # same memory, new identity: graphs built on the old contents must not match the new ones
       nb = UOp(Ops.BUFFER, b.dtype, (new_unique(), b.src[1]), b.arg)
       buffers[nb] = buffers[b]
-      b = nb
-    if r.op in (Ops.ASSIGN, Ops.CONTIGUOUS, Ops.COPY): owned.add(b)
+      superseded[b] = nb
+      owned.add(nb)
+      bufmap[r] = r.src[0].substitute({b: nb})  # the target's view, of the new name
+      continue
+    if r.op in (Ops.CONTIGUOUS, Ops.COPY): owned.add(b)
     bufmap[r] = b.reshape(r.shape) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs):
     becomes[orig] = o.substitute(bufmap) if bufmap else o
