@@ -207,9 +207,10 @@ def test_capture_computes_again_what_was_cached_for_the_same_inputs():
   """A result computed earlier from the capture's own inputs must still be recorded: replays with new inputs need it."""
   def fn(x): return (x * 3 + 1).realize()
   x0 = real([1, 2])
-  fn(x0)                       # cached: x0*3+1
+  kept = fn(x0)                # cached while kept holds its graph: x0*3+1
   jf = TinyJit(fn)
   jf(x0); jf(x0)               # warm-up and capture with the very same input
   for i in range(3):
     v = np.array([i, 10 * i], np.float32)
     np.testing.assert_array_equal(jf(real(v)).numpy(), v * 3 + 1, err_msg=f"replay {i + 1}")
+  np.testing.assert_array_equal(kept.numpy(), [4, 7])
