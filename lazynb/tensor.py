@@ -11,8 +11,9 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique
-from lazynb.engine.schedule import create_schedule, realized, owned, superseded, newest, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite
+from lazynb.uop.symbolic import symbolic
+from lazynb.engine.schedule import create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule, write_host
 
 def _shape_arg(shape) -> tuple:
@@ -163,6 +164,8 @@ class Tensor:
   def _grad_root(self) -> UOp:
     """The graph to differentiate: realized buffers are traced back to the expressions that computed them."""
     root = self._pre if self._pre is not None else self._uop
+    for n in root.toposort():
+      if n.op is Ops.BUFFER: check_fresh(n)  # the graph read memory that an assign has overwritten since: no gradient of it
     for _ in range(64):
       leaves = _grad_leaf_uops()
       back = {n: o for n in root.toposort() if n in computed_from and n not in leaves and (o := computed_from[n]()) is not None}
@@ -280,7 +283,7 @@ class Tensor:
       raise RuntimeError("assign through a view writes into the memory of the tensor it views, but that tensor has no memory of its own "
                          "(it is a lazy value, a constant, or shares a buffer with equal expressions): make it with .contiguous().realize() first")
     st = chain_st(u)
-    if any(v.mask is not None for v in st.views) or any(s > 1 and st_ == 0 for v in st.views for s, st_ in zip(v.shape, v.strides)):
+    if not _valid_everywhere(st) or any(s > 1 and st_ == 0 for v in st.views for s, st_ in zip(v.shape, v.strides)):
       raise RuntimeError(f"assign through this view is ambiguous: it pads or broadcasts ({st}); assign to a slice of the tensor instead")
     self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
     _pending_assigns.add(self.uop)
@@ -384,7 +387,14 @@ class Tensor:
     if step == 0: raise ValueError("arange step must not be 0")
     dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step))
                                                      else max(dtypes.from_py(int(start)), dtypes.from_py(int(stop))))
-    return Tensor._eager(np.arange(start, stop, step), device, dt, **kw)
+    n = max(0, math.ceil((stop - start) / step))
+    if dtypes.is_float(dt) and not all(float(x).is_integer() for x in (start, step)):  # start + i*step rounds: as numpy does it
+      return Tensor._eager(np.arange(start, stop, step), device, dt, **kw)
+    # no memory: the number line 0..n-1 (Ops.ARANGE), scaled and shifted; a kernel computes it from its loop index
+    line = Tensor(UOp(Ops.ARANGE, dtypes.int64 if dtypes.is_int(dt) and dt.itemsize > 4 else dtypes.int32 if dtypes.is_int(dt) else dt,
+                      (UOp(Ops.DEVICE, dtypes.void, (), Device.canonicalize(device)),), n))
+    ret = line if (start, step) == (0, 1) else line * int(step) + int(start) if dtypes.is_int(dt) else line * float(step) + float(start)
+    return Tensor(ret.cast(dt).uop, **kw)
   @staticmethod
   def eye(n: int, m: int | None = None, device=None, dtype=None, **kw) -> Tensor:
     return Tensor._eager(np.eye(n, m), device, dtype or dtypes.default_float, **kw)
@@ -989,6 +999,12 @@ class Tensor:
     return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
   def binary_crossentropy_logits(self, Y: Tensor) -> Tensor:
     return (self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log()).mean()
+
+def _valid_everywhere(st) -> bool:
+  """Does every index of the view land in memory (no padding reached)? A strided slice pads inside, but never reads it."""
+  if not st.has_mask: return True
+  _, valid = st.to_indexed_uops([UOp(Ops.SPECIAL, dtypes.index, (), (f"i{d}", s)) for d, s in enumerate(st.shape)])
+  return graph_rewrite(valid, symbolic).is_const(True)
 
 def _only(u: UOp, *ops: Ops) -> bool:
   """Is u its base under movement ops of these kinds only?"""

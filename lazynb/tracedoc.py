@@ -32,7 +32,7 @@ def op_kind(op: Ops) -> str:
   if op in (Ops.BUFFER, Ops.DEFINE_GLOBAL, Ops.DEFINE_LOCAL, Ops.UNIQUE, Ops.DEVICE, Ops.COPY): return "buffer"
   if op in (Ops.LOAD, Ops.STORE, Ops.INDEX): return "memory"
   if op in (Ops.RANGE, Ops.ENDRANGE, Ops.SPECIAL): return "loop"
-  if op is Ops.CONST: return "const"
+  if op in (Ops.CONST, Ops.ARANGE): return "const"
   if op in GroupOp.Elementwise: return "alu"
   if op in (Ops.SINK, Ops.KERNEL): return "sink"
   return "other"
@@ -213,7 +213,7 @@ def kernel_views(ast: UOp, kernel, item) -> list[dict]:
   for u in ast.toposort():
     if u.op is Ops.LOAD: accesses.append(("load", u.src[0].arg, u.src[1]))
     elif u.op is Ops.STORE: accesses.append(("store", u.src[0].arg, u.src[1]))
-    elif u.op is Ops.CONST and u.src: accesses.append(("const", None, u.src[0]))
+    elif u.op in (Ops.CONST, Ops.ARANGE) and u.src: accesses.append((u.op.name.lower(), None, u.src[0]))
   out = []
   origins = getattr(item, "view_origins", {}) if item is not None else {}
   for access, buf, view in accesses:

@@ -199,6 +199,16 @@ def zero_preserving(u: UOp) -> bool:
     return all(zero_preserving(s) for s in u.src)
   return False
 
+def arange_axes(k: Kernel) -> set[int]:
+  """Reduce axes along which an ARANGE changes. `where(idx == arange, x, 0).sum()` over such an axis folds into a gather
+  when lowered (lowerer.fold_onehot), which needs the axis as one plain loop: no UNROLL, GROUP or PADTO there."""
+  out: set[int] = set()
+  for u in k.ast.toposort():
+    if u.op is Ops.ARANGE:
+      rs = k.view_st(u.src[0]).real_strides()
+      out |= {a for a in k.axes_of(AxisType.REDUCE) if rs[a] != 0}
+  return out
+
 def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   """Pick reasonable opts without search. Returns the opts applied.
 
@@ -228,7 +238,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         fits = [r for r in (8, 4) if r * vectors <= regs // 2 and n % r == 0] or [4]
         amts = [next((r for r in fits if (n // r) % max(1, k.renderer.threads) == 0), fits[0])]
       if all(_try(k, Opt(OptOps.UPCAST, a, amt)) for amt in amts): used.append(zeros)
-    reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4]
+    reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4 and a not in arange_axes(k)]
     if reds and k.upcast_size() <= 256: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
     elif not used and (g := k.axes_of(AxisType.GLOBAL)) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
   elif (globals_ := k.axes_of(AxisType.GLOBAL)):
@@ -251,8 +261,9 @@ def _try(k: Kernel, opt: Opt) -> bool:
 
 def all_opt_candidates(k: Kernel) -> list[Opt]:
   """Every single action that could be applied next (the moves of a search)."""
-  out = []
+  out, keep = [], arange_axes(k)
   for i, (s, t) in enumerate(zip(k.full_shape, k.axis_types)):
+    if i in keep: continue
     if t in (AxisType.GLOBAL, AxisType.REDUCE) and s > 4 and s % 4 and not any(o.op is OptOps.PADTO for o in k.applied_opts):
       out.append(Opt(OptOps.PADTO, i, 4))
     if t is AxisType.GLOBAL:

@@ -53,7 +53,7 @@ def lower(k: Kernel) -> UOp:
     return free[view]
 
   def ld(u: UOp, env: dict[int, int]) -> UOp:
-    if u.op is Ops.LOAD or u.op is Ops.CONST and u.src:  # a lane that the view ignores reuses another lane's load
+    if u.op is Ops.LOAD or u.op in (Ops.CONST, Ops.ARANGE) and u.src:  # a lane that the view ignores reuses another lane's load
       skip = independent(u.src[-1] if u.op is Ops.LOAD else u.src[0])
       env = {a: v for a, v in env.items() if a not in skip}
     key = (u, tuple(sorted(env.items())))
@@ -68,6 +68,10 @@ def lower(k: Kernel) -> UOp:
       if u.src:  # a masked constant: zero outside the mask
         _, valid = k.view_st(u.src[0]).to_indexed_uops(idxs_for(k.view_st(u.src[0]), env))
         if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
+    elif u.op is Ops.ARANGE:  # the number line: its value is the position the view maps this index to
+      idx, valid = k.view_st(u.src[0]).to_indexed_uops(idxs_for(k.view_st(u.src[0]), env))
+      ret = idx.cast(u.dtype)
+      if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
     elif u.op is Ops.REDUCE_AXIS:
       op = u.arg[0]
       vals = []
@@ -117,7 +121,29 @@ def lower(k: Kernel) -> UOp:
   # every buffer stays a parameter, even one whose loads folded away: the runtime passes them all, in order
   return graph_rewrite(UOp.sink(*stores, *k.bufs), lower_rules, name="lower: index math")
 
+def fold_onehot(red: UOp) -> UOp | None:
+  """sum over r of where(e == r, v(r), 0) is v(e) where 0 <= e < N, else 0: a one-hot sum (how x[idx] is written with an
+  arange, Tensor._gather_index) becomes a gather, and a loop of N steps disappears. The loads v makes with r := e read
+  memory at a data-dependent place, so they are gated by the range check."""
+  if red.arg is not Ops.ADD or (w := red.src[0]).op is not Ops.WHERE or not w.src[2].is_const(0): return None
+  if (c := w.src[0]).op is not Ops.XOR or not c.src[1].is_const(True) or (ne := c.src[0]).op is not Ops.CMPNE: return None
+  for r in red.src[1:]:
+    for a, e in (ne.src, ne.src[::-1]):
+      if (a.src[0] if a.op is Ops.CAST else a) is not r or r in e.toposort(): continue
+      if a.op is Ops.CAST and not (dtypes.is_int(a.dtype) and a.dtype.itemsize >= 4 and r.arg[1] - 1 <= dtypes.max(a.dtype)): continue
+      e = e.cast(dtypes.index)
+      ok = (e < r.arg[1]) & (e < 0).ne(True)
+      def gate(u: UOp) -> UOp:  # a load whose address depends on r: only where e is in range
+        if r not in u.src[1].toposort(): return u
+        return u.replace(src=(u.src[0], u.src[1], (u.src[2] & ok) if len(u.src) > 2 else ok))
+      v = w.src[1].substitute({n: gate(n) for n in w.src[1].toposort() if n.op is Ops.INDEX}).substitute({r: e})
+      rest = tuple(x for x in red.src[1:] if x is not r)
+      body = ok.where(v, v.const_like(0))
+      return red.replace(src=(body,) + rest) if rest else body
+  return None
+
 # a gate that simplified to True is no gate
 drop_true_gates = PatternMatcher([
+  (UPat(Ops.REDUCE, name="red"), fold_onehot),
   (UPat(Ops.INDEX, name="x", src=(UPat.var("b"), UPat.var("i"), UPat.const(dtypes.bool, True))), lambda x, b, i: x.replace(src=(b, i)))])
 lower_rules = symbolic + drop_true_gates

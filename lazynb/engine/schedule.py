@@ -128,7 +128,7 @@ class Scheduler:
     b = out.base
     if b.op is Ops.BUFFER: return None
     if b.op is Ops.ASSIGN: return b
-    if b.op is Ops.CONST: return out
+    if b.op in (Ops.CONST, Ops.ARANGE): return out
     return b
 
   def add_root(self, n: UOp, reason: str) -> UOp:
@@ -280,8 +280,8 @@ class Scheduler:
     op = n.op
     if op is Ops.BUFFER: return self.load_root(self.root, n, "", st)
     if not top and n in self.roots: return self.load_root(self.root, n, self.roots[n], st)
-    if op is Ops.CONST:  # the view carries the kernel's shape (a reduce of constants must know its size) and any mask
-      return UOp(Ops.CONST, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),), n.arg)
+    if op in (Ops.CONST, Ops.ARANGE):  # the view carries the kernel's shape (a reduce of constants must know its size) and any mask
+      return UOp(op, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),), n.arg)
     if op in GroupOp.Movement:
       inner = ShapeTracker.from_shape(n.src[0].shape).movement(op, n.arg)
       self.path.append((op.name, n.arg))

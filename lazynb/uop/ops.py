@@ -15,6 +15,7 @@ class Ops(enum.Enum):
   # graph structure
   SINK = enum.auto(); UNIQUE = enum.auto(); DEVICE = enum.auto(); BUFFER = enum.auto(); KERNEL = enum.auto()  # noqa: E702
   COPY = enum.auto(); CONST = enum.auto(); ASSIGN = enum.auto(); CONTIGUOUS = enum.auto(); DETACH = enum.auto()  # noqa: E702
+  ARANGE = enum.auto()  # the number line 0, 1, ..., arg-1: a constant whose value is its own position (no memory)
   # movement ops: only change how indices map to memory (ShapeTracker)
   RESHAPE = enum.auto(); PERMUTE = enum.auto(); EXPAND = enum.auto(); PAD = enum.auto(); SHRINK = enum.auto(); FLIP = enum.auto()  # noqa: E702
   VIEW = enum.auto()
@@ -235,6 +236,7 @@ def _shape(u: UOp) -> tuple[int, ...] | None:
   op, arg = u.op, u.arg
   if op is Ops.BUFFER: return (arg,)
   if op is Ops.CONST: return () if u.src else None
+  if op is Ops.ARANGE: return (arg,) if u.src[0].op is Ops.DEVICE else ()
   if op is Ops.VIEW: return arg.shape
   if op is Ops.RESHAPE or op is Ops.EXPAND: return arg
   if op is Ops.PERMUTE: return tuple(u.src[0].shape[i] for i in arg)
