@@ -1,6 +1,10 @@
 """Train the course's MNIST CNN (Conv2d, BatchNorm, relu, max_pool2d, Linear; Adam) with lazynb.
 
-  LAZYNB_DATA=../shared/data python examples/mnist.py [--steps 200] [--batch 512] [--subset N] [--out model.safetensors]
+  LAZYNB_DATA=../shared/data python examples/mnist.py [--steps 200] [--batch 512] [--subset N] [--out model.safetensors] [--sample-in-jit]
+
+--sample-in-jit trains the way tinygrad's beautiful_mnist does: the jitted step draws its own batch,
+`samples = Tensor.randint(BS, high=X_train.shape[0])`, and gathers `X_train[samples]` (a one-hot sum that the
+compiler folds into a gather). Without it, the batch is drawn with numpy and passed in.
 
 Prints a progress bar with the loss and, every --eval-every steps, the accuracy on the first 2,000 test
 images; at the end the accuracy on the whole test set. Saves the weights with safe_save, reloads them into a
@@ -44,6 +48,7 @@ def main(argv=None) -> dict:
   ap.add_argument("--out", default="mnist.safetensors")
   ap.add_argument("--seed", type=int, default=42)
   ap.add_argument("--eval-every", type=int, default=50, help="steps between accuracy checks on 2,000 test images (0: none)")
+  ap.add_argument("--sample-in-jit", action="store_true", help="draw each batch inside the jitted step (tinygrad's beautiful_mnist)")
   args = ap.parse_args(argv)
 
   Tensor.manual_seed(args.seed)
@@ -54,8 +59,7 @@ def main(argv=None) -> dict:
   model = Model(args.width)
   opt = nn.optim.Adam(get_parameters(model), lr=args.lr)
 
-  @TinyJit
-  def train_step(x: Tensor, y: Tensor) -> Tensor:
+  def step(x: Tensor, y: Tensor) -> Tensor:
     with Tensor.train():
       opt.zero_grad()
       loss = model(x.float() / 255.0).sparse_categorical_crossentropy(y)
@@ -63,15 +67,24 @@ def main(argv=None) -> dict:
       opt.step()
       return loss
 
+  train_step = TinyJit(step)
+
+  @TinyJit
+  def train_step_sampled() -> Tensor:
+    samples = Tensor.randint(args.batch, high=X_train.shape[0])  # a new batch on every call, replays included
+    return step(X_train[samples], Y_train[samples])
+
   rng = np.random.default_rng(args.seed)
   n = X_train.shape[0]
   xs, ys = X_train.numpy(), Y_train.numpy()
   st, kernels_per_step, loss, acc_note, eval_s = time.perf_counter(), 0, float("nan"), "", 0.0
   X_peek, Y_peek = X_test[:2000], Y_test[:2000]
   for i in range(args.steps):
-    idx = rng.integers(0, n, args.batch)
     GlobalCounters.reset()
-    loss = train_step(Tensor(xs[idx]), Tensor(ys[idx])).item()
+    if args.sample_in_jit: loss = train_step_sampled().item()
+    else:
+      idx = rng.integers(0, n, args.batch)
+      loss = train_step(Tensor(xs[idx]), Tensor(ys[idx])).item()
     kernels_per_step = GlobalCounters.kernel_count
     if args.eval_every and ((i + 1) % args.eval_every == 0 or i + 1 == args.steps):
       t = time.perf_counter()
@@ -88,7 +101,7 @@ def main(argv=None) -> dict:
   load_state_dict(fresh, safe_load(args.out))
   acc2 = evaluate(fresh, X_test, Y_test)
   print(f"reloaded from {args.out}: test accuracy {acc2 * 100:.2f}% ({'identical' if acc2 == acc else 'DIFFERENT'})", file=sys.stderr)
-  return {"accuracy": acc, "reloaded_accuracy": acc2, "train_seconds": train_s, "steps": args.steps,
+  return {"accuracy": acc, "reloaded_accuracy": acc2, "sample_in_jit": args.sample_in_jit, "train_seconds": train_s, "steps": args.steps,
           "steps_per_second": args.steps / train_s, "kernels_per_step": kernels_per_step, "loss": loss}
 
 if __name__ == "__main__":
