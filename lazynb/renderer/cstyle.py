@@ -6,7 +6,7 @@ accumulators accN, shared values aluN. The renderer also records which UOps each
 so a viewer can link the two.
 """
 from __future__ import annotations
-import math
+import math, struct
 from typing import Callable
 from lazynb.dtype import DType, dtypes
 from lazynb.uop.ops import UOp, Ops, GroupOp
@@ -56,6 +56,12 @@ class CStyleLanguage(Renderer):
     if dt is dtypes.uint8: return f"(({self.render_dtype(dt)}){int(x)})"
     return str(int(x)) if x != -2**31 else "(-2147483647-1)"
   def render_cast(self, x: str, dt: DType) -> str: return f"(({self.render_dtype(dt)})({x}))"
+  def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
+    if op is Ops.RECIP and dt is not dtypes.float32: return f"({self.render_const(1, dt)}/{srcs[0]})"
+    return self.code_for_op[op](*srcs, dt)
+  # how a value of dtype dt is read from / written to memory (hooks for types kept in another storage format)
+  def render_load(self, ptr: str, dt: DType) -> str: return ptr
+  def render_store(self, val: str, dt: DType) -> str: return val
   def render_workitem(self, u: UOp) -> str:
     name, size = u.arg
     return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
@@ -123,12 +129,13 @@ class CStyleLanguage(Renderer):
       elif op is Ops.LOAD:
         idx = u.src[0]
         ptr = f"*{r[idx]}"
+        ptr = self.render_load(ptr, u.dtype)
         val = f"({r[idx.src[2]]}?{ptr}:{self.render_const(0, u.dtype)})" if len(idx.src) > 2 else ptr
         r[u] = fresh("val")
         emit(f"{self.render_dtype(u.dtype)} {r[u]} = {val};", mem(u) + members.get(idx, []))
       elif op is Ops.STORE:
         idx, val = u.src
-        line = f"*{r[idx]} = {r[val]};"
+        line = f"*{r[idx]} = {self.render_store(r[val], val.dtype)};"
         if len(idx.src) > 2: line = f"if ({r[idx.src[2]]}) {{ {line} }}"
         emit(line, sorted(set(mem(u) + members.get(idx, []) + members.get(val, []))))
       elif op is Ops.DEFINE_ACC:
@@ -141,8 +148,7 @@ class CStyleLanguage(Renderer):
         srcs = [r[s] for s in u.src]
         if op is Ops.CAST: expr = self.render_cast(srcs[0], u.dtype)
         elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
-        elif op is Ops.RECIP and u.dtype is not dtypes.float32: expr = f"({self.render_const(1, u.dtype)}/{srcs[0]})"
-        else: expr = self.code_for_op[op](*srcs, u.dtype)
+        else: expr = self.render_alu(op, srcs, u.dtype)
         nest[u] = 1 + max((nest.get(s, 0) for s in u.src), default=0)
         if uses.get(u, 0) > 1 or u in must_name or nest[u] > 64:  # long inline chains overflow C's nesting limit
           nest[u] = 0
@@ -155,11 +161,71 @@ class CStyleLanguage(Renderer):
       else: raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
     return self.render_kernel(name, body, bufs, specials)
 
+# float16 without the compiler's _Float16: 16 bits in memory, float in registers. The conversions follow IEEE (and
+# numpy): round to nearest even, subnormals, overflow to inf, NaN payloads kept (a NaN never becomes inf).
+# half -> float: a subnormal half is m * 2^-24, exact in float; otherwise move the exponent from bias 15 to bias 127.
+# float -> half: below 2^-14 the half is a multiple of 2^-24, and adding 0.5 (whose float spacing is 2^-24) makes the
+# FPU round to that grid; above it, add 0xfff plus the lowest kept bit, so the 13 dropped bits round to even.
+HALF_EMULATION_C = r"""typedef union { float f; unsigned int u; } lz_bits;
+static inline float lz_h2f(unsigned short h) {
+  unsigned int e = (h >> 10) & 31u, m = h & 1023u;
+  lz_bits r; r.f = (float)m * 0x1p-24f;
+  r.u = (e == 0 ? r.u : e == 31 ? 0x7f800000u | m << 13 : (e + 112u) << 23 | m << 13) | (unsigned int)(h & 0x8000u) << 16;
+  return r.f;
+}
+static inline unsigned short lz_f2h(float f) {
+  lz_bits x, t; x.f = f;
+  unsigned int a = x.u & 0x7fffffffu, nan = 0x7c00u | (a >> 13 & 1023u);
+  t.u = a; t.f += 0.5f;
+  unsigned int h = a > 0x7f800000u ? (nan == 0x7c00u ? 0x7c01u : nan) : a >= 0x477ff000u ? 0x7c00u
+                 : a < 0x38800000u ? t.u - 0x3f000000u : (a - 0x38000000u + 0xfffu + (a >> 13 & 1u)) >> 13;
+  return (unsigned short)(h | (x.u >> 16 & 0x8000u));
+}
+static inline float lz_hround(float f) { return lz_h2f(lz_f2h(f)); }
+"""
+
+def _is_half(dt: DType) -> bool: return dt is dtypes.float16 or getattr(dt, "base", None) is dtypes.float16
+
 class ClangRenderer(CStyleLanguage):
   """C for the CPU: the kernel walks its own output with for-loops. A THREAD axis becomes a `tidx0` argument:
-  the runtime calls the kernel once per core with its id."""
+  the runtime calls the kernel once per core with its id.
+
+  float16 follows numpy: every half operation is rounded to half right away, so an inline chain such as (a+b)*c
+  never keeps float's extra precision (gcc computes _Float16 in float unless told to round). `half_native()`, set
+  by the CPU device, says whether the compiler's _Float16 can do it; if not, half is emulated (HALF_EMULATION_C).
+  It is asked only when a kernel touches float16, so the compiler probe behind it runs only when needed."""
   global_style = "loop"
   has_threads = True
+  half_native: Callable[[], bool] = staticmethod(lambda: True)
+  emulating = False  # for the kernel being rendered
+  exact_half_ops = {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC}  # their result is one of their (half) inputs, or exact
+
+  def render(self, name: str, uops: list[UOp]) -> str:
+    self.emulating = any(_is_half(u.dtype) for u in uops) and not self.half_native()
+    if self.emulating and any(u.op is Ops.BITCAST and (_is_half(u.dtype) or _is_half(u.src[0].dtype)) for u in uops):
+      raise NotImplementedError("a bitcast to or from float16 needs the compiler's _Float16; this one has not (LAZYNB_HALF)")
+    return super().render(name, uops)
+  def _round(self, x: str) -> str: return f"lz_hround({x})" if self.emulating else f"((_Float16)({x}))"
+  def _emu(self, dt: DType) -> bool: return self.emulating and dt is dtypes.float16
+  def render_dtype(self, dt: DType) -> str: return "float" if self._emu(dt) else super().render_dtype(dt)
+  def render_buffer_dtype(self, dt: DType) -> str: return "unsigned short" if self._emu(dt) else super().render_buffer_dtype(dt)
+  def render_load(self, ptr: str, dt: DType) -> str: return f"lz_h2f({ptr})" if self._emu(dt) else ptr
+  def render_store(self, val: str, dt: DType) -> str: return f"lz_f2h({val})" if self._emu(dt) else val
+  def render_cast(self, x: str, dt: DType) -> str: return self._round(f"(float)({x})") if self._emu(dt) else super().render_cast(x, dt)
+  def render_const(self, x, dt: DType) -> str:
+    if not self._emu(dt) or math.isnan(x) or math.isinf(x): return super().render_const(x, dt)
+    try: x = struct.unpack("e", struct.pack("e", x))[0]  # the half value (round to nearest even) as a float literal
+    except OverflowError: x = math.copysign(math.inf, x)
+    return super().render_const(x, dtypes.float32)
+  def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
+    if dt is not dtypes.float16 or op in self.exact_half_ops: return super().render_alu(op, srcs, dt)
+    if op is Ops.MULACC: return self._round(f"{self._round(f'{srcs[0]}*{srcs[1]}')}+{srcs[2]}")  # two roundings, as numpy's a*b+c
+    return self._round(super().render_alu(op, srcs, dt))
+  def render_kernel(self, name, body, bufs, specials) -> str:
+    src = super().render_kernel(name, body, bufs, specials)
+    if not self.emulating: return src
+    self.line_map[:0] = [[] for _ in HALF_EMULATION_C.splitlines()]  # the viewer maps source lines to UOps
+    return HALF_EMULATION_C + src
 
 class OpenCLRenderer(CStyleLanguage):
   """OpenCL C: global ids are work-group ids, local ids index the work-group, partial sums meet in __local memory."""

@@ -1,8 +1,13 @@
 """The CPU backend: C source compiled by clang (or cc/gcc) into a shared library and called through ctypes.
 
 Kernels with a THREAD axis take their thread id as the last argument and run on a pool of threads
-(ctypes releases the GIL during the call). The C compiler is `$CC` if set, else the first of clang, cc, gcc on the PATH. Buffers are numpy arrays of
-bytes, so copies in and out are plain memory copies.
+(ctypes releases the GIL during the call). The C compiler is `$CC` if set, else the first of clang, cc, gcc on the PATH.
+Buffers are numpy arrays of bytes, so copies in and out are plain memory copies.
+
+Two knobs change the code the compiler makes, so CI can try other CPUs and compilers on one machine:
+LAZYNB_MARCH (default native) is the -march, and LAZYNB_HALF (auto, native or emulate) says how float16 is computed:
+with the compiler's _Float16, or kept as 16 bits and computed in float. auto asks the compiler once (a tiny
+program, see half_support): clang 14 has _Float16 on x86 only with AVX512-FP16.
 """
 from __future__ import annotations
 import ctypes, hashlib, os, re, shutil, subprocess, tempfile, time
@@ -26,7 +31,8 @@ class CPUAllocator(Allocator):
 
 def find_cc() -> str:
   if cc := os.environ.get("CC"):
-    if shutil.which(cc.split()[0]) is None: raise DeviceUnavailable(f"CC={cc!r} is not on the PATH")
+    if shutil.which(cc.split()[0]) is None:
+      raise DeviceUnavailable(f"CC={cc!r} is not on the PATH: install it (apt-get install -y clang, or gcc), or unset CC")
     return cc
   for cc in ("clang", "cc", "gcc"):
     if shutil.which(cc): return cc
@@ -43,15 +49,80 @@ def explain_compile_error(src: str, stderr: str, cc: str) -> str:
   head = f"{cc} failed to compile the kernel"
   return head + (":\n" + "\n".join(shown) if shown else "") + f"\n--- compiler output ---\n{stderr.strip()}\n--- source ---\n{src}"
 
+HALF_MODES = ("auto", "native", "emulate")
+
+def knobs() -> tuple[str, str]:
+  """(march, half mode) from LAZYNB_MARCH and LAZYNB_HALF; a value we cannot use is an error, never ignored."""
+  march = os.environ.get("LAZYNB_MARCH", "") or "native"
+  if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", march):
+    raise ValueError(f"LAZYNB_MARCH={march!r} is not a -march name (e.g. native, x86-64, x86-64-v3)")
+  half = os.environ.get("LAZYNB_HALF", "") or "auto"
+  if half not in HALF_MODES: raise ValueError(f"LAZYNB_HALF={half!r}: use one of {', '.join(HALF_MODES)}")
+  return march, half
+
+_macros: dict[tuple[str, str], frozenset[str]] = {}
+def target_macros(cc: str, march: str) -> frozenset[str]:
+  """The macros `cc -march=...` predefines (__AVX512F__, __F16C__...): what the compiler will really target."""
+  if (cc, march) not in _macros:
+    p = subprocess.run(cc.split() + [f"-march={march}", "-dM", "-E", "-x", "c", "-"], input=b"", capture_output=True)
+    if p.returncode != 0:
+      msg = p.stderr.decode(errors="replace").strip().splitlines()
+      raise ValueError(f"{cc} rejects -march={march} (LAZYNB_MARCH): {msg[0] if msg else 'exit code ' + str(p.returncode)}")
+    _macros[(cc, march)] = frozenset(ln.split()[1] for ln in p.stdout.decode().splitlines() if ln.startswith("#define "))
+  return _macros[(cc, march)]
+
+# Not only "does _Float16 compile": the .so must load (gcc without F16C calls libgcc helpers) and round as numpy
+# does, with an explicit cast rounding every step (1+2^-11 is a tie to even; (a+b)*c must not keep float's precision).
+_HALF_PROBE_C = """int lz_probe(void) {
+  volatile float one = 1.0f, tie = 0x1p-11f, big = 65520.0f, tiny = 0x1.8p-24f;
+  volatile _Float16 a = (_Float16)one, b = (_Float16)tie, c = (_Float16)3.0f;
+  int ok = (float)(_Float16)(one + tie) == 1.0f;
+  ok &= (float)(_Float16)(one + 3.0f * tie) == 1.0f + 0x1p-9f;
+  ok &= (float)(_Float16)((_Float16)(a + b) * c) == 3.0f;
+  ok &= (float)(_Float16)big == __builtin_inff() && (float)(_Float16)tiny == 0x1p-23f;
+  return ok;
+}
+"""
+_half_probe: dict[tuple[str, tuple[str, ...]], str] = {}
+def half_support(cc: str, args: tuple[str, ...]) -> str:
+  """"" when `cc args` computes _Float16 correctly, else why not. Cached per compiler and flags (~50 ms once)."""
+  if (cc, args) not in _half_probe:
+    with tempfile.TemporaryDirectory() as d:
+      out = os.path.join(d, "probe.so")
+      p = subprocess.run(cc.split() + list(args) + ["-x", "c", "-", "-o", out], input=_HALF_PROBE_C.encode(), capture_output=True)
+      if p.returncode != 0:
+        msg = p.stderr.decode(errors="replace").strip().splitlines()
+        why = f"it cannot compile _Float16 ({msg[0] if msg else 'exit code ' + str(p.returncode)})"
+      else:
+        try: why = "" if ctypes.CDLL(out).lz_probe() == 1 else "its _Float16 does not round like IEEE half"
+        except OSError as e: why = f"its _Float16 code does not load ({e})"
+    _half_probe[(cc, args)] = why
+  return _half_probe[(cc, args)]
+
+# instruction sets a compiler emits on its own for plain C: a -march that enables one this CPU lacks means SIGILL
+_ISA = re.compile(r"__(SSE|AVX|FMA|F16C|AMX|BMI|LZCNT|POPCNT)[A-Z0-9_]*__")
+
 class ClangCompiler(Compiler):
   def __init__(self, cachekey: str = "compile_cpu", args: tuple[str, ...] = ()):
     self.cc = find_cc()
+    self.march, self.half = knobs()
+    if self.march != "native":  # an unknown -march fails here, with the compiler's words
+      lacks = {m for m in target_macros(self.cc, self.march) - target_macros(self.cc, "native") if _ISA.fullmatch(m)}
+      if lacks: raise DeviceUnavailable(f"LAZYNB_MARCH={self.march}: {self.cc} would use {', '.join(sorted(lacks))}, which this CPU has not "
+                                        "(-march=native leaves them off); kernels would die with 'Illegal instruction'")
     # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
     # integer overflow wrap around, as numpy's does
-    self.args = ("-shared", "-fPIC", "-O2", "-march=native", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
+    self.args = ("-shared", "-fPIC", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
     if "clang" in self.cc: self.args += ("-mprefer-vector-width=512",)
-    # the key names every flag, so a binary built with other flags is never reused
-    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}")
+    # the key names every flag and knob, so a binary built with other flags is never reused
+    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}_half={self.half}")
+  def half_native(self) -> bool:
+    """Compute float16 with the compiler's _Float16 (True) or emulate it in float (False)? See LAZYNB_HALF."""
+    if self.half == "emulate": return False
+    why = half_support(self.cc, self.args)
+    if why and self.half == "native":
+      raise CompileError(f"LAZYNB_HALF=native, but {self.cc} with {' '.join(self.args)}: {why}. Use LAZYNB_HALF=auto (emulates half).")
+    return not why
   def compile(self, src: str) -> bytes:
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "k.so")
@@ -93,13 +164,11 @@ def _pool(n: int) -> ThreadPoolExecutor:
   if n not in _pools: _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="lazynb-cpu")
   return _pools[n]
 
-def simd_shape() -> tuple[int, int]:
-  """(floats per vector register, vector registers) of this CPU, as -march=native will use them."""
-  try:
-    with open("/proc/cpuinfo") as f: flags = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("flags")), [])
-  except OSError: flags = []
-  if "avx512f" in flags: return 16, 32
-  if "avx" in flags: return 8, 16
+def simd_shape(cc: str, march: str) -> tuple[int, int]:
+  """(floats per vector register, vector registers) the compiler will use with this -march (baseline x86-64: SSE)."""
+  macros = target_macros(cc, march)
+  if "__AVX512F__" in macros: return 16, 32
+  if "__AVX__" in macros: return 8, 16
   return 4, 16
 
 class CPUDevice(Compiled):
@@ -108,5 +177,7 @@ class CPUDevice(Compiled):
     threads = getenv("THREADS", min(os.cpu_count() or 1, 8))
     renderer.threads = threads
     renderer.has_threads = threads > 1
-    renderer.simd_floats, renderer.simd_regs = simd_shape()
-    super().__init__(device, CPUAllocator(), renderer, ClangCompiler(), CPUProgram)
+    compiler = ClangCompiler()
+    renderer.simd_floats, renderer.simd_regs = simd_shape(compiler.cc, compiler.march)
+    renderer.half_native = compiler.half_native
+    super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
