@@ -99,7 +99,7 @@ def _values(rng: np.random.Generator, shape, dt: str) -> np.ndarray:
 def programs(draw, dts=tuple(DTYPES)):
   rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
   p = Program()
-  shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+  shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=4)))
   dt = draw(st.sampled_from(dts))
   arr = _values(rng, shape, dt)
   mag = float(np.abs(arr.astype(np.float64)).max())
@@ -110,10 +110,11 @@ def programs(draw, dts=tuple(DTYPES)):
     return p.input(a), float(np.abs(a.astype(np.float64)).max())
   def fits(d: str, m: float) -> bool: return d not in FLOATS or m <= FLOAT_LIMIT[d]
   def wrap(d: str, m: float) -> float: return 1.0 if d == "bool" else min(m, 255.0) if d == "uint8" else m
-  kinds = ["binary", "binary", "const", "unary", "reduce", "movement", "movement", "matmul", "cast", "where"]
+  kinds = ["binary", "binary", "const", "unary", "reduce", "movement", "movement", "movement", "matmul", "cast", "where", "self", "self"]
   for _ in range(draw(st.integers(2, 7))):
     kind = draw(st.sampled_from(kinds))
     nd = len(shape)
+    if nd == 0 and kind == "self": kind = "movement"  # a scalar: reshaped
     if kind in ("binary", "where"):
       # the other operand: a fresh input, broadcastable (some dims 1) and of any dtype
       oshape = tuple(s if draw(st.booleans()) else 1 for s in shape)
@@ -136,6 +137,22 @@ def programs(draw, dts=tuple(DTYPES)):
               "sub": f"{v} - T", "mul": f"{v} * T", "maximum": f"{v}.maximum(T)", "minimum": f"{v}.minimum(T)"}[op]
       v = p.step(tsrc.replace("T", f"Tensor({name}, device=DEV)"), f"np_bin({op!r}, {v}, {name}, {u!r})")
       mag, dt = wrap(rdt, m2), rdt
+    elif kind == "self":
+      # the value combined with a view or a reduce of itself: several kernels, or one kernel reading a buffer twice
+      ax = draw(st.integers(0, nd - 1))
+      other, nother, odt, omag = draw(st.sampled_from([
+        (f"{v}.flip({ax})", f"np.flip({v}, {ax})", dt, mag),
+        (f"{v}.max({ax}, keepdim=True)", f"np_reduce('max', {v}, {ax}, True)", dt, mag),
+        (f"{v}.sum({ax}, keepdim=True)", f"np_reduce('sum', {v}, {ax}, True)", sum_dtype(dt), wrap(sum_dtype(dt), mag * shape[ax])),
+        (f"{v}.permute({tuple(range(nd))[::-1]!r})", f"{v}.transpose({tuple(range(nd))[::-1]!r})", dt, mag)]))
+      if "permute" in other and shape != shape[::-1]: continue
+      u = lub(dt, odt)
+      op = draw(st.sampled_from(["add", "mul", "maximum"] + (["sub"] if u != "bool" else [])))
+      m2 = mag * omag if op == "mul" else mag + omag
+      if not fits(u, max(m2, omag)): continue
+      tsrc = {"add": f"{v} + ({other})", "sub": f"{v} - ({other})", "mul": f"{v} * ({other})", "maximum": f"{v}.maximum({other})"}[op]
+      v = p.step(tsrc, f"np_bin({op!r}, {v}, {nother}, {u!r})")
+      mag, dt = wrap(u, m2), u
     elif kind == "const":
       if dt == "bool": continue
       c = draw(st.integers(-3, 3)) if dt in INTS else draw(st.integers(-12, 12)) / 4
@@ -302,3 +319,12 @@ def test_uint8_arithmetic_wraps_before_it_is_widened():
       got = [(x * y).cast(dtypes.int32), (x + y).cast(dtypes.int32), (-x).cast(dtypes.int32), (x - y).cast(dtypes.int32),
              (x.reshape(1, 3) @ y.reshape(3, 1)).reshape(1)]
       for g, w in zip(got, want): np.testing.assert_array_equal(g.numpy(), w, err_msg=f"{device} {ctx}")
+
+def test_beam_on_a_flipped_padded_expand(monkeypatch):
+  """Found by the fuzzer: with three views (expand, pad, flip) the rendered index has no useful bound past the mask, and
+  BEAM sized its scratch buffer from that bound (~2^63 elements). The bottom view's extent bounds what is read."""
+  monkeypatch.setenv("IGNORE_BEAM_CACHE", "1")
+  a = Tensor([[1], [2]]).realize()
+  with Context(BEAM=1):
+    x = a.expand(2, 2).pad(((0, 0), (1, 0)))
+    np.testing.assert_array_equal((x + x.flip(0)).numpy(), [[0, 3, 3], [0, 3, 3]])

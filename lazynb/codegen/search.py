@@ -28,15 +28,16 @@ def _buffers_for(k: Kernel):
   """Scratch buffers big enough for every index the kernel can touch, filled with random data."""
   import numpy as np
   from lazynb.device import Buffer
-  from lazynb.dtype import dtypes
   globs = {u.arg: u.dtype.base for u in k.ast.toposort() if u.op is Ops.DEFINE_GLOBAL}
   sizes = dict.fromkeys(globs, 1)
   for view, st in zip(k.views, k.sts):
-    idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (f"i{i}", s)) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(st.shape)]
-    idx, valid = st.to_indexed_uops(idxs)
-    if valid.op is Ops.CONST and not valid.arg: continue  # never read: its (meaningless) index needs no memory
+    if any(lo >= hi for v in st.views if v.mask for lo, hi in v.mask): continue  # nothing valid: reads no memory
+    # memory is read through the bottom view, where every mask holds: its own extent bounds the index (the rendered
+    # index's range does not, with several views: past a mask it may be anything)
+    bottom = st.views[0]
+    top = bottom.offset + sum(max(lo * s, (hi - 1) * s) for (lo, hi), s in zip(bottom.mask or [(0, n) for n in bottom.shape], bottom.strides))
     for u in k.ast.toposort():
-      if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view: sizes[u.src[0].arg] = max(sizes[u.src[0].arg], int(idx.vmax) + 1)
+      if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view: sizes[u.src[0].arg] = max(sizes[u.src[0].arg], top + 1)
   bufs = []
   for i in range(len(sizes)):
     n, dt = sizes[i], globs[i]
