@@ -5,11 +5,11 @@ source, the compiler turns source into a binary, and `runtime(name, lib)` loads 
 Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`.
 """
 from __future__ import annotations
-import hashlib, importlib, os, sqlite3, threading, time
+import hashlib, importlib, os, pathlib, sqlite3, tempfile, threading
 from typing import Any
 import numpy as np
 from lazynb.dtype import DType
-from lazynb.helpers import GlobalCounters, cache_dir, CACHELEVEL, getenv
+from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, getenv
 
 class Allocator:
   """Allocates device memory and copies to and from the host. Subclasses implement the underscored methods."""
@@ -158,39 +158,87 @@ class Buffer:
   def __repr__(self): return f"<buf {self.device} size={self.size} {self.dtype}{' alloc' if self._buf is not None else ''}>"
 
 # ---------------------------------------------------------------- a small sqlite cache (compiled binaries, BEAM results)
+# Every value is stored with a hash of its key and bytes: a row whose bytes changed (a damaged disk, a half-written
+# copy, a row moved to another key) is a miss, never a wrong binary. A cache that cannot be written (read-only
+# directory or database, LAZYNB_CACHE under a file) turns the cache off for the process with one warning.
 
 _local = threading.local()  # one connection per thread (BEAM compiles in worker threads)
-def _open(path) -> sqlite3.Connection:
+def _digest(table: str, key: str, val: bytes) -> bytes: return hashlib.sha256(f"{table}\0{key}\0".encode() + val).digest()
+
+def _writable(path: pathlib.Path) -> str | None:
+  """None if this process can write `path` (a directory: create a file in it), else why not. A real attempt, not
+  os.access: root passes every permission check but not a read-only mount or an immutable file."""
+  try:
+    if path.is_dir():
+      with tempfile.TemporaryFile(dir=path): pass
+    elif path.exists(): open(path, "r+b").close()
+    return None
+  except OSError as e: return f"{path} is not writable ({e.strerror or e})"
+
+def _open(path: pathlib.Path) -> sqlite3.Connection:
   db = sqlite3.connect(path, timeout=30, isolation_level=None)  # WAL: safe for several processes at once
-  db.execute("pragma journal_mode=wal")
-  db.execute("create table if not exists cache (tbl text, key text, val blob, primary key (tbl, key))")
+  try:
+    db.execute("pragma journal_mode=wal")
+    db.execute("create table if not exists entries (tbl text, key text, val blob, sha blob, primary key (tbl, key))")
+  except sqlite3.Error:
+    db.close()
+    raise
   return db
-def _conn(reset: bool = False) -> sqlite3.Connection:
-  path = cache_dir() / "cache.db"
-  if reset:  # corrupt: start over
-    if getattr(_local, "db", None) is not None: _local.db.close()
-    _local.db = None
-    for f in path.parent.glob("cache.db*"): f.unlink(missing_ok=True)
-  if getattr(_local, "db", None) is None:
-    try: _local.db = _open(path)
-    except sqlite3.DatabaseError:
-      if reset: raise
-      return _conn(reset=True)
+
+def _conn() -> sqlite3.Connection | None:
+  """This thread's connection, or None when the disk cache is off."""
+  if no_disk_cache() is not None: return None
+  if (db := getattr(_local, "db", None)) is not None: return db
+  try: d = cache_dir()
+  except OSError as e:
+    no_disk_cache(f"cannot use {os.environ.get('LAZYNB_CACHE') or 'the cache directory'} as a directory ({e.strerror or e})")
+    return None
+  path = d / "cache.db"
+  if (why := _writable(d) or _writable(path)) is not None:
+    no_disk_cache(why)
+    return None
+  try: _local.db = _open(path)
+  except sqlite3.DatabaseError as e:
+    if not _damaged(e) or not _reset(path, e): no_disk_cache(f"cannot open {path}: {e}")
+    return None
   return _local.db
 
+def _damaged(e: sqlite3.Error) -> bool:
+  """A damaged file (reset it), as opposed to a busy or unwritable one."""
+  return not isinstance(e, sqlite3.OperationalError) or "malformed" in str(e) or "not a database" in str(e)
+
+def _reset(path: pathlib.Path, e: sqlite3.Error) -> bool:
+  """Delete a damaged database and start a fresh one; only when this process can write it (never someone else's)."""
+  _close()
+  if _writable(path.parent) or _writable(path): return False
+  for f in path.parent.glob("cache.db*"): f.unlink(missing_ok=True)
+  try: _local.db = _open(path)
+  except sqlite3.Error: return False
+  return True
+
+def _close():
+  if (db := getattr(_local, "db", None)) is not None: db.close()
+  _local.db = None
+
+def _failed(e: sqlite3.Error):
+  """A query failed: a read-only database turns the cache off; a damaged one is reset; a busy one is skipped."""
+  if "readonly" in str(e) or "read-only" in str(e): no_disk_cache(f"the cache database cannot be written: {e}")
+  elif _damaged(e) and not _reset(cache_dir() / "cache.db", e): no_disk_cache(f"the cache database is damaged: {e}")
+
 def diskcache_get(table: str, key: str) -> bytes | None:
-  for attempt in range(2):
-    try:
-      row = _conn(reset=attempt > 0).execute("select val from cache where tbl=? and key=?", (table, key)).fetchone()
-      return None if row is None else row[0]
-    except sqlite3.OperationalError: time.sleep(0.05)
-    except sqlite3.DatabaseError: continue
+  if (db := _conn()) is None: return None
+  try: row = db.execute("select val, sha from entries where tbl=? and key=?", (table, key)).fetchone()
+  except sqlite3.Error as e:
+    _failed(e)
+    return None
+  if row is None: return None
+  val, sha = row
+  if isinstance(val, bytes) and sha == _digest(table, key, val): return val
+  try: db.execute("delete from entries where tbl=? and key=?", (table, key))  # damaged: a miss, rebuilt by the caller
+  except sqlite3.Error as e: _failed(e)
   return None
 
 def diskcache_put(table: str, key: str, val: bytes):
-  for attempt in range(3):
-    try:
-      _conn(reset=attempt > 0 and attempt == 2).execute("insert or replace into cache values (?, ?, ?)", (table, key, val))
-      return
-    except sqlite3.OperationalError: time.sleep(0.05)
-    except sqlite3.DatabaseError: _conn(reset=True)
+  if (db := _conn()) is None: return
+  try: db.execute("insert or replace into entries values (?, ?, ?, ?)", (table, key, val, _digest(table, key, val)))
+  except sqlite3.Error as e: _failed(e)

@@ -4,7 +4,7 @@ Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it st
 environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`.
 """
 from __future__ import annotations
-import contextlib, functools, math, os, pathlib, re, sys, time
+import contextlib, functools, math, os, pathlib, re, sys, threading, time, warnings
 from typing import Any, Iterable, TypeVar
 
 T = TypeVar("T")
@@ -86,10 +86,27 @@ def to_function_name(s: str) -> str:
   return "".join(c if c.isalnum() or c == "_" else f"{ord(c):02X}" for c in strip_ansi(s))
 
 def cache_dir() -> pathlib.Path:
+  """$LAZYNB_CACHE, else ~/.cache/lazynb (created). Raises OSError when it cannot be created (see `no_disk_cache`)."""
   base = os.environ.get("LAZYNB_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "lazynb")
   p = pathlib.Path(base)
   p.mkdir(parents=True, exist_ok=True)
   return p
+
+class DiskCacheWarning(UserWarning):
+  """The cache directory or its database cannot be written: this process runs without a disk cache."""
+_no_cache_lock = threading.Lock()
+_no_cache_why: str | None = None
+def no_disk_cache(why: str | None = None) -> str | None:
+  """Without `why`: the reason the disk cache is off in this process, or None. With it: turn the cache off (the first
+  reason wins) and warn, once per process. Caches are an optimization: failing to use one must never stop a kernel."""
+  global _no_cache_why
+  if why is None: return _no_cache_why
+  with _no_cache_lock:
+    if _no_cache_why is not None: return _no_cache_why
+    _no_cache_why = why
+  warnings.warn(f"lazynb runs without its disk cache: {why} (set LAZYNB_CACHE to a writable directory to cache compiled kernels)",
+                DiskCacheWarning, stacklevel=3)
+  return why
 
 def fmt_time(s: float) -> str:
   if s < 1e-3: return f"{s*1e6:7.2f}us"

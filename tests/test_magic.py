@@ -117,3 +117,27 @@ def test_magic_in_a_real_notebook(tmp_path):
   last = next(o for o in outs[5] if o.output_type == "display_data").data[mime]
   last = last if isinstance(last, dict) else json.loads(last)
   assert "for (" in last["kernels"][0]["source"] and last["settings"]["NOOPT"] == 1
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+def test_magic_escapes_user_text_in_every_html_output(monkeypatch):
+  """A hostile --device value and exception text go through the %%tinygrad magic with its controls: every HTML string
+  it produces (the trace view and the ipywidgets status line, also after a slider re-runs the cell) shows them as text."""
+  pytest.importorskip("ipywidgets")
+  from IPython.core.interactiveshell import InteractiveShell
+  import IPython.display, ipywidgets
+  shown = []
+  monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.extend(objs))
+  ip = InteractiveShell.instance()
+  ip.run_line_magic("load_ext", "lazynb")
+  ip.run_cell_magic("tinygrad", f'--device "CUDA:{HOSTILE}"', f"raise ValueError({HOSTILE!r})")
+  ip.run_cell_magic("tinygrad", "", f"x = (Tensor([1.0]) + 1).realize()\nraise ValueError({HOSTILE!r})")
+  boxes = [o for o in shown if isinstance(o, ipywidgets.VBox)]
+  assert len(boxes) == 2
+  for box in boxes: box.children[0].children[0].value = 1  # the DEBUG slider: re-runs the cell
+  def html_of(w) -> list[str]:
+    if isinstance(w, ipywidgets.HTML): return [w.value]
+    return [h for c in getattr(w, "children", ()) for h in html_of(c)]
+  pages = [h for b in boxes for h in html_of(b)] + [o._repr_mimebundle_()["text/html"] for o in shown if isinstance(o, magic.TraceView)]
+  assert any("CUDA:&lt;img" in p for p in pages) and any("&lt;img src=x" in p for p in pages[2:])
+  for p in pages: assert "<img src=x" not in p, p

@@ -28,18 +28,19 @@ def _buffers_for(k: Kernel):
   """Scratch buffers big enough for every index the kernel can touch, filled with random data."""
   import numpy as np
   from lazynb.device import Buffer
-  from lazynb.dtype import dtypes
-  sizes: dict[int, tuple[int, object]] = {}
+  globs = {u.arg: u.dtype.base for u in k.ast.toposort() if u.op is Ops.DEFINE_GLOBAL}
+  sizes = dict.fromkeys(globs, 1)
   for view, st in zip(k.views, k.sts):
-    idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (f"i{i}", s)) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(st.shape)]
-    idx, _ = st.to_indexed_uops(idxs)
+    if any(lo >= hi for v in st.views if v.mask for lo, hi in v.mask): continue  # nothing valid: reads no memory
+    # memory is read through the bottom view, where every mask holds: its own extent bounds the index (the rendered
+    # index's range does not, with several views: past a mask it may be anything)
+    bottom = st.views[0]
+    top = bottom.offset + sum(max(lo * s, (hi - 1) * s) for (lo, hi), s in zip(bottom.mask or [(0, n) for n in bottom.shape], bottom.strides))
     for u in k.ast.toposort():
-      if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view:
-        g = u.src[0]
-        sizes[g.arg] = (max(sizes.get(g.arg, (0, None))[0], int(idx.vmax) + 1), g.dtype.base)
+      if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view: sizes[u.src[0].arg] = max(sizes[u.src[0].arg], top + 1)
   bufs = []
   for i in range(len(sizes)):
-    n, dt = sizes[i]
+    n, dt = sizes[i], globs[i]
     b = Buffer(k.renderer.device, max(n, 1), dt).allocate()
     if i > 0: b.copyin(memoryview(np.random.default_rng(i).random(max(n, 1)).astype(dt.np).view(np.uint8)))
     bufs.append(b)
@@ -86,6 +87,18 @@ class _Timer:
     return statistics.median(ts)
   def close(self): self.pool.shutdown(wait=False); self.runner_pool.shutdown(wait=False)  # noqa: E702
 
+def parse_cached(hit: bytes) -> list[Opt] | None:
+  """The opts of a BEAM cache entry, a JSON list of [op name, axis, amount]; None for anything else."""
+  try: entry = json.loads(hit)
+  except (ValueError, TypeError): return None
+  if not isinstance(entry, list): return None
+  opts = []
+  for o in entry:
+    if not (isinstance(o, list) and len(o) == 3 and isinstance(o[0], str) and o[0] in OptOps.__members__): return None
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in o[1:]): return None
+    opts.append(Opt(OptOps[o[0]], o[1], o[2]))
+  return opts
+
 def replay(k: Kernel, opts: list[Opt]) -> Kernel | None:
   nk = Kernel(k.ast, k.renderer)
   try:
@@ -116,11 +129,10 @@ def beam_search(k: Kernel, width: int) -> Kernel:
   from lazynb.device import diskcache_get
   key = ast_key(k.ast, k.renderer.device, width)
   if getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
-    try:
-      for op, axis, arg in json.loads(hit): k.apply_opt(Opt(OptOps[op], axis, arg))
-      trace.emit("beam", name=k.name, cached=True, opts=list(k.applied_opts), rounds=0, tried=0, seconds=0.0, skipped=[])
-      return k
-    except (KernelOptError, ValueError, KeyError): k = Kernel(k.ast, k.renderer)  # a stale entry: search again
+    if (opts := parse_cached(hit)) is not None and (nk := replay(k, opts)) is not None:
+      trace.emit("beam", name=nk.name, cached=True, opts=list(nk.applied_opts), rounds=0, tried=0, seconds=0.0, skipped=[])
+      return nk
+    # a stale entry (another version wrote it, or it was damaged): search again, and the result replaces it
   with trace.muted(): best, info = _search(k, width, key)
   trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), **info)
   return best

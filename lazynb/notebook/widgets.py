@@ -1,7 +1,9 @@
 """Sliders for a %%tinygrad cell: DEBUG, NOOPT, BEAM and device. Moving one re-runs the cell's code under
 the new setting and replaces the cell's trace output in place (an IPython display handle), so the saved
-notebook keeps a normal, static output. Other cells are not re-run."""
+notebook keeps a normal, static output. Other cells are not re-run. Every text shown in an HTML widget (device names,
+error messages) is escaped; dropdown labels are plain text to ipywidgets."""
 from __future__ import annotations
+import html
 from dataclasses import replace
 from lazynb.device import Device
 from lazynb.notebook.magic import Settings, CellRun, TraceView, run_code
@@ -34,7 +36,6 @@ class TraceControls:
     self.handle = None
 
   def _status(self) -> str:
-    import html
     doc = self.last.trace.to_json()
     err = f" — <b>error</b>: {html.escape(str(self.last.error))}" if self.last.error is not None else ""
     return (f"<span style='font-family:monospace'>run {self.runs}: {len(doc['kernels'])} kernels, "
@@ -48,7 +49,7 @@ class TraceControls:
     s = self.current()
     ok, why = Device.available(s.device)
     if not ok:
-      self.status.value = f"<b>{s.device} cannot run here</b>: {why}"
+      self.status.value = f"<b>{html.escape(str(s.device))} cannot run here</b>: {html.escape(str(why))}"  # user text: escaped
       return self.last
     with self.log:
       self.log.clear_output()

@@ -149,6 +149,8 @@ class CStyleLanguage(Renderer):
         if op is Ops.CAST: expr = self.render_cast(srcs[0], u.dtype)
         elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
         else: expr = self.render_alu(op, srcs, u.dtype)
+        # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
+        if op in GroupOp.ALU and dtypes.is_int(u.dtype) and u.dtype.itemsize < 4: expr = self.render_cast(expr, u.dtype)
         nest[u] = 1 + max((nest.get(s, 0) for s in u.src), default=0)
         if uses.get(u, 0) > 1 or u in must_name or nest[u] > 64:  # long inline chains overflow C's nesting limit
           nest[u] = 0

@@ -10,11 +10,11 @@ with the compiler's _Float16, or kept as 16 bits and computed in float. auto ask
 program, see half_support): clang 14 has _Float16 on x86 only with AVX512-FP16.
 """
 from __future__ import annotations
-import ctypes, hashlib, os, re, shutil, subprocess, tempfile, time
+import atexit, ctypes, hashlib, os, pathlib, re, shutil, subprocess, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
-from lazynb.helpers import cache_dir, getenv
+from lazynb.helpers import cache_dir, getenv, no_disk_cache
 from lazynb.renderer.cstyle import ClangRenderer
 
 class CPUAllocator(Allocator):
@@ -131,16 +131,34 @@ class ClangCompiler(Compiler):
       if p.returncode != 0: raise CompileError(explain_compile_error(src, p.stderr.decode(errors="replace"), self.cc))
       with open(out, "rb") as f: return f.read()
 
+_private_libs: str | None = None  # a temp dir of this process, when the cache directory cannot hold libraries
+def _libs_dir() -> pathlib.Path:
+  global _private_libs
+  if no_disk_cache() is None:
+    try:
+      (d := cache_dir() / "libs").mkdir(exist_ok=True)
+      return d
+    except OSError as e: no_disk_cache(f"cannot write compiled kernels to {os.environ.get('LAZYNB_CACHE') or 'the cache directory'} ({e.strerror or e})")
+  if _private_libs is None:
+    _private_libs = tempfile.mkdtemp(prefix="lazynb-libs-")
+    atexit.register(shutil.rmtree, _private_libs, True)
+  return pathlib.Path(_private_libs)
+
 def load_library(lib: bytes) -> ctypes.CDLL:
-  """ctypes needs a file: keep one per distinct binary in the cache directory."""
-  d = cache_dir() / "libs"
-  d.mkdir(exist_ok=True)
-  path = d / (hashlib.sha256(lib).hexdigest()[:32] + ".so")
-  if not path.exists() or path.stat().st_size != len(lib):
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(lib)
-    os.replace(tmp, path)
-  return ctypes.CDLL(str(path))
+  """ctypes needs a file: keep one per distinct binary, named by its hash, in the cache directory. A file found there
+  is loaded only if its bytes are exactly `lib` (else it is rewritten); an unwritable cache means a private temp dir."""
+  for attempt in range(2):
+    d = _libs_dir()
+    path = d / (hashlib.sha256(lib).hexdigest()[:32] + ".so")
+    try:
+      if not path.is_file() or path.read_bytes() != lib:
+        with tempfile.NamedTemporaryFile(dir=d, suffix=".tmp", delete=False) as f: f.write(lib)
+        os.replace(f.name, path)
+      return ctypes.CDLL(str(path))
+    except OSError as e:
+      if attempt or _private_libs is not None and d == pathlib.Path(_private_libs): raise
+      no_disk_cache(f"cannot write compiled kernels to {d} ({e.strerror or e})")
+  raise AssertionError("unreachable")
 
 class CPUProgram(Runner):
   def __init__(self, name: str, lib: bytes):

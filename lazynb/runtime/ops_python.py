@@ -46,7 +46,9 @@ class PythonProgram(Runner):
       op = Ops[opname]
       dt = to_dtype(dtname) if dtname != "void" else dtypes.void
       if op is Ops.DEFINE_GLOBAL:
-        views[i] = bufs[arg].view(dt.np)
+        # an empty buffer is 1 byte of storage (never read: every access to it is masked), too small to view as dt
+        b = bufs[arg]
+        views[i] = b[:len(b) - len(b) % dt.itemsize].view(dt.np)
       elif op is Ops.CONST: vals_[i] = arg
       elif op is Ops.RANGE:
         if i not in loop_start or loop_start[i] != pc:

@@ -24,7 +24,10 @@ class ShapeTracker:
   @property
   def has_mask(self) -> bool: return any(v.mask is not None for v in self.views)
 
-  def _top(self, v: View) -> ShapeTracker: return ShapeTracker(self.views[:-1] + (v,))
+  def _top(self, v: View) -> ShapeTracker:
+    # a view where nothing is valid reads no memory: the views below it (maybe of size 0, whose index math would
+    # divide by 0) are dropped
+    return ShapeTracker((v,) if v.mask is not None and any(lo >= hi for lo, hi in v.mask) else self.views[:-1] + (v,))
   def permute(self, order) -> ShapeTracker: return self._top(self.views[-1].permute(tuple(order)))
   def expand(self, shape) -> ShapeTracker: return self._top(self.views[-1].expand(tuple(shape)))
   def pad(self, arg) -> ShapeTracker: return self._top(self.views[-1].pad(tuple(arg)))
@@ -46,6 +49,7 @@ class ShapeTracker:
   def simplify(self) -> ShapeTracker:
     if len(self.views) < 2: return self
     below, top = self.views[-2], self.views[-1]
+    if top.mask is not None and any(lo >= hi for lo, hi in top.mask): return ShapeTracker((top,))
     if below.contiguous: return ShapeTracker(self.views[:-2] + (top,)).simplify()
     if top.contiguous and top.size == below.size and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
     if (v := merge_views(below, top)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
