@@ -131,7 +131,10 @@ def _magic_notebook(tmp_path, hidden: tuple[str, ...], path: str) -> list:
   pydir = tmp_path / "py"
   subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(pydir)], check=True, timeout=300)
   env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
-  env.update(PATH=str(pydir / "bin") + os.pathsep + path, PYTHONPATH=str(ROOT), HOME=str(tmp_path), LAZYNB_CACHE=str(tmp_path / "cache"))
+  # the packages of the interpreter running the tests (which may itself be a venv's), lazynb from this checkout
+  sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
+  env.update(PATH=str(pydir / "bin") + os.pathsep + path, PYTHONPATH=os.pathsep.join([str(ROOT), *sites]), HOME=str(tmp_path),
+             LAZYNB_CACHE=str(tmp_path / "cache"))
   p = run([str(pydir / "bin" / "python"), "-c", script], env=env, cwd=tmp_path, timeout=600)
   outs = json.loads(p.stdout.strip().splitlines()[-1])
   assert _texts(outs[0]).split()[1] == str(pydir), _texts(outs[0])
