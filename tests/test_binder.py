@@ -21,8 +21,8 @@ def test_binder_files():
   assert {"jupyterlab", "ipywidgets", "ipykernel", "numpy", "safetensors"} <= names
   assert "torch" not in names, "the Binder image does not need torch"
   # Binder installs requirements.txt and then `pip install -e .`: it must hold what the README's [notebook] extra holds
-  extra = notebook_extra()
-  assert "safetensors" in {_name(r) for r in extra} and {_name(r) for r in extra} <= names, f"binder/requirements.txt lacks {sorted({_name(r) for r in extra} - names)} of the notebook extra"
+  extra = {_name(r) for r in notebook_extra()}
+  assert "safetensors" in extra and extra <= names, f"binder/requirements.txt lacks {sorted(extra - names)} of the notebook extra"
   apt = (BINDER / "apt.txt").read_text().split()
   assert {"graphviz", "clang"} <= set(apt)
   post = (BINDER / "postBuild").read_text()
