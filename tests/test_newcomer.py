@@ -8,7 +8,7 @@ Also here, because a newcomer meets them first: the README has exactly two setup
 without its optional packages shows the static view and says once what to install; and no file in the repository
 names a path of one particular machine."""
 from __future__ import annotations
-import json, os, re, shutil, socket, subprocess, sys, textwrap, time, urllib.parse, urllib.request
+import json, os, re, shutil, signal, socket, subprocess, sys, textwrap, time, urllib.parse, urllib.request
 from pathlib import Path
 import pytest
 from freshenv import ROOT, NODE, run, fresh_venv, path_without, lab_extension_line, execute_notebooks_script
@@ -74,7 +74,8 @@ def test_newcomer_opens_the_index(newcomer):
   env = dict(env, BROWSER=f"{py} {recorder} %s", JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
   log = open(tmp / "lab.log", "w")
   proc = subprocess.Popen([py, "-m", "lazynb.notebook", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-                           f"--IdentityProvider.token={token}"], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
+                           f"--IdentityProvider.token={token}"], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
+                          start_new_session=True)
   try:
     deadline = time.time() + 180
     while not opened.exists() and proc.poll() is None and time.time() < deadline: time.sleep(0.5)
@@ -90,10 +91,16 @@ def test_newcomer_opens_the_index(newcomer):
     status, body = _get(f"http://127.0.0.1:{port}{url.path}", token)
     config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', body, re.S).group(1))
     assert status == 200 and "lazynb" in [e["name"] for e in config.get("federated_extensions", [])], config.get("federated_extensions")
+    # the process started is the server itself (its pid names the server's runtime file), so stopping it stops the lab
+    assert (tmp / "runtime" / f"jpserver-{proc.pid}.json").is_file(), sorted(p.name for p in (tmp / "runtime").iterdir())
   finally:
-    proc.terminate()
-    try: proc.wait(30)
-    except subprocess.TimeoutExpired: proc.kill()
+    for sig in (signal.SIGTERM, signal.SIGKILL):   # its own session: the server and anything it started
+      try: os.killpg(proc.pid, sig)
+      except ProcessLookupError: break
+      try:
+        proc.wait(30)
+        break
+      except subprocess.TimeoutExpired: pass
     log.close()
 
 def test_newcomer_runs_every_notebook(newcomer):

@@ -28,6 +28,8 @@ def main(argv: list[str]) -> int:
   if root is None:
     print(f"notebooks/{INDEX} was not found next to lazynb or in {pathlib.Path.cwd()}: run this from the lazynb checkout", file=sys.stderr)
     return 1
-  return subprocess.call(lab_command(root, argv))
+  cmd = lab_command(root, argv)
+  if os.name == "posix": os.execv(cmd[0], cmd)   # become JupyterLab: Ctrl-C and signals reach the server itself
+  return subprocess.call(cmd)
 
 if __name__ == "__main__": sys.exit(main(sys.argv[1:]))
