@@ -3,7 +3,7 @@
 Each check builds the same function in lazynb and in torch (float64 as the reference), weights the output
 with a fixed random upstream gradient (so e.g. softmax's gradient is not trivially zero), and compares
 both the forward values and d(loss)/d(input) for every input.
-Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
+Open bugs found here are marked xfail(strict=True) with a `bug:` reason.
 """
 import zlib
 import numpy as np

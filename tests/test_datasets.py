@@ -1,6 +1,6 @@
 """lazynb.nn.datasets.mnist(): the real files from $LAZYNB_DATA, the user cache, download, and clear errors on bad files.
 No test touches the network: downloads go to 127.0.0.1 only (an unreachable port, or a local HTTP server started here).
-Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
+Open bugs found here are marked xfail(strict=True) with a `bug:` reason.
 """
 import gzip, http.server, os, pathlib, subprocess, sys, threading
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 from lazynb import dtypes
 from lazynb.nn import datasets
 
-SHARED = pathlib.Path(os.environ.get("LAZYNB_TEST_SHARED_DATA", "/work/shared/data"))
+SHARED = pathlib.Path(os.environ.get("LAZYNB_TEST_SHARED_DATA") or pathlib.Path(__file__).resolve().parents[2] / "shared" / "data")  # as in CI
 REAL = SHARED / "mnist"
 NAMES = ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
 DEAD_MIRROR = "http://127.0.0.1:9/"

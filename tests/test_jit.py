@@ -1,5 +1,5 @@
 """TinyJit: same results as the plain function, replay without re-scheduling, input checks, a jitted training step.
-Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
+Open bugs found here are marked xfail(strict=True) with a `bug:` reason.
 """
 import numpy as np
 import pytest

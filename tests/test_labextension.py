@@ -1,14 +1,61 @@
-"""The JupyterLab extension (labextension/): its TypeScript unit tests (node's test runner, through `npm test`), and
-the packaging: the wheel carries the built extension as shared data, and a fresh environment with no node on PATH
-lists it as enabled and OK. The browser tests are in tests/ui/."""
+"""The JupyterLab extension (labextension/): its TypeScript unit tests (node's test runner, through `npm test`), the
+committed build (lazynb/labextension, so installing needs no node) matching its sources and tracked in git, and the
+packaging: the wheel carries the built extension as shared data, and a fresh environment with no node on PATH lists
+it as enabled and OK. The browser tests are in tests/ui/; tests/test_newcomer.py installs the README's way."""
 from __future__ import annotations
-import os, re, shutil, subprocess, sys, zipfile
+import hashlib, json, os, re, shutil, subprocess, sys, zipfile
 from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "labextension"
 BUILT = ROOT / "lazynb" / "labextension"
+
+REBUILD = "cd labextension && npm install && npm run build:prod, then commit lazynb/labextension/ (see labextension/README.md)"
+
+def source_inputs(ext: Path = EXT) -> list[str]:
+  """What the build reads, as labextension/source-hash.mjs lists it: src/ and style/, package(-lock).json, tsconfig.json."""
+  files = [p.relative_to(ext).as_posix() for d in ("src", "style") for p in (ext / d).rglob("*") if p.is_file()]
+  return sorted(files + ["package.json", "package-lock.json", "tsconfig.json"])
+
+def source_digest(ext: Path = EXT) -> str:
+  """The same SHA-256 as labextension/source-hash.mjs: per input, its path and the hash of its bytes (CRLF as LF)."""
+  def one(rel: str) -> str: return hashlib.sha256((ext / rel).read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+  return hashlib.sha256("".join(f"{rel}\n{one(rel)}\n" for rel in source_inputs(ext)).encode()).hexdigest()
+
+def test_committed_build_matches_its_sources():
+  """A change to labextension/ without a rebuild (or a development build committed) fails here, without node."""
+  stamp = json.loads((BUILT / "source-hash.json").read_text())
+  assert stamp["mode"] == "production", f"lazynb/labextension is a development build: {REBUILD}"
+  assert stamp["inputs"] == source_inputs(), f"the build's inputs changed (files added or removed): {REBUILD}"
+  assert stamp["sha256"] == source_digest(), f"labextension/ changed since lazynb/labextension was built: {REBUILD}"
+  pkg = json.loads((BUILT / "package.json").read_text())
+  assert (BUILT / pkg["jupyterlab"]["_build"]["load"]).is_file() and (BUILT / "static" / "style.js").is_file()
+
+def test_source_digest_sees_every_input(tmp_path):
+  """The digest changes when any input's bytes or a file's presence change, and not for CRLF line endings."""
+  ext = tmp_path / "labextension"
+  shutil.copytree(EXT, ext, ignore=shutil.ignore_patterns("node_modules", "lib", "test-build"))
+  base = source_digest(ext)
+  for rel in ["src/dom.ts", "style/base.css", "package.json", "package-lock.json", "tsconfig.json"]:
+    data = (ext / rel).read_bytes()
+    (ext / rel).write_bytes(data + b" ")
+    assert source_digest(ext) != base, rel
+    (ext / rel).write_bytes(data.replace(b"\n", b"\r\n"))
+    assert source_digest(ext) == base, rel
+    (ext / rel).write_bytes(data)
+  (ext / "src" / "extra.ts").write_text("export {};\n")
+  assert source_digest(ext) != base and "src/extra.ts" in source_inputs(ext)
+  (ext / "test" / "more.test.ts").write_text("export {};\n")   # tests are not part of the build
+  (ext / "src" / "extra.ts").unlink()
+  assert source_digest(ext) == base
+
+def test_committed_build_is_tracked_by_git():
+  """Every file of the build is committed, and nothing committed is missing: a fresh clone gets exactly this build."""
+  r = subprocess.run(["git", "ls-files", "-z", "--", "lazynb/labextension"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+  tracked = {f for f in r.stdout.split("\0") if f}
+  on_disk = {p.relative_to(ROOT).as_posix() for p in BUILT.rglob("*") if p.is_file()}
+  assert on_disk == tracked, f"untracked: {sorted(on_disk - tracked)}; tracked but missing: {sorted(tracked - on_disk)}; {REBUILD}"
 
 def _npm() -> str:
   node, npm = shutil.which("node"), shutil.which("npm")
@@ -27,8 +74,6 @@ def test_typescript_unit_tests():
   assert int(next(ln.split()[2] for ln in summary if ln.startswith("# pass"))) >= 20
 
 def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
-  if not (BUILT / "package.json").exists() and shutil.which("npm") is None:
-    pytest.skip("the extension is not built (lazynb/labextension) and there is no npm to build it")
   try: import jupyterlab  # noqa: F401
   except ImportError: pytest.skip("jupyterlab is not installed")
   dist = tmp_path / "dist"

@@ -1,5 +1,5 @@
 """lazynb.nn layers checked against torch.nn with copied weights: outputs, gradients, training/eval behaviour.
-Bugs found here are described in /tmp/reports/h6_bugs.md; open ones are marked xfail(strict=True) with a `bug:` reason.
+Open bugs found here are marked xfail(strict=True) with a `bug:` reason.
 """
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
 """Optimizers checked step by step against torch.optim on a small MLP with copied weights and the same data.
-Known lazynb bugs are marked xfail(strict=True) with a `bug:` reason; see /tmp/reports/h6_bugs.md.
+Known lazynb bugs are marked xfail(strict=True) with a `bug:` reason.
 """
 import numpy as np
 import pytest

@@ -19,8 +19,8 @@ def _dirs() -> list[pathlib.Path]:
 def _download(name: str, dest: pathlib.Path):
   dest.parent.mkdir(parents=True, exist_ok=True)
   tmp = dest.with_suffix(".part")
+  mirror = os.environ.get("LAZYNB_MNIST_MIRROR", DEFAULT_MIRROR)
   try:
-    mirror = os.environ.get("LAZYNB_MNIST_MIRROR", DEFAULT_MIRROR)
     with urllib.request.urlopen(mirror + name, timeout=30) as r, open(tmp, "wb") as f:
       total, got = int(r.headers.get("Content-Length") or 0), 0
       while chunk := r.read(1 << 16):
@@ -32,8 +32,10 @@ def _download(name: str, dest: pathlib.Path):
   except OSError as e:
     tmp.unlink(missing_ok=True)
     places = " or ".join(str(d) for d in _dirs())
-    raise FileNotFoundError(f"MNIST file {name} was not found in {places}, and downloading it failed ({e}). "
-                            f"Put the four MNIST .gz files in a folder 'mnist' and set LAZYNB_DATA to its parent.") from None
+    raise FileNotFoundError(f"MNIST file {name} was not found in {places}, and downloading it from {mirror} failed ({e}). "
+                            f"To use files you already have: put the four MNIST .gz files ({', '.join(FILES)}) in a folder named "
+                            f"'mnist', then set LAZYNB_DATA to the folder that holds it (export LAZYNB_DATA=/path/to/data) and restart "
+                            f"the kernel; or copy them into {_dirs()[-1]}. See 'Data' in the README.") from None
 
 def _find(name: str) -> pathlib.Path:
   for d in _dirs():

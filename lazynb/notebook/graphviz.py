@@ -8,7 +8,7 @@ Node labels come from the (untrusted) document: they are written as quoted DOT s
 and dot XML-escapes them into the SVG. Nothing from the document becomes a DOT id, attribute name or HTML label.
 """
 from __future__ import annotations
-import hashlib, html, os, re, shutil, subprocess, threading
+import hashlib, html, os, re, shutil, subprocess, sys, threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
@@ -29,12 +29,13 @@ _lock = threading.Lock()
 DOT_TIMEOUT = 30
 
 def find_dot(refresh: bool = False) -> list[str]:
-  """The command that runs dot (`dot`, else `graphviz-pure`), checked with a tiny graph; [] if none works."""
+  """The command that runs dot (`dot`, else `graphviz-pure`), checked with a tiny graph; [] if none works. Also looked
+  for next to this Python: a kernel started from a venv that was never activated has the venv's scripts off PATH."""
   global _dot_cmd
   if _dot_cmd is not None and not refresh: return _dot_cmd
   _dot_cmd = []
   for name in ("dot", "graphviz-pure"):
-    path = shutil.which(name)
+    path = shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
     if path is None: continue
     try:
       out = subprocess.run([path, "-Tsvg"], input=b"digraph{a->b}", capture_output=True, timeout=30)

@@ -12,7 +12,7 @@ for the view). With controls on (the default), sliders for DEBUG/NOOPT/BEAM and 
 the cell's code and refresh that output in place.
 """
 from __future__ import annotations
-import argparse, shlex
+import argparse, importlib, shlex
 from dataclasses import dataclass, field
 from lazynb.helpers import Context
 from lazynb.device import Device
@@ -108,11 +108,47 @@ def run_code(code: str, namespace: dict, s: Settings, runner=None) -> CellRun:
     tr.error = err
   return CellRun(tr, err, s)
 
+# optional packages of the [notebook] extra: (import name, pip name, what is missing without it)
+EXTRAS = (("ipywidgets", "ipywidgets", "the DEBUG/NOOPT/BEAM/device sliders"), ("matplotlib", "matplotlib", "the timing chart"))
+_has: dict[str, bool] = {}
+_told = False
+
+def has_module(name: str) -> bool:
+  """Whether `name` imports; a missing optional package only turns a feature off (asked once per name)."""
+  if name not in _has:
+    try: importlib.import_module(name)
+    except ImportError: _has[name] = False
+    else: _has[name] = True
+  return _has[name]
+
+def missing_extras() -> list[tuple[str, str]]:
+  """(pip name, what it adds) for each optional part that is missing here: ipywidgets, matplotlib, a Graphviz `dot`."""
+  from lazynb.notebook import graphviz as gv
+  out = [(pip, what) for mod, pip, what in EXTRAS if not has_module(mod)]
+  if not gv.available(): out.append(("graphviz-pure", "drawn graphs (the graph tabs list nodes as text)"))
+  return out
+
+def extras_message() -> str | None:
+  """One paragraph: what %%tinygrad does without the missing packages, and the one command that adds them."""
+  missing = missing_extras()
+  if not missing: return None
+  return ("lazynb: %%tinygrad shows the static trace view; missing here: " + "; ".join(f"{what} ({pip})" for pip, what in missing) +
+          f". To add them: pip install {' '.join(pip for pip, _ in missing)}  (or, in the lazynb checkout, pip install -e \".[notebook]\")"
+          ", then restart the kernel.")
+
+def tell_missing_once():
+  """Print extras_message() the first time only: a missing package is said once per kernel, not under every cell."""
+  global _told
+  if _told: return
+  _told = True
+  if (msg := extras_message()) is not None: print(msg)
+
 def load_ipython_extension(ip):
   from IPython.core.magic import Magics, magics_class, line_magic, cell_magic
   from IPython.display import display
   import lazynb
   from lazynb.notebook import html  # noqa: F401  registers the HTML view
+  tell_missing_once()
 
   @magics_class
   class TinygradMagics(Magics):
@@ -138,7 +174,7 @@ def load_ipython_extension(ip):
         res = self.shell.run_cell(code, store_history=False, silent=False)
         return res.error_in_exec if res.error_in_exec is not None else res.error_before_exec
       run = run_code(cell, self.shell.user_ns, s, runner)
-      if s.controls:
+      if s.controls and has_module("ipywidgets"):
         from lazynb.notebook.widgets import TraceControls
         TraceControls(cell, self.shell.user_ns, s, run).show()
       else:

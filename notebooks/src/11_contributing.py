@@ -83,13 +83,18 @@ test_src = textwrap.dedent('''
       np.testing.assert_allclose(out, xs * np.clip(xs + 3, 0, 6) / 6, rtol=1e-6, atol=1e-6)
       assert Device.DEFAULT == os.environ.get("DEVICE", "CPU")
 ''')
+import importlib.util
+missing = [m for m in ("pytest", "hypothesis") if importlib.util.find_spec(m) is None]
+if missing:  # both come with the README's install (the [notebook] extra); tests/conftest.py imports hypothesis
+  raise ModuleNotFoundError(f"this section runs lazynb's tests, which needs {' and '.join(missing)}: pip install {' '.join(missing)} "
+                            "(or, in the lazynb checkout, pip install -e \".[notebook]\"), then restart the kernel")
 with tempfile.TemporaryDirectory() as d:
   path = pathlib.Path(d) / "test_hardswish.py"
   path.write_text(test_src)
   cmd = [sys.executable, "-m", "pytest", "--color=no", "-p", "no:cacheprovider", str(path), "tests/test_seeds.py::test_001_tensor_basics"]
   run = subprocess.run(cmd, cwd=REPO, env=dict(os.environ, DEVICE="PYTHON"), capture_output=True, text=True, timeout=300)
 print("$ DEVICE=PYTHON python -m pytest test_hardswish.py tests/test_seeds.py::test_001_tensor_basics")
-print(run.stdout.strip().splitlines()[-1])
+print((run.stdout.strip() or run.stderr.strip() or "(no output)").splitlines()[-1])
 
 # %%
 assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr

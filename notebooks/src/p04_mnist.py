@@ -18,7 +18,8 @@
 #
 # **Differences from the course text.** `from tinygrad.nn.datasets import mnist` is
 # `from lazynb.nn.datasets import mnist`. It reads the four MNIST `.gz` files from `$LAZYNB_DATA/mnist/` or
-# `~/.cache/lazynb/mnist/`, and downloads them to the cache when neither has them.
+# `~/.cache/lazynb/mnist/`, and downloads them (about 11 MB) to the cache when neither has them. Offline, copy the
+# files into a folder `mnist` and set `LAZYNB_DATA` to the folder that holds it (the README's "Data" section).
 
 # %%
 %load_ext lazynb
