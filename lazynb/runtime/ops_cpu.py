@@ -85,7 +85,7 @@ _HALF_PROBE_C = """int lz_probe(void) {
 """
 _half_probe: dict[tuple[str, tuple[str, ...]], str] = {}
 def half_support(cc: str, args: tuple[str, ...]) -> str:
-  """"" when `cc args` computes _Float16 correctly, else why not. Cached per compiler and flags (~50 ms once)."""
+  """"" when `cc args` computes _Float16 correctly, else why not. Cached per compiler and flags (~0.1 s, once)."""
   if (cc, args) not in _half_probe:
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "probe.so")
