@@ -25,3 +25,23 @@ def _drop_last_failure():
   sys.last_type = sys.last_value = sys.last_traceback = None
   if hasattr(sys, "last_exc"): sys.last_exc = None
   gc.collect()
+
+# In CI a skip hides a capability: CI installs everything the tests need, so a skip there is a failure unless it
+# names a real hardware (or platform) absence. LAZYNB_STRICT_SKIPS=1 does the same outside CI.
+_HARDWARE_REASONS = ("GPU", "longdouble")
+def _strict() -> bool: return os.environ.get("CI", "").lower() in ("1", "true") or os.environ.get("LAZYNB_STRICT_SKIPS") == "1"
+
+def _fail_skip(rep):
+  reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+  if any(w in reason for w in _HARDWARE_REASONS): return
+  rep.outcome, rep.longrepr = "failed", f"skipped in CI, which must install what every test needs: {reason}"
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+  rep = (yield).get_result()
+  if _strict() and rep.skipped and not hasattr(rep, "wasxfail"): _fail_skip(rep)
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+  rep = (yield).get_result()
+  if _strict() and rep.skipped: _fail_skip(rep)

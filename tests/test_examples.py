@@ -15,6 +15,9 @@ SCRIPTS = [
   ("project5_compiler_pipeline.py", []),
   ("project6_custom_ops.py", []),
   ("custom_backend.py", []),
+  # beautiful_mnist's loop: batches drawn inside the jitted step (a tiny model on a subset: the path, not the accuracy)
+  ("mnist.py", ["--steps", "4", "--batch", "32", "--subset", "1000", "--test-subset", "300", "--eval-every", "0", "--width", "8",
+                "--sample-in-jit", "--out", "m.safetensors"]),
 ]
 
 @pytest.mark.parametrize("script,args", SCRIPTS, ids=[s for s, _ in SCRIPTS])
