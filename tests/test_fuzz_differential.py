@@ -159,7 +159,12 @@ def programs(draw, dts=tuple(DTYPES)):
     elif kind == "const":
       if dt == "bool": continue
       c = draw(st.integers(-3, 3)) if dt in INTS else draw(st.integers(-12, 12)) / 4
-      op = draw(st.sampled_from(["+", "*", "-"]))
+      op = draw(st.sampled_from(["+", "*", "-"] + (["//", "%"] if dt in INTS else [])))
+      if op in ("//", "%"):  # by 0 gives 0; a negative constant wraps for uint8 first (a weak scalar takes the tensor's dtype)
+        name = {"//": "floordiv", "%": "mod"}[op]
+        v = p.step(f"{v} {op} {c!r}", f"np_bin({name!r}, {v}, np_cast(np.array({c!r}), {dt!r}), {dt!r})")
+        mag = wrap(dt, mag if op == "//" else 255.0 if dt == "uint8" else abs(c))
+        continue
       m2 = mag + abs(c) if op != "*" else mag * abs(c)
       if not fits(dt, m2): continue
       v = p.step(f"{v} {op} {c!r}", f"np_cast(np_cast({v}, 'float64' if {dt!r} in FLOATS else 'int64') {op} {c!r}, {dt!r})")
