@@ -199,7 +199,9 @@ def _conn() -> sqlite3.Connection | None:
     return None
   try: _local.db = _open(path)
   except sqlite3.DatabaseError as e:
-    if not _damaged(e) or not _reset(path, e): no_disk_cache(f"cannot open {path}: {e}")
+    if "locked" in str(e) or "busy" in str(e): return None  # another process holds it for now: no cache this time
+    if _damaged(e) and _reset(path, e): return _local.db
+    no_disk_cache(f"cannot open {path}: {e}")
     return None
   return _local.db
 

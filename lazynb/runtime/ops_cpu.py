@@ -138,27 +138,33 @@ def _libs_dir() -> pathlib.Path:
     try:
       (d := cache_dir() / "libs").mkdir(exist_ok=True)
       return d
-    except OSError as e: no_disk_cache(f"cannot write compiled kernels to {os.environ.get('LAZYNB_CACHE') or 'the cache directory'} ({e.strerror or e})")
+    except OSError as e: no_disk_cache(f"cannot write compiled kernels to the cache directory ({e.strerror or e})")
   if _private_libs is None:
     _private_libs = tempfile.mkdtemp(prefix="lazynb-libs-")
     atexit.register(shutil.rmtree, _private_libs, True)
   return pathlib.Path(_private_libs)
 
+def _place(d: pathlib.Path, lib: bytes) -> pathlib.Path:
+  """The file `d/<hash>.so` holding exactly `lib`: a file there with other bytes (damaged, truncated) is replaced."""
+  path = d / (hashlib.sha256(lib).hexdigest()[:32] + ".so")
+  if path.is_file() and path.read_bytes() == lib: return path
+  with tempfile.NamedTemporaryFile(dir=d, suffix=".tmp", delete=False) as f: tmp = f.name
+  try:
+    with open(tmp, "wb") as f: f.write(lib)
+    os.replace(tmp, path)  # atomic: another process loading the same kernel sees the old file or the whole new one
+  except OSError:
+    pathlib.Path(tmp).unlink(missing_ok=True)
+    raise
+  return path
+
 def load_library(lib: bytes) -> ctypes.CDLL:
-  """ctypes needs a file: keep one per distinct binary, named by its hash, in the cache directory. A file found there
-  is loaded only if its bytes are exactly `lib` (else it is rewritten); an unwritable cache means a private temp dir."""
-  for attempt in range(2):
-    d = _libs_dir()
-    path = d / (hashlib.sha256(lib).hexdigest()[:32] + ".so")
-    try:
-      if not path.is_file() or path.read_bytes() != lib:
-        with tempfile.NamedTemporaryFile(dir=d, suffix=".tmp", delete=False) as f: f.write(lib)
-        os.replace(f.name, path)
-      return ctypes.CDLL(str(path))
-    except OSError as e:
-      if attempt or _private_libs is not None and d == pathlib.Path(_private_libs): raise
-      no_disk_cache(f"cannot write compiled kernels to {d} ({e.strerror or e})")
-  raise AssertionError("unreachable")
+  """ctypes needs a file: keep one per distinct binary, named by its hash, in the cache directory, and load it only if
+  its bytes are exactly `lib`. A cache directory that cannot hold it means a private temp dir (and no disk cache)."""
+  try: return ctypes.CDLL(str(_place(_libs_dir(), lib)))
+  except OSError as e:
+    if no_disk_cache() is not None: raise  # that was the private dir already
+    no_disk_cache(f"cannot write compiled kernels to the cache directory ({e.strerror or e})")
+    return ctypes.CDLL(str(_place(_libs_dir(), lib)))
 
 class CPUProgram(Runner):
   def __init__(self, name: str, lib: bytes):
