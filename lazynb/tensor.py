@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, buffers, new_unique
@@ -105,6 +105,7 @@ class Tensor:
     return buf.reshape(u.shape)
   @staticmethod
   def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+    _check_int(value, dtype)
     c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
     return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
@@ -373,6 +374,7 @@ class Tensor:
       shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
       return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
     ret = self._mv(self.uop.pad(tuple(pairs)))
+    _check_int(value, self.dtype)
     if value != 0: ret = ret + Tensor.ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(self.dtype)
     return ret
   def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
@@ -512,7 +514,9 @@ class Tensor:
   def long(self) -> Tensor: return self.cast(dtypes.int64)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
-  def _broadcasted(self, y, reverse: bool = False) -> tuple[Tensor, Tensor]:
+  def _broadcasted(self, y, reverse: bool = False, cmp: bool = False) -> tuple[Tensor, Tensor]:
+    """Both operands in one dtype and one shape. A Python number is "weak" (it takes the tensor's dtype); an int that
+    the dtype cannot hold raises (as numpy 2 does) instead of wrapping, except in a comparison, done exactly in int64."""
     x = self
     if isinstance(y, Tensor):
       dt = least_upper_dtype(x.dtype, y.dtype)
@@ -522,7 +526,8 @@ class Tensor:
       if dtypes.is_float(x.dtype): dt = x.dtype
       elif isinstance(y, float): dt = dtypes.default_float
       elif isinstance(y, bool) or not dtypes.is_bool(x.dtype): dt = x.dtype
-      else: dt = dtypes.default_int
+      else: dt = dtypes.from_py(y)
+      if cmp and not isinstance(y, (bool, float)) and not int_fits(y, dt): dt = dtypes.from_py(y) if y < 0 else dtypes.int64
       y = Tensor(Tensor._const_uop(y, dt, x.device, ()))
     else: raise TypeError(f"unsupported operand type {type(y).__name__} for a Tensor")
     x, y = x.cast(dt), y.cast(dt)
@@ -535,7 +540,7 @@ class Tensor:
     if self.shape == tuple(shape): return self
     return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
   def _binop(self, op: Ops, y, reverse=False) -> Tensor:
-    x, y = self._broadcasted(y, reverse)
+    x, y = self._broadcasted(y, reverse, cmp=op in (Ops.CMPLT, Ops.CMPNE))
     return Tensor(UOp(op, dtypes.bool if op in (Ops.CMPLT, Ops.CMPNE) else x.dtype, (x.uop, y.uop)))
 
   def add(self, y, reverse=False) -> Tensor:
@@ -663,7 +668,7 @@ class Tensor:
   def __rxor__(self, y): return self._bitop(Ops.XOR, y, True)
   def __lshift__(self, y): return self._bitop(Ops.SHL, y)
   def __rshift__(self, y): return self._bitop(Ops.SHR, y)
-  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ -1
+  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ (dtypes.max(self.dtype) if dtypes.is_unsigned(self.dtype) else -1)
   def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._bitop(Ops.XOR, True)
   def logical_and(self, y) -> Tensor: return self.cast(dtypes.bool) & (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
   def logical_or(self, y) -> Tensor: return self.cast(dtypes.bool) | (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
@@ -700,24 +705,48 @@ class Tensor:
   def sign(self) -> Tensor:
     if self.dtype is dtypes.bool: return self
     return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype is not dtypes.uint8 else (self > 0).cast(self.dtype)
-  def relu(self) -> Tensor: return (self > 0).where(self, 0)
+  def relu(self) -> Tensor: return (self <= 0).where(0, self)  # NaN stays NaN (it is not <= 0), as in numpy and torch
   def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
-  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
-  def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
+  # The activations below are written so that no intermediate overflows: an inf that a where() discards still
+  # meets a zero gradient there, and 0 * inf is NaN. exp(-|x|) is always in (0, 1].
+  def sigmoid(self) -> Tensor:
+    x = self._float()
+    e = (-x.abs()).exp()
+    return (x < 0).where(e, 1.0) / (1 + e)
+  def tanh(self) -> Tensor:
+    x = self._float()
+    e = (-2.0 * x.abs()).exp()
+    t = -_expm1(-2.0 * x.abs()) / (1 + e)
+    return (x < 0).where(-t, t)
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+    """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
+    y = self._float() * alpha + beta
+    return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
+  def isnan(self) -> Tensor: return self.ne(self)
+  def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    return (self.eq(math.inf) & detect_positive) | (self.eq(-math.inf) & detect_negative)
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
-  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
-  def softplus(self, beta: float = 1.0) -> Tensor: return (1 + (self * beta).exp()).log() * (1 / beta)
+  def elu(self, alpha: float = 1.0) -> Tensor: return (self > 0).where(self, alpha * _expm1((self > 0).where(0, self)._float()))
+  def softplus(self, beta: float = 1.0) -> Tensor:
+    """max(x, 0) + log(1 + exp(-|x|)): exp cannot overflow (both sides of x = 0 pick the same branch, for the gradient)."""
+    x = self._float() * beta
+    return ((x < 0).where(0.0, x) + _log1p((-x.abs()).exp())) * (1 / beta)
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
-  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+  def gelu(self) -> Tensor:
+    """The tanh approximation; 0.5 * (1 + tanh(u)) = sigmoid(2u) keeps the tail for negative x."""
+    x = self._float()
+    return x * (2 * math.sqrt(2 / math.pi) * x * (1 + 0.044715 * x * x)).sigmoid()
   def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def erf(self) -> Tensor:
-    """Abramowitz and Stegun 7.1.26 (max error 1.5e-7)."""
+    """Abramowitz and Stegun 7.1.26 (max error 1.5e-7) on |x|, the sign put back by a where: its slope at 0 is 2/sqrt(pi)."""
     x = self._float()
-    t = 1.0 / (1.0 + 0.3275911 * x.abs())
+    a = x.abs()
+    t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return x.sign() * (1.0 - poly * (-(x * x)).exp())
+    y = 1.0 - poly * (-(a * a)).exp()
+    return (x < 0).where(-y, y)
   def clip(self, min_=None, max_=None) -> Tensor:
     if min_ is None and max_ is None: raise ValueError("clip needs min_ or max_")
     x = self
@@ -743,7 +772,7 @@ class Tensor:
     ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
-    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
+    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype, prod(self.shape[a] for a in self._axes(axis)))
     x = self.cast(acc) if acc is not dtypes.float16 else self.cast(dtypes.float32)
     ret = x._reduce(Ops.ADD, axis, keepdim)
     return ret.cast(acc)
@@ -764,7 +793,8 @@ class Tensor:
   def mean(self, axis=None, keepdim: bool = False) -> Tensor:
     x = self._float()
     n = prod(self.shape[a] for a in self._axes(axis))
-    s = x.sum(axis, keepdim, dtype=dtypes.float32)  # a half mean can fit where the half sum would overflow
+    # a half mean can fit where the half sum would overflow; ints sum exactly (a float32 sum stops counting at 2**24)
+    s = x.sum(axis, keepdim, dtype=dtypes.float32) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(dtypes.float32)
     return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
     x = self._float()
@@ -783,6 +813,7 @@ class Tensor:
   def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
     x = self._float()
     m = x.max(axis, keepdim=True)
+    m = (m.abs().eq(math.inf)).where(0.0, m)  # all -inf: exp(-inf - 0) sums to 0, log gives -inf (not -inf - -inf = NaN)
     ret = (x - m).exp().sum(axis, keepdim=True).log() + m
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
   def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
@@ -792,6 +823,7 @@ class Tensor:
     n = self.shape[a]
     if n == 0: raise ValueError("argmax of an empty axis")
     is_max = self.eq(self.max(a, keepdim=True))
+    if dtypes.is_float(self.dtype): is_max = is_max | self.isnan()  # a NaN max: the first NaN, as numpy (never the index n)
     rank = Tensor.arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))
     return (n - (is_max.where(rank, 0)).max(a, keepdim)).cast(dtypes.int32)
   def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
@@ -913,6 +945,21 @@ class Tensor:
     return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
   def binary_crossentropy_logits(self, Y: Tensor) -> Tensor:
     return (self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log()).mean()
+
+def _expm1(x: Tensor) -> Tensor:
+  """exp(x) - 1 without the cancellation near 0 (a series there); x is a float tensor."""
+  small = x.abs() < 1e-2
+  s = small.where(x, 0.0)  # the series only sees small values: a huge x**3 it discards would still poison the gradient
+  return small.where(s * (1 + s * (0.5 + s * (1 / 6))), x.exp() - 1)
+def _log1p(x: Tensor) -> Tensor:
+  """log(1 + x) for x >= 0 without losing x when it is tiny (a series there)."""
+  small = x < 1e-2
+  s = small.where(x, 0.0)
+  return small.where(s * (1 - s * (0.5 - s * (1 / 3 - s * 0.25))), (1 + x).log())
+
+def _check_int(value, dtype: DType):
+  if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and dtypes.is_int(dtype) and not int_fits(int(value), dtype):
+    raise OverflowError(f"the Python int {value} does not fit in {dtype} (it would wrap around); cast the tensor to a wider dtype first")
 
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
   try: arr = np.array(data, dtype=dt.np if dt is not None else None)

@@ -34,7 +34,8 @@ class CStyleLanguage(Renderer):
     Ops.TRUNC: lambda x, dt: f"__builtin_truncf({x})",
     Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
-    Ops.MOD: lambda a, b, dt: f"({a}%{b})", Ops.MAX: lambda a, b, dt: f"(({a}>{b})?{a}:{b})",
+    # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does
+    Ops.MOD: lambda a, b, dt: f"({a}%{b})", Ops.MAX: lambda a, b, dt: f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
     Ops.AND: lambda a, b, dt: f"({a}&{b})", Ops.OR: lambda a, b, dt: f"({a}|{b})", Ops.XOR: lambda a, b, dt: f"({a}^{b})",
     Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
@@ -56,6 +57,12 @@ class CStyleLanguage(Renderer):
     if dt is dtypes.uint8: return f"(({self.render_dtype(dt)}){int(x)})"
     return str(int(x)) if x != -2**31 else "(-2147483647-1)"
   def render_cast(self, x: str, dt: DType) -> str: return f"(({self.render_dtype(dt)})({x}))"
+  def render_float_to_int(self, x: str, dt: DType) -> str:
+    """C leaves float->int casts of NaN, inf and out-of-range values undefined: saturate to the int range, NaN -> 0
+    (the rule cast_scalar follows, so folded and run casts agree). `x` must be a name: it is read four times."""
+    lo, hi = dtypes.min(dt), dtypes.max(dt)
+    return (f"(({x}!={x})?{self.render_const(0, dt)}:({x}>={float(hi + 1)!r}f)?{self.render_const(hi, dt)}:"
+            f"({x}<={float(lo)!r}f)?{self.render_const(lo, dt)}:{self.render_cast(x, dt)})")
   def render_workitem(self, u: UOp) -> str:
     name, size = u.arg
     return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
@@ -71,13 +78,14 @@ class CStyleLanguage(Renderer):
 
   def render(self, name: str, uops: list[UOp]) -> str:
     self.line_map: list[list[int]] = []
-    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) for u in uops)
+    # a loop variable counts up to its bound (the `i < n` test sees n itself): a bound of 2**31 needs 64 bits too
+    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and u.arg[1] > 2**31 - 1 for u in uops)
     self.index_type = self.wide_index if wide else "int"
     pos = {u: i for i, u in enumerate(uops)}
     uses: dict[UOp, int] = {}
     for u in uops:
       for s in u.src: uses[s] = uses.get(s, 0) + 1
-    must_name = {s for u in uops if u.op in (Ops.MAX,) for s in u.src}
+    must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
     r: dict[UOp, str] = {}
     members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of
     nest: dict[UOp, int] = {}           # nesting depth of an inline expression
@@ -139,7 +147,7 @@ class CStyleLanguage(Renderer):
         emit(f"{r[u]} = {r[u.src[1]]};", sorted(set([pos[u]] + members.get(u.src[1], []))))
       elif op in GroupOp.ALU or op is Ops.CAST or op is Ops.BITCAST:
         srcs = [r[s] for s in u.src]
-        if op is Ops.CAST: expr = self.render_cast(srcs[0], u.dtype)
+        if op is Ops.CAST: expr = self.render_float_to_int(srcs[0], u.dtype) if _float_to_int(u) else self.render_cast(srcs[0], u.dtype)
         elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
         elif op is Ops.RECIP and u.dtype is not dtypes.float32: expr = f"({self.render_const(1, u.dtype)}/{srcs[0]})"
         else: expr = self.code_for_op[op](*srcs, u.dtype)
@@ -154,6 +162,8 @@ class CStyleLanguage(Renderer):
           members[u] = mem(u)
       else: raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
     return self.render_kernel(name, body, bufs, specials)
+
+def _float_to_int(u: UOp) -> bool: return dtypes.is_float(u.src[0].dtype) and dtypes.is_int(u.dtype)
 
 class ClangRenderer(CStyleLanguage):
   """C for the CPU: the kernel walks its own output with for-loops. A THREAD axis becomes a `tidx0` argument:
