@@ -588,12 +588,15 @@ class Tensor:
     x, y = self._broadcasted(y, reverse)
     is_int = not dtypes.is_float(x.dtype)
     xf, yf = x._float(), y._float()
-    mag = (yf * xf.abs().log2()).exp2()
-    # a negative base works for integer exponents: flip the sign for odd ones
+    z = xf.eq(0) & (yf > 0)  # 0 ** positive is the constant 0: log2(0) = -inf would make the gradient 0 * inf = NaN
+    lg = z.where(1.0, _mag(xf)).log2()
+    mag = (yf * lg).exp2()
+    # a negative base works for integer exponents: flip the sign for odd ones (others are NaN, with gradient 0)
     y_int = yf.trunc().eq(yf)
     odd = (yf.abs() % 2).eq(1)
-    ret = (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag)
-    ret = yf.eq(0).where(1.0, ret)
+    ret = z.where(0.0, (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag))
+    # x ** 0 and 1 ** y are 1 even where y * log2|x| is NaN (0, inf or NaN base; inf or NaN exponent), as numpy
+    ret = ((yf.eq(0) | xf.eq(1)) & (yf * lg).isnan()).where(1.0, ret)
     return ret.round().cast(x.dtype) if is_int else ret
   def _int_pow(self, y) -> Tensor:
     """Exact integer powers (wrapping on overflow, as numpy does) by repeated squaring."""
@@ -701,7 +704,10 @@ class Tensor:
     even = (f % 2).eq(0)
     return (diff > 0.5).where(f + 1, (diff < 0.5).where(f, even.where(f, f + 1)))
   def square(self) -> Tensor: return self * self
-  def abs(self) -> Tensor: return self if self.dtype in (dtypes.bool, dtypes.uint8) else (self < 0).where(-self, self)
+  def abs(self) -> Tensor:
+    """|x|, +0.0 at zero with slope 0 there (as torch), NaN stays NaN."""
+    if self.dtype in (dtypes.bool, dtypes.uint8): return self
+    return (self < 0).where(-self, self.ne(0).where(self, 0) if dtypes.is_float(self.dtype) else self)
   def sign(self) -> Tensor:
     if self.dtype is dtypes.bool: return self
     return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype is not dtypes.uint8 else (self > 0).cast(self.dtype)
@@ -711,12 +717,12 @@ class Tensor:
   # meets a zero gradient there, and 0 * inf is NaN. exp(-|x|) is always in (0, 1].
   def sigmoid(self) -> Tensor:
     x = self._float()
-    e = (-x.abs()).exp()
+    e = (-_mag(x)).exp()
     return (x < 0).where(e, 1.0) / (1 + e)
   def tanh(self) -> Tensor:
     x = self._float()
-    e = (-2.0 * x.abs()).exp()
-    t = -_expm1(-2.0 * x.abs()) / (1 + e)
+    e = (-2.0 * _mag(x)).exp()
+    t = -_expm1(-2.0 * _mag(x)) / (1 + e)
     return (x < 0).where(-t, t)
   def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
     """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
@@ -730,7 +736,7 @@ class Tensor:
   def softplus(self, beta: float = 1.0) -> Tensor:
     """max(x, 0) + log(1 + exp(-|x|)): exp cannot overflow (both sides of x = 0 pick the same branch, for the gradient)."""
     x = self._float() * beta
-    return ((x < 0).where(0.0, x) + _log1p((-x.abs()).exp())) * (1 / beta)
+    return ((x < 0).where(0.0, x) + _log1p((-_mag(x)).exp())) * (1 / beta)
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
   def gelu(self) -> Tensor:
@@ -742,7 +748,7 @@ class Tensor:
   def erf(self) -> Tensor:
     """Abramowitz and Stegun 7.1.26 (max error 1.5e-7) on |x|, the sign put back by a where: its slope at 0 is 2/sqrt(pi)."""
     x = self._float()
-    a = x.abs()
+    a = _mag(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     y = 1.0 - poly * (-(a * a)).exp()
@@ -946,6 +952,9 @@ class Tensor:
   def binary_crossentropy_logits(self, Y: Tensor) -> Tensor:
     return (self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log()).mean()
 
+def _mag(x: Tensor) -> Tensor:
+  """|x| with slope +1 at 0: a formula split at x = 0 (the activations above) takes its right-hand side there."""
+  return (x < 0).where(-x, x)
 def _expm1(x: Tensor) -> Tensor:
   """exp(x) - 1 without the cancellation near 0 (a series there); x is a float tensor."""
   small = x.abs() < 1e-2
