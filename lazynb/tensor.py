@@ -619,8 +619,12 @@ class Tensor:
     return Tensor(UOp(Ops.MAX, x.dtype, (x.uop, y.uop))) if x.dtype is not dtypes.bool else x | y
   def minimum(self, y) -> Tensor:
     x, y = self._broadcasted(y)
-    if x.dtype in (dtypes.bool, dtypes.uint8): return (x < y).where(x, y)
-    return -((-x).maximum(-y))
+    return x._flip_order().maximum(y._flip_order())._flip_order()
+  def _flip_order(self) -> Tensor:
+    """An order-reversing map that is its own inverse and cannot overflow (-x wraps at the int minimum): min is built on max."""
+    if self.dtype is dtypes.bool: return self.logical_not()
+    if dtypes.is_unsigned(self.dtype): return dtypes.max(self.dtype) - self
+    return -self if dtypes.is_float(self.dtype) else self ^ -1
   def where(self, x, y) -> Tensor:
     cond = self if self.dtype is dtypes.bool else self.cast(dtypes.bool)
     if isinstance(x, Tensor): x, y = x._broadcasted(y)
@@ -685,7 +689,10 @@ class Tensor:
   def sqrt(self) -> Tensor: return self._float()._unary(Ops.SQRT)
   def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   def sin(self) -> Tensor: return self._float()._unary(Ops.SIN)
-  def cos(self) -> Tensor: return ((math.pi / 2) - self._float()).sin()
+  def cos(self) -> Tensor:
+    """1 - 2 sin(x/2)^2: x/2 is exact, while pi/2 - x rounds away the digits of a large x (cos(3e9) came out -0.99, not -0.16)."""
+    s = (self._float() * 0.5).sin()
+    return 1 - 2 * s * s
   def tan(self) -> Tensor: return self.sin() / self.cos()
   def trunc(self) -> Tensor: return self._unary(Ops.TRUNC) if dtypes.is_float(self.dtype) else self
   def floor(self) -> Tensor:
@@ -710,7 +717,9 @@ class Tensor:
     return (self < 0).where(-self, self.ne(0).where(self, 0) if dtypes.is_float(self.dtype) else self)
   def sign(self) -> Tensor:
     if self.dtype is dtypes.bool: return self
-    return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype is not dtypes.uint8 else (self > 0).cast(self.dtype)
+    if self.dtype is dtypes.uint8: return (self > 0).cast(self.dtype)
+    ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+    return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
   def relu(self) -> Tensor: return (self <= 0).where(0, self)  # NaN stays NaN (it is not <= 0), as in numpy and torch
   def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
   # The activations below are written so that no intermediate overflows: an inf that a where() discards still
@@ -790,10 +799,7 @@ class Tensor:
     if any(self.shape[a] == 0 for a in axes): raise ValueError(f"max of an empty axis (shape {self.shape}, axis {axis}) has no identity")
     if self.dtype is dtypes.bool: return self.cast(dtypes.uint8)._reduce(Ops.MAX, axis, keepdim).cast(dtypes.bool)
     return self._reduce(Ops.MAX, axis, keepdim)
-  def min(self, axis=None, keepdim: bool = False) -> Tensor:
-    if self.dtype is dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
-    if self.dtype is dtypes.uint8: return 255 - (255 - self).max(axis, keepdim)
-    return -((-self).max(axis, keepdim))
+  def min(self, axis=None, keepdim: bool = False) -> Tensor: return self._flip_order().max(axis, keepdim)._flip_order()
   def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
   def mean(self, axis=None, keepdim: bool = False) -> Tensor:
@@ -833,14 +839,14 @@ class Tensor:
     rank = Tensor.arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))
     return (n - (is_max.where(rank, 0)).max(a, keepdim)).cast(dtypes.int32)
   def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
-    return (-self if self.dtype not in (dtypes.bool, dtypes.uint8) else self.logical_not() if self.dtype is dtypes.bool else 255 - self).argmax(axis, keepdim)
+    return self._flip_order().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
-    """Prefix sums as a masked matrix product: out[i] = sum_j [j <= i] x[j]."""
+    """Prefix sums as a masked sum: out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
     a = self._resolve_axis(axis)
     x = self.transpose(a, -1) if a != self.ndim - 1 else self
     n = x.shape[-1]
     tri = (Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n))
-    ret = (x.unsqueeze(-2) * tri.cast(x.dtype)).sum(-1)
+    ret = tri.where(x.unsqueeze(-2), 0).sum(-1)
     return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 
   # ---------------------------------------------------------------- linear algebra and convolution
@@ -939,9 +945,8 @@ class Tensor:
     Y = Y.cast(dtypes.int32)
     mask = Y.ne(ignore_index)
     y = (Y.unsqueeze(-1) == Tensor.arange(self.shape[-1], device=self.device)) & mask.unsqueeze(-1)
-    nll = -(log_probs * y.cast(log_probs.dtype)).sum(-1)
-    smooth = -log_probs.mean(-1) * mask.cast(log_probs.dtype)
-    loss = (1 - label_smoothing) * nll + label_smoothing * smooth
+    nll = -y.where(log_probs, 0).sum(-1)  # a masked (-inf) logit of another class must not make 0 * -inf = NaN
+    loss = nll if label_smoothing == 0 else (1 - label_smoothing) * nll + label_smoothing * -log_probs.mean(-1) * mask.cast(log_probs.dtype)
     return loss.sum() / mask.cast(loss.dtype).sum()
   def cross_entropy(self, Y: Tensor, label_smoothing: float = 0.0) -> Tensor:
     if dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing)

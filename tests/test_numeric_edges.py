@@ -228,3 +228,40 @@ def test_tanh_gradient_at_minus_100_is_zero():
 def _fresh_method_cache():
   yield
   method_cache.clear()  # the BEAM runs time many variants; do not keep them alive for other tests
+
+# ---------------------------------------------------------------- neighbours: the same class of silent wrong answers
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_min_of_ints_at_the_int_minimum(device):
+  """min was -max(-x): -(-2**31) wraps to -2**31, so min([-2**31, 5]) came out 5 and argmin pointed at 5."""
+  a = np.array([[5, -2**31, 7], [-2**31, 3, -2**31]], dtype=np.int32)
+  t = Tensor(a, device=device)
+  np.testing.assert_array_equal(t.min(1).numpy(), a.min(1))
+  np.testing.assert_array_equal(t.argmin(1).numpy(), a.argmin(1))
+  np.testing.assert_array_equal(t.minimum(Tensor([[5, 4, -2**31]], device=device)).numpy(), np.minimum(a, [[5, 4, -2**31]]))
+  b = np.array([2**62, -2**63, 0], dtype=np.int64)
+  assert Tensor(b, device=device).min().item() == -2**63 and Tensor(b, device=device).argmin().item() == 1
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sign_of_nan_and_cumsum_with_inf_and_nan(device):
+  a = np.array([1.0, inf, nan, 2.0, -inf], dtype=np.float32)
+  np.testing.assert_array_equal(Tensor(a, device=device).sign().numpy(), np.sign(a))
+  np.testing.assert_array_equal(Tensor(a, device=device).cumsum().numpy(), np.cumsum(a))  # was all NaN: inf * 0 in a masked product
+  np.testing.assert_array_equal(Tensor(a[:2], device=device).cumsum().numpy(), np.cumsum(a[:2]))
+
+def test_cross_entropy_with_a_masked_logit_is_finite():
+  """A -inf logit (a masked class) that is not the label: torch's loss is finite; 0 * -inf made ours NaN."""
+  logits = np.array([[2.0, -inf, 0.5], [-inf, 1.0, 3.0]], dtype=np.float32)
+  y = np.array([0, 2])
+  want = torch.nn.functional.cross_entropy(torch.from_numpy(logits), torch.from_numpy(y)).item()
+  np.testing.assert_allclose(Tensor(logits).sparse_categorical_crossentropy(Tensor(y)).item(), want, rtol=1e-6)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cos_of_large_inputs(device):
+  """cos was sin(pi/2 - x): in float32 pi/2 - 3e9 loses every digit below 256, so cos(3e9) was -0.99 (right: -0.16)."""
+  a = np.array([0.0, 1e-3, 1.0, 3.0, 100.0, 1e4, 1e5, 3e9, -3e9, 1e20], dtype=np.float32)
+  want = np.cos(a.astype(np.float64))
+  np.testing.assert_allclose(Tensor(a, device=device).cos().numpy(), want, rtol=1e-5, atol=2e-7)
+  x = Tensor(a, device=device, requires_grad=True)
+  x.sin().sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=2e-7)
