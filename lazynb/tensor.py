@@ -61,7 +61,7 @@ class Tensor:
       if isinstance(data, (np.integer, np.floating, np.bool_)): data = data.item()
       uop = Tensor._const_uop(data, dt or dtypes.from_py(data), dev, ())
     elif isinstance(data, (list, tuple)): uop = Tensor._from_numpy(_list_to_numpy(data, dt), dev)
-    elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(data.astype((dt or dtypes.from_np(data.dtype)).np), dev)
+    elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(_np_cast(data, dt or dtypes.from_np(data.dtype)), dev)
     elif isinstance(data, (bytes, bytearray)): uop = Tensor._from_numpy(np.frombuffer(bytes(data), dtype=np.uint8), dev)
     elif data is None: uop = Tensor._from_numpy(np.zeros((0,), dtype=(dt or dtypes.default_float).np), dev)
     else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
@@ -975,8 +975,19 @@ def _check_int(value, dtype: DType):
   if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and dtypes.is_int(dtype) and not int_fits(int(value), dtype):
     raise OverflowError(f"the Python int {value} does not fit in {dtype} (it would wrap around); cast the tensor to a wider dtype first")
 
+def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
+  """A host-side cast with the kernels' rule (numpy's float -> int cast of NaN or out-of-range values is x86's INT_MIN)."""
+  if arr.dtype.kind != "f" or not dtypes.is_int(dt): return arr.astype(dt.np)
+  a = arr.astype(np.float64)
+  lo, hi = dtypes.min(dt), dtypes.max(dt)
+  out = np.where(np.isnan(a) | (a >= hi) | (a <= lo), 0, a).astype(dt.np)
+  out[a >= hi], out[a <= lo] = hi, lo
+  return out
+
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
-  try: arr = np.array(data, dtype=dt.np if dt is not None else None)
+  try:
+    if dt is not None and dtypes.is_int(dt) and (f := np.array(data)).dtype.kind == "f": return _np_cast(f, dt)
+    arr = np.array(data, dtype=dt.np if dt is not None else None)
   except ValueError as e: raise ValueError(f"cannot make a Tensor from a ragged or mixed list: {e}") from None
   if dt is None:
     if arr.dtype == object: raise TypeError("cannot make a Tensor from a list of non-numbers")

@@ -265,3 +265,13 @@ def test_cos_of_large_inputs(device):
   x = Tensor(a, device=device, requires_grad=True)
   x.sin().sum().backward()
   np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=2e-7)
+
+def test_host_side_float_to_int_follows_the_same_rule():
+  """Tensor(floats, dtype=int) is cast on the host by numpy (NaN -> INT_MIN on x86, or an error about a 'ragged list'):
+  it must give what .cast() gives in a kernel."""
+  a = np.array([nan, 3e9, -inf, 2.7, -3.9, 1e30])
+  for dt in (dtypes.int32, dtypes.int64, dtypes.uint8):
+    want = _saturate(a, dt)
+    np.testing.assert_array_equal(Tensor(a, dtype=dt).numpy(), want)
+    np.testing.assert_array_equal(Tensor(a.tolist(), dtype=dt).numpy(), want)
+    np.testing.assert_array_equal(Tensor(a).cast(dt).numpy(), _saturate(a.astype(np.float32), dt))
