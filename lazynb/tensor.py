@@ -675,7 +675,7 @@ class Tensor:
   def __rxor__(self, y): return self._bitop(Ops.XOR, y, True)
   def __lshift__(self, y): return self._bitop(Ops.SHL, y)
   def __rshift__(self, y): return self._bitop(Ops.SHR, y)
-  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ (dtypes.max(self.dtype) if dtypes.is_unsigned(self.dtype) else -1)
+  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ (-1 if not dtypes.is_unsigned(self.dtype) else dtypes.max(self.dtype))
   def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._bitop(Ops.XOR, True)
   def logical_and(self, y) -> Tensor: return self.cast(dtypes.bool) & (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
   def logical_or(self, y) -> Tensor: return self.cast(dtypes.bool) | (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
