@@ -673,8 +673,16 @@ class Tensor:
   def __rand__(self, y): return self._bitop(Ops.AND, y, True)
   def __ror__(self, y): return self._bitop(Ops.OR, y, True)
   def __rxor__(self, y): return self._bitop(Ops.XOR, y, True)
-  def __lshift__(self, y): return self._bitop(Ops.SHL, y)
-  def __rshift__(self, y): return self._bitop(Ops.SHR, y)
+  def __lshift__(self, y): return self._shift(Ops.SHL, y)
+  def __rshift__(self, y): return self._shift(Ops.SHR, y)
+  def _shift(self, op: Ops, y) -> Tensor:
+    """C leaves shifts by >= the width (or < 0) undefined (x86 takes the count mod 32): as numpy and torch, all bits go
+    out: 0, or -1 for a right shift of a negative number. A constant count in range folds the checks away."""
+    x, y = self._broadcasted(y)
+    if x.dtype is dtypes.bool: return x._bitop(op, y)
+    ok = (y >= 0) & (y < 8 * x.dtype.itemsize)
+    fill = (x < 0).where(-1, 0) if op is Ops.SHR and not dtypes.is_unsigned(x.dtype) else 0
+    return ok.where(x._bitop(op, ok.where(y, 0)), fill)
   def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ (-1 if not dtypes.is_unsigned(self.dtype) else dtypes.max(self.dtype))
   def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._bitop(Ops.XOR, True)
   def logical_and(self, y) -> Tensor: return self.cast(dtypes.bool) & (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))

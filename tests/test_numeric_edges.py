@@ -277,3 +277,18 @@ def test_host_side_float_to_int_follows_the_same_rule():
     np.testing.assert_array_equal(Tensor(a, dtype=dt).numpy(), want)
     np.testing.assert_array_equal(Tensor(a.tolist(), dtype=dt).numpy(), want)
     np.testing.assert_array_equal(Tensor(a).cast(dt).numpy(), _saturate(a.astype(np.float32), dt))
+
+def test_shifts_past_the_width_agree_with_numpy():
+  """x86's scalar shift takes the count mod 32 (its vector shift gives 0), so 1 << 33 was 2 or 0 on CPU depending on
+  the opts, and 0 on PYTHON; numpy and torch give 0 (or -1 for >> of a negative number)."""
+  a, n = np.array([1, -8, 5], np.int32), np.array([33, 35, 32], np.int32)
+  for device in DEVICES:
+    t, tn = Tensor(a, device=device), Tensor(n, device=device)
+    for opts in ({}, {"NOOPT": 1}):
+      with Context(**opts):
+        np.testing.assert_array_equal((t << tn).numpy(), np.left_shift(a, n))
+        np.testing.assert_array_equal((t >> tn).numpy(), np.right_shift(a, n))
+        np.testing.assert_array_equal((t >> 40).numpy(), np.right_shift(a, 40))
+    u = np.array([200, 3], np.uint8)
+    np.testing.assert_array_equal((Tensor(u, device=device) >> Tensor(np.array([8, 1], np.uint8), device=device)).numpy(), [0, 1])
+    np.testing.assert_array_equal((Tensor(u, device=device) << 3).numpy(), np.left_shift(u, 3))
