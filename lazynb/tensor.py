@@ -733,13 +733,11 @@ class Tensor:
   # The activations below are written so that no intermediate overflows: an inf that a where() discards still
   # meets a zero gradient there, and 0 * inf is NaN. exp(-|x|) is always in (0, 1].
   def sigmoid(self) -> Tensor:
-    x = self._float()
-    e = (-_mag(x)).exp()
+    e = (-_mag(x := self._float())).exp()
     return (x < 0).where(e, 1.0) / (1 + e)
   def tanh(self) -> Tensor:
-    x = self._float()
-    e = (-2.0 * _mag(x)).exp()
-    t = -_expm1(-2.0 * _mag(x)) / (1 + e)
+    m = -2.0 * _mag(x := self._float())
+    t = -_expm1(m) / (1 + m.exp())
     return (x < 0).where(-t, t)
   def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
     """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
@@ -970,13 +968,11 @@ def _mag(x: Tensor) -> Tensor:
   return (x < 0).where(-x, x)
 def _expm1(x: Tensor) -> Tensor:
   """exp(x) - 1 without the cancellation near 0 (a series there); x is a float tensor."""
-  small = x.abs() < 1e-2
-  s = small.where(x, 0.0)  # the series only sees small values: a huge x**3 it discards would still poison the gradient
+  s = (small := x.abs() < 1e-2).where(x, 0.0)  # the series sees small values only: a huge x**3 it discards would poison the gradient
   return small.where(s * (1 + s * (0.5 + s * (1 / 6))), x.exp() - 1)
 def _log1p(x: Tensor) -> Tensor:
   """log(1 + x) for x >= 0 without losing x when it is tiny (a series there)."""
-  small = x < 1e-2
-  s = small.where(x, 0.0)
+  s = (small := x < 1e-2).where(x, 0.0)
   return small.where(s * (1 - s * (0.5 - s * (1 / 3 - s * 0.25))), (1 + x).log())
 
 def _check_int(value, dtype: DType):
@@ -986,8 +982,7 @@ def _check_int(value, dtype: DType):
 def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
   """A host-side cast with the kernels' rule (numpy's float -> int cast of NaN or out-of-range values is x86's INT_MIN)."""
   if arr.dtype.kind != "f" or not dtypes.is_int(dt): return arr.astype(dt.np)
-  a = arr.astype(np.float64)
-  lo, hi = dtypes.min(dt), dtypes.max(dt)
+  a, lo, hi = arr.astype(np.float64), dtypes.min(dt), dtypes.max(dt)
   out = np.where(np.isnan(a) | (a >= hi) | (a <= lo), 0, a).astype(dt.np)
   out[a >= hi], out[a <= lo] = hi, lo
   return out
