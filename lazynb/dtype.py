@@ -115,11 +115,17 @@ def least_upper_dtype(*ds: DType) -> DType:
   common = set.intersection(*[_upward(d) for d in ds])
   return min(common)
 
-def sum_acc_dtype(d: DType) -> DType:
-  """sum() of bools and small ints accumulates in the default int, as numpy does."""
-  if dtypes.is_unsigned(d) or d is dtypes.bool: return dtypes.default_int if d.itemsize < 4 else d
+def sum_acc_dtype(d: DType, n: int = 1) -> DType:
+  """sum() of bools and small ints accumulates in the default int, as tinygrad does, as long as n terms of the largest
+  value cannot overflow it; a bigger reduce widens to int64 (no tensor that fits in memory can overflow that)."""
+  if dtypes.is_unsigned(d) or d is dtypes.bool:
+    return d if d.itemsize >= 4 else dtypes.default_int if n * int(dtypes.max(d)) <= dtypes.max(dtypes.default_int) else dtypes.int64
   if dtypes.is_int(d): return least_upper_dtype(d, dtypes.default_int)
   return d
+
+def int_fits(x, d: DType) -> bool:
+  """Whether a Python int is a value of int dtype `d` (so making it a constant of `d` would not wrap around)."""
+  return dtypes.min(d) <= x <= dtypes.max(d)
 
 def truncate(d: DType, x):
   """Make a Python number behave like a value of dtype `d` (wraps ints, rounds halves)."""

@@ -33,6 +33,11 @@ def _expand_grad(ctx: UOp, ret: UOp) -> tuple:
   axes = tuple(i for i, (a, b) in enumerate(zip(src.shape, ret.shape)) if a != b)
   return (ctx.cast(_acc(ctx.dtype)).r(Ops.ADD, axes).cast(ctx.dtype),)
 
+def _cos(x: UOp) -> UOp:
+  """cos x = 1 - 2 sin(x/2)^2 (x/2 is exact; pi/2 - x would round away the digits of a large x)."""
+  s = (x * x.const_like(0.5)).alu(Ops.SIN)
+  return x.const_like(1.0) - s * s * x.const_like(2.0)
+
 def _acc(d): return dtypes.float32 if d is dtypes.float16 else d
 
 def _max_grad(ctx: UOp, ret: UOp) -> tuple:
@@ -44,7 +49,7 @@ def _max_grad(ctx: UOp, ret: UOp) -> tuple:
 pm_gradient = PatternMatcher([
   (UPat(Ops.CAST, name="ret"), lambda ctx, ret: (ctx.cast(ret.src[0].dtype) if dtypes.is_float(ret.src[0].dtype) else None,)),
   (UPat(Ops.RECIP, name="ret"), lambda ctx, ret: (-ctx * ret * ret,)),
-  (UPat(Ops.SIN, name="ret"), lambda ctx, ret: ((ret.src[0].const_like(math.pi / 2) - ret.src[0]).alu(Ops.SIN) * ctx,)),
+  (UPat(Ops.SIN, name="ret"), lambda ctx, ret: (_cos(ret.src[0]) * ctx,)),
   (UPat(Ops.LOG2, name="ret"), lambda ctx, ret: (ctx * (ret.src[0] * math.log(2)).alu(Ops.RECIP),)),
   (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ret * ctx * math.log(2),)),
   (UPat(Ops.SQRT, name="ret"), lambda ctx, ret: (ctx * (ret * 2).alu(Ops.RECIP),)),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite
@@ -64,7 +64,7 @@ class Tensor:
       if isinstance(data, (np.integer, np.floating, np.bool_)): data = data.item()
       uop = Tensor._const_uop(data, dt or dtypes.from_py(data), dev, ())
     elif isinstance(data, (list, tuple)): uop = Tensor._from_numpy(_list_to_numpy(data, dt), dev)
-    elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(data.astype((dt or dtypes.from_np(data.dtype)).np), dev)
+    elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(_np_cast(data, dt or dtypes.from_np(data.dtype)), dev)
     elif isinstance(data, (bytes, bytearray)): uop = Tensor._from_numpy(np.frombuffer(bytes(data), dtype=np.uint8), dev)
     elif data is None: uop = Tensor._from_numpy(np.zeros((0,), dtype=(dt or dtypes.default_float).np), dev)
     else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
@@ -108,6 +108,7 @@ class Tensor:
     return buf.reshape(u.shape)
   @staticmethod
   def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+    _check_int(value, dtype)
     c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
     return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
@@ -439,6 +440,7 @@ class Tensor:
       shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
       return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
     ret = self._mv(self.uop.pad(tuple(pairs)))
+    _check_int(value, self.dtype)
     if value != 0: ret = ret + Tensor.ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(self.dtype)
     return ret
   def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
@@ -578,7 +580,9 @@ class Tensor:
   def long(self) -> Tensor: return self.cast(dtypes.int64)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
-  def _broadcasted(self, y, reverse: bool = False) -> tuple[Tensor, Tensor]:
+  def _broadcasted(self, y, reverse: bool = False, cmp: bool = False) -> tuple[Tensor, Tensor]:
+    """Both operands in one dtype and one shape. A Python number is "weak" (it takes the tensor's dtype); an int that
+    the dtype cannot hold raises (as numpy 2 does) instead of wrapping, except in a comparison, done exactly in int64."""
     x = self
     if isinstance(y, Tensor):
       dt = least_upper_dtype(x.dtype, y.dtype)
@@ -588,7 +592,8 @@ class Tensor:
       if dtypes.is_float(x.dtype): dt = x.dtype
       elif isinstance(y, float): dt = dtypes.default_float
       elif isinstance(y, bool) or not dtypes.is_bool(x.dtype): dt = x.dtype
-      else: dt = dtypes.default_int
+      else: dt = dtypes.from_py(y)
+      if cmp and not isinstance(y, (bool, float)) and not int_fits(y, dt): dt = dtypes.from_py(y) if y < 0 else dtypes.int64
       y = Tensor(Tensor._const_uop(y, dt, x.device, ()))
     else: raise TypeError(f"unsupported operand type {type(y).__name__} for a Tensor")
     x, y = x.cast(dt), y.cast(dt)
@@ -601,7 +606,7 @@ class Tensor:
     if self.shape == tuple(shape): return self
     return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
   def _binop(self, op: Ops, y, reverse=False) -> Tensor:
-    x, y = self._broadcasted(y, reverse)
+    x, y = self._broadcasted(y, reverse, cmp=op in (Ops.CMPLT, Ops.CMPNE))
     return Tensor(UOp(op, dtypes.bool if op in (Ops.CMPLT, Ops.CMPNE) else x.dtype, (x.uop, y.uop)))
 
   def add(self, y, reverse=False) -> Tensor:
@@ -649,12 +654,15 @@ class Tensor:
     x, y = self._broadcasted(y, reverse)
     is_int = not dtypes.is_float(x.dtype)
     xf, yf = x._float(), y._float()
-    mag = (yf * xf.abs().log2()).exp2()
-    # a negative base works for integer exponents: flip the sign for odd ones
+    z = xf.eq(0) & (yf > 0)  # 0 ** positive is the constant 0: log2(0) = -inf would make the gradient 0 * inf = NaN
+    lg = z.where(1.0, _mag(xf)).log2()
+    mag = (yf * lg).exp2()
+    # a negative base works for integer exponents: flip the sign for odd ones (others are NaN, with gradient 0)
     y_int = yf.trunc().eq(yf)
     odd = (yf.abs() % 2).eq(1)
-    ret = (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag)
-    ret = yf.eq(0).where(1.0, ret)
+    ret = z.where(0.0, (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag))
+    # x ** 0 and 1 ** y are 1 even where y * log2|x| is NaN (0, inf or NaN base; inf or NaN exponent), as numpy
+    ret = ((yf.eq(0) | xf.eq(1)) & (yf * lg).isnan()).where(1.0, ret)
     return ret.round().cast(x.dtype) if is_int else ret
   def _int_pow(self, y) -> Tensor:
     """Exact integer powers (wrapping on overflow, as numpy does) by repeated squaring."""
@@ -677,8 +685,12 @@ class Tensor:
     return Tensor(UOp(Ops.MAX, x.dtype, (x.uop, y.uop))) if x.dtype is not dtypes.bool else x | y
   def minimum(self, y) -> Tensor:
     x, y = self._broadcasted(y)
-    if x.dtype in (dtypes.bool, dtypes.uint8): return (x < y).where(x, y)
-    return -((-x).maximum(-y))
+    return x._flip_order().maximum(y._flip_order())._flip_order()
+  def _flip_order(self) -> Tensor:
+    """An order-reversing map that is its own inverse and cannot overflow (-x wraps at the int minimum): min is built on max."""
+    if self.dtype is dtypes.bool: return self.logical_not()
+    if dtypes.is_unsigned(self.dtype): return dtypes.max(self.dtype) - self
+    return -self if dtypes.is_float(self.dtype) else self ^ -1
   def where(self, x, y) -> Tensor:
     cond = self if self.dtype is dtypes.bool else self.cast(dtypes.bool)
     if isinstance(x, Tensor): x, y = x._broadcasted(y)
@@ -747,9 +759,17 @@ class Tensor:
   def __rand__(self, y): return self._bitop(Ops.AND, y, True)
   def __ror__(self, y): return self._bitop(Ops.OR, y, True)
   def __rxor__(self, y): return self._bitop(Ops.XOR, y, True)
-  def __lshift__(self, y): return self._bitop(Ops.SHL, y)
-  def __rshift__(self, y): return self._bitop(Ops.SHR, y)
-  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ -1
+  def __lshift__(self, y): return self._shift(Ops.SHL, y)
+  def __rshift__(self, y): return self._shift(Ops.SHR, y)
+  def _shift(self, op: Ops, y) -> Tensor:
+    """C leaves shifts by >= the width (or < 0) undefined (x86 takes the count mod 32): as numpy and torch, all bits go
+    out: 0, or -1 for a right shift of a negative number. A constant count in range folds the checks away."""
+    x, y = self._broadcasted(y)
+    if x.dtype is dtypes.bool: return x._bitop(op, y)
+    ok = (y >= 0) & (y < 8 * x.dtype.itemsize)
+    fill = (x < 0).where(-1, 0) if op is Ops.SHR and not dtypes.is_unsigned(x.dtype) else 0
+    return ok.where(x._bitop(op, ok.where(y, 0)), fill)
+  def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ (-1 if not dtypes.is_unsigned(self.dtype) else dtypes.max(self.dtype))
   def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._bitop(Ops.XOR, True)
   def logical_and(self, y) -> Tensor: return self.cast(dtypes.bool) & (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
   def logical_or(self, y) -> Tensor: return self.cast(dtypes.bool) | (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
@@ -763,7 +783,10 @@ class Tensor:
   def sqrt(self) -> Tensor: return self._float()._unary(Ops.SQRT)
   def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   def sin(self) -> Tensor: return self._float()._unary(Ops.SIN)
-  def cos(self) -> Tensor: return ((math.pi / 2) - self._float()).sin()
+  def cos(self) -> Tensor:
+    """1 - 2 sin(x/2)^2: x/2 is exact, while pi/2 - x rounds away the digits of a large x (cos(3e9) came out -0.99, not -0.16)."""
+    s = (self._float() * 0.5).sin()
+    return 1 - 2 * s * s
   def tan(self) -> Tensor: return self.sin() / self.cos()
   def trunc(self) -> Tensor: return self._unary(Ops.TRUNC) if dtypes.is_float(self.dtype) else self
   def floor(self) -> Tensor:
@@ -782,28 +805,55 @@ class Tensor:
     even = (f % 2).eq(0)
     return (diff > 0.5).where(f + 1, (diff < 0.5).where(f, even.where(f, f + 1)))
   def square(self) -> Tensor: return self * self
-  def abs(self) -> Tensor: return self if self.dtype in (dtypes.bool, dtypes.uint8) else (self < 0).where(-self, self)
+  def abs(self) -> Tensor:
+    """|x|, +0.0 at zero with slope 0 there (as torch), NaN stays NaN."""
+    if self.dtype in (dtypes.bool, dtypes.uint8): return self
+    return (self < 0).where(-self, self.ne(0).where(self, 0) if dtypes.is_float(self.dtype) else self)
   def sign(self) -> Tensor:
     if self.dtype is dtypes.bool: return self
-    return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype is not dtypes.uint8 else (self > 0).cast(self.dtype)
-  def relu(self) -> Tensor: return (self > 0).where(self, 0)
+    if self.dtype is dtypes.uint8: return (self > 0).cast(self.dtype)
+    ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+    return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
+  def relu(self) -> Tensor: return (self <= 0).where(0, self)  # NaN stays NaN (it is not <= 0), as in numpy and torch
   def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
-  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
-  def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
+  # The activations below are written so that no intermediate overflows: an inf that a where() discards still
+  # meets a zero gradient there, and 0 * inf is NaN. exp(-|x|) is always in (0, 1].
+  def sigmoid(self) -> Tensor:
+    e = (-_mag(x := self._float())).exp()
+    return (x < 0).where(e, 1.0) / (1 + e)
+  def tanh(self) -> Tensor:
+    m = -2.0 * _mag(x := self._float())
+    t = -_expm1(m) / (1 + m.exp())
+    return (x < 0).where(-t, t)
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+    """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
+    y = self._float() * alpha + beta
+    return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
+  def isnan(self) -> Tensor: return self.ne(self)
+  def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    return (self.eq(math.inf) & detect_positive) | (self.eq(-math.inf) & detect_negative)
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
-  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
-  def softplus(self, beta: float = 1.0) -> Tensor: return (1 + (self * beta).exp()).log() * (1 / beta)
+  def elu(self, alpha: float = 1.0) -> Tensor: return (self > 0).where(self, alpha * _expm1((self > 0).where(0, self)._float()))
+  def softplus(self, beta: float = 1.0) -> Tensor:
+    """max(x, 0) + log(1 + exp(-|x|)): exp cannot overflow (both sides of x = 0 pick the same branch, for the gradient)."""
+    x = self._float() * beta
+    return ((x < 0).where(0.0, x) + _log1p((-_mag(x)).exp())) * (1 / beta)
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
-  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self ** 3)).tanh())
+  def gelu(self) -> Tensor:
+    """The tanh approximation; 0.5 * (1 + tanh(u)) = sigmoid(2u) keeps the tail for negative x."""
+    x = self._float()
+    return x * (2 * math.sqrt(2 / math.pi) * x * (1 + 0.044715 * x * x)).sigmoid()
   def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def erf(self) -> Tensor:
-    """Abramowitz and Stegun 7.1.26 (max error 1.5e-7)."""
+    """Abramowitz and Stegun 7.1.26 (max error 1.5e-7) on |x|, the sign put back by a where: its slope at 0 is 2/sqrt(pi)."""
     x = self._float()
-    t = 1.0 / (1.0 + 0.3275911 * x.abs())
+    a = _mag(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return x.sign() * (1.0 - poly * (-(x * x)).exp())
+    y = 1.0 - poly * (-(a * a)).exp()
+    return (x < 0).where(-y, y)
   def clip(self, min_=None, max_=None) -> Tensor:
     if min_ is None and max_ is None: raise ValueError("clip needs min_ or max_")
     x = self
@@ -829,7 +879,7 @@ class Tensor:
     ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
-    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
+    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype, prod(self.shape[a] for a in self._axes(axis)))
     x = self.cast(acc) if acc is not dtypes.float16 else self.cast(dtypes.float32)
     ret = x._reduce(Ops.ADD, axis, keepdim)
     return ret.cast(acc)
@@ -841,16 +891,14 @@ class Tensor:
     if any(self.shape[a] == 0 for a in axes): raise ValueError(f"max of an empty axis (shape {self.shape}, axis {axis}) has no identity")
     if self.dtype is dtypes.bool: return self.cast(dtypes.uint8)._reduce(Ops.MAX, axis, keepdim).cast(dtypes.bool)
     return self._reduce(Ops.MAX, axis, keepdim)
-  def min(self, axis=None, keepdim: bool = False) -> Tensor:
-    if self.dtype is dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
-    if self.dtype is dtypes.uint8: return 255 - (255 - self).max(axis, keepdim)
-    return -((-self).max(axis, keepdim))
+  def min(self, axis=None, keepdim: bool = False) -> Tensor: return self._flip_order().max(axis, keepdim)._flip_order()
   def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
   def mean(self, axis=None, keepdim: bool = False) -> Tensor:
     x = self._float()
     n = prod(self.shape[a] for a in self._axes(axis))
-    s = x.sum(axis, keepdim, dtype=dtypes.float32)  # a half mean can fit where the half sum would overflow
+    # a half mean can fit where the half sum would overflow; ints sum exactly (a float32 sum stops counting at 2**24)
+    s = x.sum(axis, keepdim, dtype=dtypes.float32) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(dtypes.float32)
     return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
     x = self._float()
@@ -869,6 +917,7 @@ class Tensor:
   def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
     x = self._float()
     m = x.max(axis, keepdim=True)
+    m = (m.abs().eq(math.inf)).where(0.0, m)  # all -inf: exp(-inf - 0) sums to 0, log gives -inf (not -inf - -inf = NaN)
     ret = (x - m).exp().sum(axis, keepdim=True).log() + m
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
   def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
@@ -878,17 +927,18 @@ class Tensor:
     n = self.shape[a]
     if n == 0: raise ValueError("argmax of an empty axis")
     is_max = self.eq(self.max(a, keepdim=True))
+    if dtypes.is_float(self.dtype): is_max = is_max | self.isnan()  # a NaN max: the first NaN, as numpy (never the index n)
     rank = Tensor.arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))
     return (n - (is_max.where(rank, 0)).max(a, keepdim)).cast(dtypes.int32)
   def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
-    return (-self if self.dtype not in (dtypes.bool, dtypes.uint8) else self.logical_not() if self.dtype is dtypes.bool else 255 - self).argmax(axis, keepdim)
+    return self._flip_order().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
-    """Prefix sums as a masked matrix product: out[i] = sum_j [j <= i] x[j]."""
+    """Prefix sums as a masked sum: out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
     a = self._resolve_axis(axis)
     x = self.transpose(a, -1) if a != self.ndim - 1 else self
     n = x.shape[-1]
     tri = (Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n))
-    ret = (x.unsqueeze(-2) * tri.cast(x.dtype)).sum(-1)
+    ret = tri.where(x.unsqueeze(-2), 0).sum(-1)
     return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 
   # ---------------------------------------------------------------- linear algebra and convolution
@@ -987,9 +1037,8 @@ class Tensor:
     Y = Y.cast(dtypes.int32)
     mask = Y.ne(ignore_index)
     y = (Y.unsqueeze(-1) == Tensor.arange(self.shape[-1], device=self.device)) & mask.unsqueeze(-1)
-    nll = -(log_probs * y.cast(log_probs.dtype)).sum(-1)
-    smooth = -log_probs.mean(-1) * mask.cast(log_probs.dtype)
-    loss = (1 - label_smoothing) * nll + label_smoothing * smooth
+    nll = -y.where(log_probs, 0).sum(-1)  # a masked (-inf) logit of another class must not make 0 * -inf = NaN
+    loss = nll if label_smoothing == 0 else (1 - label_smoothing) * nll + label_smoothing * -log_probs.mean(-1) * mask.cast(log_probs.dtype)
     return loss.sum() / mask.cast(loss.dtype).sum()
   def cross_entropy(self, Y: Tensor, label_smoothing: float = 0.0) -> Tensor:
     if dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing)
@@ -1012,9 +1061,34 @@ def _only(u: UOp, *ops: Ops) -> bool:
     if u.op not in ops: return False
     u = u.src[0]
   return True
+def _mag(x: Tensor) -> Tensor:
+  """|x| with slope +1 at 0: a formula split at x = 0 (the activations above) takes its right-hand side there."""
+  return (x < 0).where(-x, x)
+def _expm1(x: Tensor) -> Tensor:
+  """exp(x) - 1 without the cancellation near 0 (a series there); x is a float tensor."""
+  s = (small := x.abs() < 1e-2).where(x, 0.0)  # the series sees small values only: a huge x**3 it discards would poison the gradient
+  return small.where(s * (1 + s * (0.5 + s * (1 / 6))), x.exp() - 1)
+def _log1p(x: Tensor) -> Tensor:
+  """log(1 + x) for x >= 0 without losing x when it is tiny (a series there)."""
+  s = (small := x < 1e-2).where(x, 0.0)
+  return small.where(s * (1 - s * (0.5 - s * (1 / 3 - s * 0.25))), (1 + x).log())
+
+def _check_int(value, dtype: DType):
+  if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and dtypes.is_int(dtype) and not int_fits(int(value), dtype):
+    raise OverflowError(f"the Python int {value} does not fit in {dtype} (it would wrap around); cast the tensor to a wider dtype first")
+
+def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
+  """A host-side cast with the kernels' rule (numpy's float -> int cast of NaN or out-of-range values is x86's INT_MIN)."""
+  if arr.dtype.kind != "f" or not dtypes.is_int(dt): return arr.astype(dt.np)
+  a, lo, hi = arr.astype(np.float64), dtypes.min(dt), dtypes.max(dt)
+  out = np.where(np.isnan(a) | (a >= hi) | (a <= lo), 0, a).astype(dt.np)
+  out[a >= hi], out[a <= lo] = hi, lo
+  return out
 
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
-  try: arr = np.array(data, dtype=dt.np if dt is not None else None)
+  try:
+    if dt is not None and dtypes.is_int(dt) and (f := np.array(data)).dtype.kind == "f": return _np_cast(f, dt)
+    arr = np.array(data, dtype=dt.np if dt is not None else None)
   except ValueError as e: raise ValueError(f"cannot make a Tensor from a ragged or mixed list: {e}") from None
   if dt is None:
     if arr.dtype == object: raise TypeError("cannot make a Tensor from a list of non-numbers")

@@ -34,7 +34,9 @@ class CStyleLanguage(Renderer):
     Ops.TRUNC: lambda x, dt: f"__builtin_truncf({x})",
     Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
-    Ops.MOD: lambda a, b, dt: f"({a}%{b})", Ops.MAX: lambda a, b, dt: f"(({a}>{b})?{a}:{b})",
+    Ops.MOD: lambda a, b, dt: f"({a}%{b})",
+    # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does
+    Ops.MAX: lambda a, b, dt: f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
     Ops.AND: lambda a, b, dt: f"({a}&{b})", Ops.OR: lambda a, b, dt: f"({a}|{b})", Ops.XOR: lambda a, b, dt: f"({a}^{b})",
     Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
@@ -62,6 +64,12 @@ class CStyleLanguage(Renderer):
   # how a value of dtype dt is read from / written to memory (hooks for types kept in another storage format)
   def render_load(self, ptr: str, dt: DType) -> str: return ptr
   def render_store(self, val: str, dt: DType) -> str: return val
+  def render_float_to_int(self, x: str, dt: DType) -> str:
+    """C leaves float->int casts of NaN, inf and out-of-range values undefined: saturate to the int range, NaN -> 0
+    (the rule cast_scalar follows, so folded and run casts agree). `x` must be a name: it is read four times."""
+    lo, hi = dtypes.min(dt), dtypes.max(dt)
+    return (f"(({x}!={x})?{self.render_const(0, dt)}:({x}>={float(hi + 1)!r}f)?{self.render_const(hi, dt)}:"
+            f"({x}<={float(lo)!r}f)?{self.render_const(lo, dt)}:{self.render_cast(x, dt)})")
   def render_workitem(self, u: UOp) -> str:
     name, size = u.arg
     return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
@@ -77,13 +85,14 @@ class CStyleLanguage(Renderer):
 
   def render(self, name: str, uops: list[UOp]) -> str:
     self.line_map: list[list[int]] = []
-    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) for u in uops)
+    # a loop variable counts up to its bound (the `i < n` test sees n itself): a bound of 2**31 needs 64 bits too
+    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and u.arg[1] > 2**31 - 1 for u in uops)
     self.index_type = self.wide_index if wide else "int"
     pos = {u: i for i, u in enumerate(uops)}
     uses: dict[UOp, int] = {}
     for u in uops:
       for s in u.src: uses[s] = uses.get(s, 0) + 1
-    must_name = {s for u in uops if u.op in (Ops.MAX,) for s in u.src}
+    must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
     r: dict[UOp, str] = {}
     members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of
     nest: dict[UOp, int] = {}           # nesting depth of an inline expression
@@ -146,7 +155,7 @@ class CStyleLanguage(Renderer):
         emit(f"{r[u]} = {r[u.src[1]]};", sorted(set([pos[u]] + members.get(u.src[1], []))))
       elif op in GroupOp.ALU or op is Ops.CAST or op is Ops.BITCAST:
         srcs = [r[s] for s in u.src]
-        if op is Ops.CAST: expr = self.render_cast(srcs[0], u.dtype)
+        if op is Ops.CAST: expr = self.render_float_to_int(srcs[0], u.dtype) if _float_to_int(u) else self.render_cast(srcs[0], u.dtype)
         elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
         else: expr = self.render_alu(op, srcs, u.dtype)
         # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
@@ -189,6 +198,7 @@ static inline float lz_hround(float f) { return lz_h2f(lz_f2h(f)); }
 _rendering = threading.local()  # BEAM renders candidate kernels on several threads with one renderer
 
 def _is_half(dt: DType) -> bool: return dt is dtypes.float16 or getattr(dt, "base", None) is dtypes.float16
+def _float_to_int(u: UOp) -> bool: return dtypes.is_float(u.src[0].dtype) and dtypes.is_int(u.dtype)
 
 class ClangRenderer(CStyleLanguage):
   """C for the CPU: the kernel walks its own output with for-loops. A THREAD axis becomes a `tidx0` argument:

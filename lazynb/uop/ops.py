@@ -83,9 +83,12 @@ def exec_alu(op: Ops, dtype: DType, srcs: tuple) -> Any:
   return truncate(dtype, ret)
 
 def cast_scalar(x, dtype: DType):
+  """One value cast as a kernel casts it. float -> int saturates to the int range and sends NaN to 0 (C leaves these
+  undefined; the C renderers write the same rule out); int -> int wraps around, as in C."""
   if dtype is dtypes.bool: return bool(x)
   if dtypes.is_int(dtype):
-    if isinstance(x, float): x = 0 if math.isnan(x) or math.isinf(x) else int(x)
+    if isinstance(x, float):
+      return 0 if math.isnan(x) else dtypes.max(dtype) if x >= dtypes.max(dtype) else dtypes.min(dtype) if x <= dtypes.min(dtype) else int(x)
     return truncate(dtype, int(x))
   return truncate(dtype, float(x))
 

@@ -1,0 +1,294 @@
+"""Numeric edge cases give the answer an outside reference gives (numpy, or torch where numpy has none), on every
+device, at every opt level and after constant folding - never a plausible wrong number.
+
+The rules chosen where references differ are documented in docs/architecture.md ("Numerics"): NaN propagates
+through max/min/maximum/minimum/relu/clip and argmax/argmin point at the first NaN (numpy); a float->int cast
+saturates to the int range with NaN -> 0 (C leaves it undefined).
+"""
+import math
+import numpy as np
+import pytest
+import torch
+from lazynb import Tensor
+from lazynb.dtype import dtypes
+from lazynb.helpers import Context
+from lazynb.engine.realize import method_cache
+from lazynb.codegen import get_program
+from lazynb.device import Device
+from lazynb.uop.ops import Ops
+
+nan, inf = math.nan, math.inf
+DEVICES = ["CPU", "PYTHON"]
+OPT_LEVELS = [{"NOOPT": 1}, {}, {"BEAM": 1}]
+
+# ---------------------------------------------------------------- loops and sums past 2**31
+
+def _program(t: Tensor):
+  return get_program(t.schedule()[-1].ast, Device[t.device].renderer)
+
+def test_loop_bound_of_2_31_gets_a_64_bit_loop_variable():
+  """A single loop of exactly 2**31 steps: an `int` loop variable can never reach the bound (with clang the loop ran
+  0 steps, with gcc -fwrapv it never ended), so the source is checked before the kernel runs."""
+  n, k = 2**31, 2**16
+  a = Tensor.arange(k, dtype=dtypes.int64).realize()
+  with Context(NOOPT=1):
+    s = a.reshape(1, k).expand(n // k, k).reshape(n).sum()
+    assert "for (long long ridx0 = 0; ridx0 < 2147483648;" in _program(s).src
+    assert s.item() == (n // k) * (k * (k - 1) // 2)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_of_ones_2_33(device):
+  """The issue's example: 2**33 ones (never allocated: an expanded constant) sum to 2**33 exactly, every run. A float32
+  loop would stop counting at 2**24 (and interpreting 2**31 steps on PYTHON would take hours): the reduce of a
+  constant folds to constant * count, so no loop is left."""
+  for opts in ({}, {"NOOPT": 1}):
+    with Context(**opts):
+      s = Tensor.ones(2**33, device=device).sum()
+      assert not any(u.op is Ops.RANGE for u in _program(s).uops)
+      assert s.item() == 2**33
+
+@pytest.mark.parametrize("dtype,value", [(dtypes.uint8, 255), (dtypes.bool, True)])
+def test_small_int_sum_of_a_real_buffer_past_2_31(dtype, value):
+  """A reduce over a broadcast buffer whose total passes 2**31 accumulates in int64 (int32 wrapped around)."""
+  k, rows = 2**16, 2**15 + 1
+  x = Tensor.full((k,), value, dtype=dtype).contiguous().realize()
+  s = x.reshape(1, k).expand(rows, k).sum()
+  assert s.dtype is dtypes.int64 and s.item() == int(value) * rows * k
+  assert Tensor.ones(2**31 + 5, dtype=dtype).sum().item() == 2**31 + 5
+  # a sum that cannot overflow int32 keeps tinygrad's result dtype
+  assert x.sum().dtype is dtypes.int32 and x.sum().item() == int(value) * k
+
+def test_mean_of_ints_counts_past_2_24():
+  """A float32 running sum stops growing at 2**24 (16777216 + 1 == 16777216): an int mean sums exactly first."""
+  n = 2**25
+  x = Tensor.full((n,), 3, dtype=dtypes.uint8).contiguous().realize()
+  assert x.mean().item() == 3.0
+  assert Tensor.full((n,), 7, dtype=dtypes.int32).contiguous().mean().item() == 7.0
+
+# ---------------------------------------------------------------- NaN: the same everywhere
+
+NAN_ROWS = np.array([[1.0, nan, 3.0, nan], [nan, -1.0, 2.0, 0.0], [1.0, 2.0, -inf, nan], [5.0, -2.0, 5.0, 0.5]], dtype=np.float32)
+
+def _nan_ops(x: Tensor) -> dict:
+  return {"max": x.max(1), "min": x.min(1), "max_all": x.max(), "argmax": x.argmax(1), "argmin": x.argmin(1), "argmax_all": x.argmax(),
+          "maximum": x.maximum(1.5), "rmaximum": Tensor(1.5, device=x.device).maximum(x), "minimum": x.minimum(1.5), "relu": x.relu(),
+          "clip": x.clip(-0.5, 2.5), "clamp_max": x.clamp(max_=0.0)}
+
+def _nan_want(a: np.ndarray) -> dict:
+  return {"max": a.max(1), "min": a.min(1), "max_all": a.max(), "argmax": a.argmax(1), "argmin": a.argmin(1), "argmax_all": a.argmax(),
+          "maximum": np.maximum(a, 1.5), "rmaximum": np.maximum(1.5, a), "minimum": np.minimum(a, 1.5), "relu": np.maximum(a, 0),
+          "clip": np.clip(a, -0.5, 2.5), "clamp_max": np.minimum(a, 0.0)}
+
+@pytest.mark.parametrize("opts", OPT_LEVELS, ids=["NOOPT", "default", "BEAM"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_semantics_follow_numpy(device, opts):
+  want = _nan_want(NAN_ROWS)
+  with Context(**opts):
+    got = _nan_ops(Tensor(NAN_ROWS, device=device).realize())
+    for name, t in got.items(): np.testing.assert_array_equal(t.numpy(), want[name], err_msg=f"{name} on {device} {opts}")
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_semantics_after_constant_folding(device):
+  """Scalar constants fold at graph-building time (exec_alu), not in a kernel: the same rule must hold there."""
+  for a, b in [(nan, 1.0), (1.0, nan), (nan, -inf), (2.0, 1.0)]:
+    x, y = Tensor(a, device=device), Tensor(b, device=device)
+    np.testing.assert_array_equal(x.maximum(y).numpy(), np.maximum(np.float32(a), np.float32(b)))
+    np.testing.assert_array_equal(x.minimum(y).numpy(), np.minimum(np.float32(a), np.float32(b)))
+  np.testing.assert_array_equal(Tensor(nan, device=device).relu().numpy(), np.float32(nan))
+  np.testing.assert_array_equal(Tensor(nan, device=device).clip(0, 1).numpy(), np.float32(nan))
+  np.testing.assert_array_equal(Tensor.full((3, 4), nan, device=device).max(1).numpy(), np.full(3, nan, np.float32))
+  assert Tensor.full((5,), nan, device=device).argmax().item() == 0
+
+def test_argmax_is_always_in_range():
+  rng = np.random.default_rng(0)
+  a = rng.standard_normal((6, 7)).astype(np.float32)
+  a[rng.random((6, 7)) < 0.3] = nan
+  for axis in (0, 1):
+    for dev in DEVICES:
+      np.testing.assert_array_equal(Tensor(a, device=dev).argmax(axis).numpy(), a.argmax(axis))
+      np.testing.assert_array_equal(Tensor(a, device=dev).argmin(axis).numpy(), a.argmin(axis))
+
+# ---------------------------------------------------------------- float -> int casts
+
+CAST_VALUES = [inf, -inf, nan, 3e9, -3e9, 1e20, -1e20, 300.0, 255.5, -5.5, -0.5, 2.7, 0.0]
+
+def _saturate(vals, dt) -> np.ndarray:
+  """The documented rule: NaN -> 0, else truncate toward zero and clip to the dtype's range (Python ints: exact)."""
+  lo, hi = int(np.iinfo(dt.np).min), int(np.iinfo(dt.np).max)
+  return np.array([0 if math.isnan(v) else hi if v >= hi else lo if v <= lo else math.trunc(v) for v in map(float, vals)], dtype=dt.np)
+
+@pytest.mark.parametrize("dt", [dtypes.int32, dtypes.int64, dtypes.uint8], ids=str)
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_float_to_int_cast_saturates_everywhere(device, dt):
+  want = _saturate(np.float32(CAST_VALUES), dt)
+  np.testing.assert_array_equal(Tensor(CAST_VALUES, device=device).realize().cast(dt).numpy(), want)            # in a kernel
+  np.testing.assert_array_equal([Tensor(v, device=device).cast(dt).item() for v in CAST_VALUES], want)           # folded
+  np.testing.assert_array_equal(Tensor(CAST_VALUES, device=device, dtype=dtypes.float16).realize().cast(dt).numpy(),
+                                _saturate(np.float16(CAST_VALUES), dt))
+  with Context(NOOPT=1): np.testing.assert_array_equal((Tensor(CAST_VALUES, device=device).realize() * 1).cast(dt).numpy(), want)
+
+def test_max_pool_of_ints_pads_with_the_int_minimum():
+  """Padding for max_pool is -inf cast to the tensor's dtype: it must be the int minimum on every device."""
+  a = np.array([[[[-5, -3], [-7, -9]]]], dtype=np.int32)
+  for dev in DEVICES:
+    np.testing.assert_array_equal(Tensor(a, device=dev).max_pool2d(2, stride=1, padding=1).numpy()[0, 0, 0], [-5, -3, -3])
+
+# ---------------------------------------------------------------- logsumexp
+
+@pytest.mark.parametrize("axis,keepdim", [(None, False), (1, False), (1, True), (0, True)])
+def test_logsumexp_of_minus_inf(axis, keepdim):
+  a = np.array([[-inf, -inf, -inf], [0.0, -inf, 1.0], [inf, 1.0, -inf]], dtype=np.float32)
+  want = torch.logsumexp(torch.from_numpy(a), dim=tuple(range(2)) if axis is None else axis, keepdim=keepdim).numpy()
+  for dev in DEVICES: np.testing.assert_allclose(Tensor(a, device=dev).logsumexp(axis, keepdim).numpy(), want, rtol=1e-6)
+  assert Tensor([-inf, -inf]).logsumexp().item() == -inf
+
+# ---------------------------------------------------------------- Python ints beyond int32
+
+BIG = [2**31, -2**31 - 1, 2**40, -2**40]
+
+@pytest.mark.parametrize("v", BIG)
+def test_big_python_int_arithmetic_raises_instead_of_wrapping(v):
+  t = Tensor([1, 2, 3])
+  for f in (lambda: t + v, lambda: v - t, lambda: t * v, lambda: t // v, lambda: (t > 1).where(t, v), lambda: (t > 1).where(v, t),
+            lambda: Tensor.full((2,), v, dtype=dtypes.int32), lambda: Tensor(v, dtype=dtypes.int32), lambda: t.pad((1, 1), value=v),
+            lambda: Tensor([1], dtype=dtypes.uint8) + 256, lambda: t.maximum(v)):
+    with pytest.raises(OverflowError, match="does not fit"): f().realize()
+
+@pytest.mark.parametrize("v", BIG)
+def test_big_python_int_comparisons_are_exact(v):
+  a = np.array([1, -2, 3], dtype=np.int32)
+  t = Tensor(a)
+  for got, want in [(t < v, a < v), (t > v, a > v), (t <= v, a <= v), (t >= v, a >= v), (t == v, a == v), (t != v, a != v),
+                    (v < t, v < a)]:
+    np.testing.assert_array_equal(got.numpy(), want)
+
+def test_big_python_ints_promote_where_tinygrad_promotes():
+  """Creation without a dtype and a bool tensor with an int pick a dtype that holds the value (numpy too)."""
+  assert Tensor.full((2,), 2**40).numpy().tolist() == [2**40] * 2
+  assert (Tensor([True, False]) + 2**40).numpy().tolist() == [2**40 + 1, 2**40]
+  assert (Tensor([1, 2], dtype=dtypes.int64) + 2**40).numpy().tolist() == [2**40 + 1, 2**40 + 2]
+  assert (~Tensor([1, 254], dtype=dtypes.uint8)).numpy().tolist() == [254, 1]
+
+# ---------------------------------------------------------------- functions and gradients at extreme inputs
+
+GRID = np.array([-1e4, -100, -30, -5, -1, -1e-3, -1e-7, -1e-30, 0, 1e-30, 1e-7, 1e-3, 1, 3, 5, 30, 100, 1e4], dtype=np.float32)
+F = torch.nn.functional
+# name: (lazynb function, torch function, atol); values and gradients are compared with rtol=1e-4
+FUNCS = {
+  "sigmoid": (Tensor.sigmoid, torch.sigmoid, 1e-7), "tanh": (Tensor.tanh, torch.tanh, 1e-7),
+  "gelu": (Tensor.gelu, lambda x: F.gelu(x, approximate="tanh"), 1e-6),
+  "quick_gelu": (Tensor.quick_gelu, lambda x: x * torch.sigmoid(1.702 * x), 1e-6),
+  "hardsigmoid": (lambda x: x.hardsigmoid(), F.hardsigmoid, 1e-7), "softplus": (Tensor.softplus, F.softplus, 1e-7),
+  "softplus_beta2": (lambda x: x.softplus(2.0), lambda x: F.softplus(x, beta=2.0), 1e-7), "silu": (Tensor.silu, F.silu, 1e-7),
+  "elu": (Tensor.elu, F.elu, 1e-7), "mish": (Tensor.mish, F.mish, 1e-6), "erf": (Tensor.erf, torch.erf, 2e-6),
+  "exp": (Tensor.exp, torch.exp, 1e-7), "log": (Tensor.log, torch.log, 1e-6), "relu": (Tensor.relu, torch.relu, 0),
+  "relu6": (Tensor.relu6, F.relu6, 0), "leaky_relu": (Tensor.leaky_relu, F.leaky_relu, 0), "sqrt": (Tensor.sqrt, torch.sqrt, 1e-7),
+  "abs": (Tensor.abs, torch.abs, 0), "square": (Tensor.square, torch.square, 0),
+  "pow2.5": (lambda x: x ** 2.5, lambda x: x ** 2.5, 1e-6), "pow3": (lambda x: x ** 3, lambda x: x ** 3, 1e-6),
+  "pow-1.5": (lambda x: x ** -1.5, lambda x: x ** -1.5, 1e-6), "2**x": (lambda x: 2 ** x, lambda x: 2 ** x, 1e-7),
+  "softmax": (lambda x: x.softmax(), lambda x: torch.softmax(x, -1), 1e-7),
+  "log_softmax": (lambda x: x.log_softmax(), lambda x: torch.log_softmax(x, -1), 1e-4),
+  "logsumexp": (lambda x: x.logsumexp(0), lambda x: torch.logsumexp(x, 0), 1e-4),
+  "softmax_small": (lambda x: x[4:14].softmax(), lambda x: torch.softmax(x[4:14], -1), 1e-7),
+  "log_softmax_small": (lambda x: x[4:14].log_softmax(), lambda x: torch.log_softmax(x[4:14], -1), 1e-6),
+}
+
+def _close(got: np.ndarray, want: np.ndarray, atol: float, what: str, skip=None):
+  """Finite where torch is finite (and near it), the same inf where torch has one, NaN only where torch has NaN.
+  `skip`: entries not compared (the gradient at an input whose value is NaN, such as (-1) ** 2.5, means nothing)."""
+  bad = []
+  for i, (g, w) in enumerate(zip(got.reshape(-1), want.reshape(-1))):
+    if skip is not None and skip[i]: continue
+    ok = np.isnan(g) if np.isnan(w) else g == w if np.isinf(w) else np.isfinite(g) and abs(g - w) <= atol + 1e-4 * abs(w)
+    if not ok: bad.append((float(GRID[i]) if got.size == GRID.size else i, float(g), float(w)))
+  assert not bad, f"{what}: (input, lazynb, torch) {bad}"
+
+def test_functions_and_gradients_match_torch_at_extremes():
+  """One table, every mismatch reported at once (softmax, exp, log, sqrt... were right before: they guard the rest)."""
+  w = np.linspace(0.5, 1.5, GRID.size, dtype=np.float32)  # weights, so a softmax's gradient is not identically zero
+  errors = []
+  for name, (fn, tfn, atol) in FUNCS.items():
+    tx = torch.tensor(GRID, requires_grad=True)
+    ty = tfn(tx)
+    (ty * torch.tensor(w[:ty.numel()]).reshape(ty.shape)).sum().backward()
+    x = Tensor(GRID, requires_grad=True)
+    y = fn(x)
+    (y * Tensor(w[:y.numel()]).reshape(y.shape)).sum().backward()
+    for what, got, want, skip in [("value", y.numpy(), ty.detach().numpy(), None),
+                                  ("gradient", x.grad.numpy(), tx.grad.numpy(), np.isnan(ty.detach().numpy()) if ty.shape == tx.shape else None)]:
+      try: _close(got, want, atol, f"{name} {what}", skip)
+      except AssertionError as e: errors.append(str(e))
+  assert not errors, "\n".join(errors)
+
+def test_tanh_gradient_at_minus_100_is_zero():
+  x = Tensor([-100.0, 100.0], requires_grad=True)
+  x.tanh().sum().backward()
+  assert x.grad.numpy().tolist() == [0.0, 0.0]
+
+@pytest.fixture(autouse=True)
+def _fresh_method_cache():
+  yield
+  method_cache.clear()  # the BEAM runs time many variants; do not keep them alive for other tests
+
+# ---------------------------------------------------------------- neighbours: the same class of silent wrong answers
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_min_of_ints_at_the_int_minimum(device):
+  """min was -max(-x): -(-2**31) wraps to -2**31, so min([-2**31, 5]) came out 5 and argmin pointed at 5."""
+  a = np.array([[5, -2**31, 7], [-2**31, 3, -2**31]], dtype=np.int32)
+  t = Tensor(a, device=device)
+  np.testing.assert_array_equal(t.min(1).numpy(), a.min(1))
+  np.testing.assert_array_equal(t.argmin(1).numpy(), a.argmin(1))
+  np.testing.assert_array_equal(t.minimum(Tensor([[5, 4, -2**31]], device=device)).numpy(), np.minimum(a, [[5, 4, -2**31]]))
+  b = np.array([2**62, -2**63, 0], dtype=np.int64)
+  assert Tensor(b, device=device).min().item() == -2**63 and Tensor(b, device=device).argmin().item() == 1
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sign_of_nan_and_cumsum_with_inf_and_nan(device):
+  a = np.array([1.0, inf, nan, 2.0, -inf], dtype=np.float32)
+  np.testing.assert_array_equal(Tensor(a, device=device).sign().numpy(), np.sign(a))
+  np.testing.assert_array_equal(Tensor(a, device=device).cumsum().numpy(), np.cumsum(a))  # was all NaN: inf * 0 in a masked product
+  np.testing.assert_array_equal(Tensor(a[:2], device=device).cumsum().numpy(), np.cumsum(a[:2]))
+
+def test_cross_entropy_with_a_masked_logit_is_finite():
+  """A -inf logit (a masked class) that is not the label: torch's loss is finite; 0 * -inf made ours NaN."""
+  logits = np.array([[2.0, -inf, 0.5], [-inf, 1.0, 3.0]], dtype=np.float32)
+  y = np.array([0, 2])
+  want = torch.nn.functional.cross_entropy(torch.from_numpy(logits), torch.from_numpy(y)).item()
+  np.testing.assert_allclose(Tensor(logits).sparse_categorical_crossentropy(Tensor(y)).item(), want, rtol=1e-6)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cos_of_large_inputs(device):
+  """cos was sin(pi/2 - x): in float32 pi/2 - 3e9 loses every digit below 256, so cos(3e9) was -0.99 (right: -0.16)."""
+  a = np.array([0.0, 1e-3, 1.0, 3.0, 100.0, 1e4, 1e5, 3e9, -3e9, 1e20], dtype=np.float32)
+  want = np.cos(a.astype(np.float64))
+  np.testing.assert_allclose(Tensor(a, device=device).cos().numpy(), want, rtol=1e-5, atol=2e-7)
+  x = Tensor(a, device=device, requires_grad=True)
+  x.sin().sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=2e-7)
+
+def test_host_side_float_to_int_follows_the_same_rule():
+  """Tensor(floats, dtype=int) is cast on the host by numpy (NaN -> INT_MIN on x86, or an error about a 'ragged list'):
+  it must give what .cast() gives in a kernel."""
+  a = np.array([nan, 3e9, -inf, 2.7, -3.9, 1e30])
+  for dt in (dtypes.int32, dtypes.int64, dtypes.uint8):
+    want = _saturate(a, dt)
+    np.testing.assert_array_equal(Tensor(a, dtype=dt).numpy(), want)
+    np.testing.assert_array_equal(Tensor(a.tolist(), dtype=dt).numpy(), want)
+    np.testing.assert_array_equal(Tensor(a).cast(dt).numpy(), _saturate(a.astype(np.float32), dt))
+
+def test_shifts_past_the_width_agree_with_numpy():
+  """x86's scalar shift takes the count mod 32 (its vector shift gives 0), so 1 << 33 was 2 or 0 on CPU depending on
+  the opts, and 0 on PYTHON; numpy and torch give 0 (or -1 for >> of a negative number)."""
+  a, n = np.array([1, -8, 5], np.int32), np.array([33, 35, 32], np.int32)
+  for device in DEVICES:
+    t, tn = Tensor(a, device=device), Tensor(n, device=device)
+    for opts in ({}, {"NOOPT": 1}):
+      with Context(**opts):
+        np.testing.assert_array_equal((t << tn).numpy(), np.left_shift(a, n))
+        np.testing.assert_array_equal((t >> tn).numpy(), np.right_shift(a, n))
+        np.testing.assert_array_equal((t >> 40).numpy(), np.right_shift(a, 40))
+    u = np.array([200, 3], np.uint8)
+    np.testing.assert_array_equal((Tensor(u, device=device) >> Tensor(np.array([8, 1], np.uint8), device=device)).numpy(), [0, 1])
+    np.testing.assert_array_equal((Tensor(u, device=device) << 3).numpy(), np.left_shift(u, 3))
