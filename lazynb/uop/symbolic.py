@@ -5,8 +5,8 @@
 """
 from __future__ import annotations
 import math
-from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, exec_alu
+from lazynb.dtype import dtypes, int_fits
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, exec_alu, _minmax_raw
 
 INTS = (dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.index)
 INTS_BOOL = INTS + (dtypes.bool,)
@@ -38,7 +38,7 @@ def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
   """(sum of k_i * x_i) // c and % c, for non-negative terms: whole multiples of c move out of the sum
   (k = q*c + r), common factors cancel, and a remainder known to be below c needs no division at all."""
   cv = c.arg
-  if cv <= 0 or x.vmin < 0: return None
+  if cv <= 0 or x.vmin < 0 or not exact(x): return None
   terms = [term_coeff(t) for t in split_terms(x)]
   if any(k < 0 or (b is not None and b.vmin < 0) for b, k in terms): return None
   if any(k >= cv for _, k in terms):
@@ -51,9 +51,18 @@ def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
     return y // (cv // g) if is_div else (y % (cv // g)) * g
   return None
 
+def exact(u: UOp) -> bool:
+  """Is u computed without wrapping around? Index math is exact (64-bit, bounded); a data integer is when the range of
+  its value, computed without wrapping, fits its dtype. Rules that hold for integers but not modulo 2**n (div and mod
+  of a product or a sum, comparisons of a shifted value) apply only to exact expressions: x*4//4 is not x after x*4
+  wrapped."""
+  if u.dtype is dtypes.index: return True
+  lo, hi = _minmax_raw(u)
+  return dtypes.min(u.dtype) <= lo and hi <= dtypes.max(u.dtype)
+
 def _mul_div(x: UOp, c1: UOp, c2: UOp, is_div: bool) -> UOp | None:
   a, b = c1.arg, c2.arg
-  if b <= 0: return None
+  if b <= 0 or not exact(x * c1): return None
   if a % b == 0: return x * (a // b) if is_div else x.const_like(0)
   if b % a == 0 and a > 0 and x.vmin >= 0: return x // (b // a) if is_div else (x % (b // a)) * a
   return None
@@ -109,8 +118,10 @@ symbolic = symbolic_simple + PatternMatcher([
   # (x//c)*c + x%c -> x
   ((UPat.var("x") // UPat.cvar("c")) * UPat.cvar("c") + UPat.var("x") % UPat.cvar("c"), lambda x, c: x),
   # comparisons against constants
-  ((UPat.var("x", INTS) + UPat.cvar("c1")) < UPat.cvar("c2"), lambda x, c1, c2: x < (c2.arg - c1.arg)),
-  ((UPat.var("x", INTS) * UPat.cvar("c1")) < UPat.cvar("c2"), lambda x, c1, c2: x < -(-c2.arg // c1.arg) if c1.arg > 0 else None),
+  ((UPat.var("x", INTS) + UPat.cvar("c1")) < UPat.cvar("c2"),
+   lambda x, c1, c2: x < (c2.arg - c1.arg) if exact(x + c1) and (x.dtype is dtypes.index or int_fits(c2.arg - c1.arg, x.dtype)) else None),
+  ((UPat.var("x", INTS) * UPat.cvar("c1")) < UPat.cvar("c2"),
+   lambda x, c1, c2: x < -(-c2.arg // c1.arg) if c1.arg > 0 and exact(x * c1) else None),
   (UPat(Ops.MAX, src=(UPat.var("x"), UPat.var("y"))), lambda x, y: x if x.vmin >= y.vmax and dtypes.is_int(x.dtype) else
    (y if y.vmin >= x.vmax and dtypes.is_int(x.dtype) else None)),
 ])
