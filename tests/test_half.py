@@ -186,3 +186,17 @@ def test_compile_error_shows_line_and_message(monkeypatch, cc):
 def test_both_compilers_are_installed():
   """CI must have both (.ci/run installs them): the tests above are only worth something if they ran with each."""
   assert shutil.which("clang") and shutil.which("gcc")
+
+# ---------------------------------------------------------------- a compiler's own bugs
+@pytest.mark.parametrize("cc", ["clang", "gcc"])
+def test_reduce_over_flipped_views_with_each_compiler(monkeypatch, cc):
+  """gcc 12's loop vectorizer summed a loop walking memory backwards wrongly (flip(1) of a (4, 2) tensor summed to -35,
+  not -28): every small shape and flip, summed whole and along each axis, with both compilers."""
+  dev = open_device(monkeypatch, cc, "native", "auto")
+  for shape in [s for n in (1, 2, 3) for s in itertools.product((1, 2, 3, 4), repeat=n)]:
+    a = (np.arange(int(np.prod(shape)), dtype=np.float32) - 7).reshape(shape)
+    for k in range(1, len(shape) + 1):
+      for axes in itertools.combinations(range(len(shape)), k):
+        t = Tensor(a, device=dev).flip(axes)
+        np.testing.assert_allclose(t.sum().numpy(), np.flip(a, axes).sum(), err_msg=f"{cc} {shape} flip{axes}")
+        np.testing.assert_allclose(t.sum(-1).numpy(), np.flip(a, axes).sum(-1), err_msg=f"{cc} {shape} flip{axes} sum(-1)")

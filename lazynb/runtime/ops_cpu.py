@@ -113,7 +113,11 @@ class ClangCompiler(Compiler):
     # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
     # integer overflow wrap around, as numpy's does
     self.args = ("-shared", "-fPIC", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
-    if "clang" in self.cc: self.args += ("-mprefer-vector-width=512",)
+    if "__clang__" in target_macros(self.cc, self.march): self.args += ("-mprefer-vector-width=512",)
+    # gcc 12's loop vectorizer sums a loop that walks memory backwards wrongly (a flipped view: the sum of
+    # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
+    # (UPCAST), which the SLP vectorizer still packs; the loop vectorizer is not worth a wrong sum.
+    else: self.args += ("-fno-tree-loop-vectorize",)
     # the key names every flag and knob, so a binary built with other flags is never reused
     super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}_half={self.half}")
   def half_native(self) -> bool:
