@@ -70,6 +70,9 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.SHRINK, name="ret"), lambda ctx, ret: (ctx.pad(tuple((b, s - e) for (b, e), s in zip(ret.arg, ret.src[0].shape))),)),
   (UPat(Ops.FLIP, name="ret"), lambda ctx, ret: (ctx.flip(ret.arg),)),
   # no gradient flows through these
+  # float mod (fmod): x - trunc(x/y)*y
+  (UPat(Ops.MOD, dtype=(dtypes.float16, dtypes.float32), name="ret"),
+   lambda ctx, ret: (ctx, ctx * -UOp(Ops.TRUNC, ret.dtype, (ret.src[0] * UOp(Ops.RECIP, ret.dtype, (ret.src[1],)),)))),
   (UPat({Ops.DETACH, Ops.TRUNC, Ops.BITCAST} | GroupOp.Comparison | {Ops.IDIV, Ops.MOD, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR},
         name="ret"), lambda ret: (None,) * len(ret.src)),
 ])

@@ -635,7 +635,9 @@ class Tensor(NNMixin):
     return y.eq(0).where(0, minus1.where(-x, q - adjust.cast(q.dtype)))
   def mod(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
-    if dtypes.is_float(x.dtype): return x - x.div(y).floor() * y
+    if dtypes.is_float(x.dtype):  # fmod is exact (x - floor(x/y)*y is not: 1e20 % 3 gave -4.4e12 with a fused multiply-add)
+      r = x._binop(Ops.MOD, y)
+      return (r.ne(0) & (r < 0).ne(y < 0)).where(r + y, r)
     minus1 = y.eq(-1) if not dtypes.is_unsigned(y.dtype) and y.dtype is not dtypes.bool else y.ne(y)
     safe = (y.eq(0) | minus1).where(1, y)
     r = x._binop(Ops.MOD, safe)

@@ -292,3 +292,24 @@ def test_shifts_past_the_width_agree_with_numpy():
     u = np.array([200, 3], np.uint8)
     np.testing.assert_array_equal((Tensor(u, device=device) >> Tensor(np.array([8, 1], np.uint8), device=device)).numpy(), [0, 1])
     np.testing.assert_array_equal((Tensor(u, device=device) << 3).numpy(), np.left_shift(u, 3))
+
+# ---------------------------------------------------------------- float % is exact (fmod, then the divisor's sign)
+MOD_A = np.array([1e20, -1e20, 7.5, -7.5, 7.5, -7.5, 0.0, -0.0, 5.0, -1.0, 1.0, np.inf, 3.0, 1e-30, 2.0**24 + 1, 1e10], np.float32)
+MOD_B = np.array([3, 3, 2, -2, -2, 2, 3, 3, 0, np.inf, -np.inf, 3, np.nan, 7, 3, 1e-3], np.float32)
+
+@pytest.mark.parametrize("noopt", [0, 1])
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", "CL"])
+def test_float_mod_matches_numpy_at_extremes(device, noopt):
+  """x - floor(x/y)*y loses everything for huge x (1e20 % 3 was -4.4e12 with a fused multiply-add, 0 without; numpy: 2)."""
+  with np.errstate(invalid="ignore"): want = MOD_A % MOD_B
+  with Context(NOOPT=noopt): got = (Tensor(MOD_A, device=device) % Tensor(MOD_B, device=device)).numpy()
+  np.testing.assert_array_equal(got, want)
+  assert (Tensor(1e20) % 3).item() == float(np.float32(1e20) % np.float32(3))  # folded
+
+def test_float_mod_gradient_matches_torch():
+  x, y = Tensor([7.5, -7.5, 1e3, 0.25], requires_grad=True), Tensor([2.0, 2.0, -7.0, 0.5], requires_grad=True)
+  (x % y).sum().backward()
+  tx, ty = torch.tensor([7.5, -7.5, 1e3, 0.25], requires_grad=True), torch.tensor([2.0, 2.0, -7.0, 0.5], requires_grad=True)
+  torch.remainder(tx, ty).sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+  np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())

@@ -34,7 +34,7 @@ class CStyleLanguage(Renderer):
     Ops.TRUNC: lambda x, dt: f"__builtin_truncf({x})",
     Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
-    Ops.MOD: lambda a, b, dt: f"({a}%{b})",
+    Ops.MOD: lambda a, b, dt: f"__builtin_fmodf({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})",
     # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does
     Ops.MAX: lambda a, b, dt: f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
@@ -258,7 +258,8 @@ class OpenCLRenderer(CStyleLanguage):
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int64: "long", dtypes.float16: "half"}
   infinity, nan = "INFINITY", "NAN"
   code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2({x})", Ops.LOG2: lambda x, dt: f"log2({x})",
-                 Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})"}
+                 Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})",
+                 Ops.MOD: lambda a, b, dt: f"fmod({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
   def render_buffer_dtype(self, dt: DType) -> str: return "uchar" if dt is dtypes.bool else self.render_dtype(dt)
   def render_kernel(self, name, body, bufs, specials) -> str:
     pre = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if any(dt is dtypes.float16 for _, dt, _ in bufs) or "half" in "\n".join(body) else ""
@@ -280,7 +281,8 @@ class CUDARenderer(CStyleLanguage):
   infinity, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
   buffer_suffix = " __restrict__"
   code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2f({x})", Ops.LOG2: lambda x, dt: f"log2f({x})",
-                 Ops.SIN: lambda x, dt: f"sinf({x})", Ops.SQRT: lambda x, dt: f"sqrtf({x})", Ops.TRUNC: lambda x, dt: f"truncf({x})"}
+                 Ops.SIN: lambda x, dt: f"sinf({x})", Ops.SQRT: lambda x, dt: f"sqrtf({x})", Ops.TRUNC: lambda x, dt: f"truncf({x})",
+                 Ops.MOD: lambda a, b, dt: f"fmodf({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
   def render_kernel(self, name, body, bufs, specials) -> str:
     pre = "#include <cuda_fp16.h>\n" if "half" in "\n".join(body) or any(dt is dtypes.float16 for _, dt, _ in bufs) else ""
     return pre + super().render_kernel(name, body, bufs, specials)

@@ -52,6 +52,10 @@ class GroupOp:
 # ---------------------------------------------------------------- evaluating one ALU op in Python
 
 def _idiv(a, b): return 0 if b == 0 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)
+def _mod(a, b):
+  """C's %: integers truncate (a - b*trunc(a/b), 0 for b == 0 here); floats are fmod, exact, NaN for b == 0."""
+  if isinstance(a, float) or isinstance(b, float): return math.fmod(a, b) if b != 0 and not math.isinf(a) and not math.isnan(b) else math.nan
+  return a - b * _idiv(a, b) if b else 0
 def _safe(fn):
   def f(*a):
     try: return fn(*a)
@@ -68,7 +72,7 @@ def _trunc(x): return x if math.isinf(x) or math.isnan(x) else float(math.trunc(
 
 python_alu: dict[Ops, Callable] = {
   Ops.EXP2: _exp2, Ops.LOG2: _log2, Ops.SIN: _sin, Ops.SQRT: _sqrt, Ops.RECIP: _recip, Ops.NEG: lambda x: -x, Ops.TRUNC: _trunc,
-  Ops.ADD: lambda a, b: a + b, Ops.MUL: lambda a, b: a * b, Ops.IDIV: _idiv, Ops.MOD: lambda a, b: a - b * _idiv(a, b) if b else 0,
+  Ops.ADD: lambda a, b: a + b, Ops.MUL: lambda a, b: a * b, Ops.IDIV: _idiv, Ops.MOD: _mod,
   Ops.MAX: _safe(lambda a, b: a if (a >= b or math.isnan(a)) else b), Ops.CMPLT: lambda a, b: a < b, Ops.CMPNE: lambda a, b: a != b,
   Ops.AND: lambda a, b: a & b, Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b,
   Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b,
