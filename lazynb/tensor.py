@@ -817,7 +817,7 @@ class Tensor(NNMixin):
     if self.dtype is dtypes.uint8: return (self > 0).cast(self.dtype)
     ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
     return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
-  def relu(self) -> Tensor: return (self <= 0).where(0, self)  # NaN stays NaN (it is not <= 0), as in numpy and torch
+  def relu(self) -> Tensor: return ((self > 0) | self.ne(self)).where(self, 0)  # NaN stays NaN, as in numpy and torch
   def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
   # The activations below are written so that no intermediate overflows: an inf that a where() discards still
   # meets a zero gradient there, and 0 * inf is NaN. exp(-|x|) is always in (0, 1].

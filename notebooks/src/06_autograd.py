@@ -177,10 +177,10 @@ assert str(len(tr.kernels)) == q_layer.correct
 q_step = quiz("w = Tensor([1.0, 2.0], requires_grad=True); SGD with lr=0.1; loss = (w*w).sum(); probe = (w*10).sum(); "
               "loss.backward(); opt.step(). Then loss.item() and probe.item() give ...",
               ["5.0 and 30.0: both read the old weights", "5.0 and 24.0: the loss the old weights, probe the new [0.8, 1.6]",
-               "3.2 and 24.0: both read the new weights"], answer=1,
-              explain="step() realizes the gradients and the loss of the last backward() in the same schedule as the "
-                      "update, and orders the in-place writes after every read of the old weights. probe is just "
-                      "another lazy graph over w's buffer: realized later, it sees the new values.")
+               "3.2 and 24.0: both read the new weights"], answer=0,
+              explain="A value keeps the inputs it was defined with. step() writes the weights in place, so before the "
+                      "write it computes, in the same schedule, every lazy tensor still reading the old weights: the "
+                      "gradients, the loss, and probe too.")
 
 # %%
 w = Tensor([1.0, 2.0], requires_grad=True)
@@ -195,15 +195,15 @@ print(f"loss: {loss.item()}   probe: {probe.item():.1f}   w: {w.tolist()}")
 print("the step's schedule:", [(s["kind"], s["reason"]) for s in tr_step.schedule])
 
 # %%
-assert loss.item() == 5.0 and abs(probe.item() - 24.0) < 1e-5 and np.allclose(w.numpy(), [0.8, 1.6])
-assert q_step.answer == 1
-assert loss_done and not probe_done   # the step realized the loss, not the probe
+assert loss.item() == 5.0 and abs(probe.item() - 30.0) < 1e-5 and np.allclose(w.numpy(), [0.8, 1.6])
+assert q_step.answer == 0
+assert loss_done and probe_done   # the step computed both before it overwrote the weights
 
 # %% [markdown]
-# So in lazynb, like in PyTorch, the loss you read after `step()` is the loss of that step. tinygrad leaves this to
-# you: its MNIST example writes `loss.realize(*opt.schedule_step())` to get the loss and the update from one
-# schedule (that works here too). A tensor the step does not know about, like `probe`, reads whatever the buffer
-# holds when it is finally realized: with lazy tensors, realize what you want to keep *before* changing its inputs.
+# So in lazynb, like in PyTorch, the loss you read after `step()` is the loss of that step, and so is every other
+# value you defined before it, like `probe`. tinygrad 0.10 leaves this to you: there `probe` reads whatever the buffer
+# holds when it is finally realized (24.0), and its MNIST example writes `loss.realize(*opt.schedule_step())` to get
+# the loss and the update from one schedule (that works here too).
 #
 # Now the course's loop, 20 steps instead of 1000:
 

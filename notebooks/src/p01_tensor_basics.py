@@ -108,8 +108,9 @@ print(src)
 
 # %%
 q_relu = quiz("How does relu appear in that C source?",
-              ["as a call to a relu() function", "as a ?: conditional: (0.0f<x)?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
-              answer=1, explain="relu is WHERE(x > 0, x, 0); the C renderer writes WHERE as the ?: operator.")
+              ["as a call to a relu() function", "as a ?: conditional: ((0.0f<x)|(x!=x))?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
+              answer=1, explain="relu is WHERE(x > 0 or x is NaN, x, 0) (NaN stays NaN, as in numpy and torch); the C renderer "
+                                  "writes WHERE as the ?: operator.")
 
 # %%
 assert "(0.0f<" in src and "?" in src and ":0.0f" in src     # relu, as WHERE
