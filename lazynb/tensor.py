@@ -519,6 +519,20 @@ class Tensor(NNMixin):
       x = x.reshape(sum([[ceildiv(d, s), s] for d, s in zip(shp, steps)], []))
       x = x.shrink(tuple(sum([[(0, ceildiv(d, s)), (0, 1)] for d, s in zip(shp, steps)], [])))
     return x.reshape(tuple(final_shape))
+  def __setitem__(self, idx, value) -> None:
+    """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and tinygrad do: a view
+    of another tensor writes into that tensor; a tensor without memory of its own (lazy, a constant) first gets some."""
+    if any(isinstance(i, (Tensor, list, np.ndarray)) for i in (idx if isinstance(idx, tuple) else (idx,))):
+      raise NotImplementedError("t[index_tensor] = value (a scatter) is not supported yet: use Tensor.where with a mask")
+    if self.uop.op is Ops.ASSIGN: self.realize()
+    if not (self.uop.base.op is Ops.BUFFER and self.uop.base in owned): self.uop = self.contiguous().realize().uop
+    target = self[idx]
+    value = (value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)).cast(self.dtype)
+    if value.shape != target.shape:
+      if broadcast_shape(value.shape, target.shape) != target.shape:
+        raise ValueError(f"cannot assign a value of shape {value.shape} to t[{idx!r}] of shape {target.shape}")
+      value = value._broadcast_to(target.shape)
+    target.assign(value).realize()
   def _gather_index(self, idx) -> Tensor:
     """x[int_tensor] along the first axis, written as a one-hot multiply and sum (no gather primitive)."""
     if len(idx) != 1: raise NotImplementedError("indexing with a tensor is supported for the first axis only: x[idx]")
