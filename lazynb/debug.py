@@ -40,6 +40,7 @@ def print_event(ev: trace.Event):
   elif ev.kind == "schedule" and lvl >= 5:
     print(colored(f"schedule: {len(d['items'])} items", "magenta"))
     for i, si in enumerate(d["items"]): print(f"  {i}: {si.kind:6s} reason={si.reason:8s} bufs={[f'{b.size}x{b.dtype.name}' for b in si.bufs]}")
+    if d.get("constants"): print(f"  {d['constants']} of the tensors are constants after folding: no kernel (fold constants)")
   elif ev.kind == "rewrite" and lvl >= 6: print(f"rewrite {d['name']}: {len(d['steps'])} steps")
   elif ev.kind == "jit" and lvl >= 2: print(colored(f"JIT {d['phase']} {d.get('name', '')}: {d.get('kernels', 0)} kernels", "cyan"))
 

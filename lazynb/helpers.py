@@ -5,7 +5,7 @@ environment variable of the same name and can be changed for a block with `Conte
 """
 from __future__ import annotations
 import contextlib, functools, math, os, pathlib, re, sys, threading, time, warnings
-from typing import Any, Iterable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -113,11 +113,16 @@ def fmt_time(s: float) -> str:
   if s < 1: return f"{s*1e3:7.2f}ms"
   return f"{s:7.2f}s "
 
-class Timer:
+class Timing(contextlib.ContextDecorator):
+  """`with Timing("step "):` prints how long the block took in ms (tinygrad's helper); `on_exit(ns)` adds to the line."""
+  def __init__(self, prefix: str = "", on_exit: Callable[[int], str] | None = None, enabled: bool = True):
+    self.prefix, self.on_exit, self.enabled = prefix, on_exit, enabled
   def __enter__(self):
-    self.st = time.perf_counter()
+    self.st = time.perf_counter_ns()
     return self
-  def __exit__(self, *exc): self.s = time.perf_counter() - self.st
+  def __exit__(self, *exc):
+    self.et = time.perf_counter_ns() - self.st
+    if self.enabled: print(f"{self.prefix}{self.et * 1e-6:6.2f} ms" + (self.on_exit(self.et) if self.on_exit else ""))
 
 def is_pow2(x: int) -> bool: return x > 0 and (x & (x - 1)) == 0
 def divisors_up_to(n: int, limit: int) -> list[int]: return [d for d in range(2, min(n, limit) + 1) if n % d == 0]

@@ -12,6 +12,7 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
   views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement}
   rewrites   [{name, steps: [{pattern, before, after}], before_graph, after_graph}]
   tensor_graphs [graph ids of the lazy graphs that were scheduled]
+  folded_constants  how many realized tensors were constants after folding (no kernel)
   timing     {total_s, compile_s, run_s}
   error      null, or {type, message} if the block raised
 Everything is plain data (strings, numbers, lists): the renderers treat it as untrusted text.
@@ -115,6 +116,7 @@ class Trace:
     views: list[dict] = []
     rewrites: list[dict] = []
     tensor_graphs: list[str] = []
+    folded_consts = 0  # tensors that needed no kernel: constants after folding
     run_s = 0.0
     buf_ids: dict[int, int] = {}
     def buf_id(b) -> int: return buf_ids.setdefault(id(b), len(buf_ids))
@@ -142,6 +144,7 @@ class Trace:
       elif ev.kind == "compile": compile_s[d["name"]] = d["seconds"]
       elif ev.kind == "schedule":
         for o in d["outs"]: tensor_graphs.append(graphs.add(o))
+        folded_consts += d.get("constants", 0)
         for si in d["items"]:
           schedule.append({"index": len(schedule), "kind": si.kind, "reason": si.reason, "kernel": None,
                            "bufs": [{"buf": buf_id(b), "role": "out" if i == 0 else "in", "size": b.size, "dtype": b.dtype.name, "device": b.device}
@@ -173,7 +176,7 @@ class Trace:
     for s in schedule: s.pop("_item", None)
     return {"version": VERSION, "generator": "lazynb", "settings": dict(self.settings, device=Device.DEFAULT),
             "schedule": schedule, "kernels": kernels, "graphs": graphs.graphs, "views": views, "rewrites": rewrites,
-            "tensor_graphs": tensor_graphs, "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
+            "tensor_graphs": tensor_graphs, "folded_constants": folded_consts, "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
             "error": None if self.error is None else {"type": type(self.error).__name__, "message": str(self.error)}}
 
   def json(self) -> str: return json.dumps(self.to_json())

@@ -4,7 +4,7 @@ import hashlib, time
 from typing import Callable
 import numpy as np
 from lazynb import trace
-from lazynb.device import Device, Buffer
+from lazynb.device import Device, Buffer, Runner  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
 from lazynb.helpers import GlobalCounters
 from lazynb.renderer import ProgramSpec
 from lazynb.uop.ops import UOp
@@ -92,3 +92,14 @@ def run_schedule(items: list[ScheduleItem]) -> None:
     if si.kind == "copy": copies += 1
     else: kernels += 1
   if items: trace.emit("realize", kernels=kernels, copies=copies, seconds=time.perf_counter() - st, run_seconds=run_t)
+
+class ExecItem:
+  """A schedule item made ready to run (tinygrad's name): `for ei in lower_schedule(items): ei.run()`."""
+  def __init__(self, si: ScheduleItem):
+    self.si, self.bufs = si, list(si.bufs)
+    self.prg = get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
+  def run(self) -> float: return exec_item(self.si)
+
+def lower_schedule(items: list[ScheduleItem]):
+  """Compile the schedule's kernels one by one, as they are needed."""
+  for si in items: yield ExecItem(si)

@@ -10,6 +10,10 @@ result is stored to a buffer, and later kernels load it) when:
             is read through a view (expand, permute, pad ...) or by more than one consumer
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
+Before that, `fold_consts` rewrites the tensor graph: an op whose inputs are all constants becomes a constant (as
+a kernel would compute it), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
+kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
+
 A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
 LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS.
 """
@@ -19,7 +23,8 @@ from dataclasses import dataclass, field
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique
+from lazynb.helpers import prod
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu
 from lazynb.shape.shapetracker import ShapeTracker
 
 class Realized:
@@ -110,9 +115,41 @@ def chain_st(u: UOp) -> ShapeTracker:
   for m in reversed(chain): st = st.movement(m.op, m.arg)
   return st
 
+# ---------------------------------------------------------------- constants fold before kernels are cut
+def const_of(u: UOp) -> UOp | None:
+  """The CONST that u is a plain (unmasked) view of, if it is one."""
+  while u.op in (Ops.RESHAPE, Ops.EXPAND): u = u.src[0]
+  return u if u.op is Ops.CONST else None
+
+def const_view(c: UOp, dtype, value, shape: tuple[int, ...]) -> UOp:
+  c = UOp.const(dtype, value, c.src)
+  return c.reshape((1,) * len(shape)).expand(shape) if shape else c
+
+def _fold_alu(x: UOp) -> UOp | None:
+  cs = [const_of(s) for s in x.src]
+  if any(c is None for c in cs) or x.op in (Ops.IDIV, Ops.MOD) and cs[1].arg == 0: return None  # n // 0 is the device's
+  return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs)), x.shape)
+
+def _fold_reduce(x: UOp) -> UOp | None:
+  if (c := const_of(x.src[0])) is None or x.arg[0] not in (Ops.ADD, Ops.MAX): return None
+  n = prod(x.src[0].shape[a] for a in x.arg[1])
+  if n == 0: return None  # the identity of an empty reduce is the kernel's to give
+  return const_view(c, x.dtype, c.arg if x.arg[0] is Ops.MAX else exec_alu(Ops.MUL, x.dtype, (c.arg, n)), x.shape)
+
+def _fold_movement(x: UOp) -> UOp | None:
+  if (c := const_of(x.src[0])) is None or x.op is Ops.PAD and c.arg != 0: return None  # padding adds zeros
+  return const_view(c, x.dtype, c.arg, x.shape)
+
+fold_consts = PatternMatcher([
+  (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), _fold_alu),
+  (UPat(Ops.REDUCE_AXIS, name="x"), _fold_reduce),
+  (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
+])
+
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
+    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants")
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}
@@ -128,6 +165,7 @@ class Scheduler:
     b = out.base
     if b.op is Ops.BUFFER: return None
     if b.op is Ops.ASSIGN: return b
+    if b.op is Ops.CONST and const_of(out) is not None: return None  # a constant needs no kernel (fold_consts)
     if b.op in (Ops.CONST, Ops.ARANGE): return out
     return b
 
@@ -245,6 +283,10 @@ class Scheduler:
       if n.op is Ops.REDUCE_AXIS and n is not root: continue
       if n.op in GroupOp.Elementwise or n.op in (Ops.RESHAPE, Ops.DETACH, Ops.REDUCE_AXIS) or (n is root and n.op in (Ops.CONTIGUOUS, Ops.ASSIGN)):
         stack.extend(reversed(n.src))
+      elif n.op in GroupOp.Movement and (st := chain_st(n)).contiguous and st.size == n.size:
+        # movement ops that add up to a reshape (a transpose of size-1 dims, x.T.T): the kernel reads in the same order
+        while n.src[0].op in GroupOp.Movement: n = n.src[0]; region.append(n); seen.add(n)  # noqa: E702
+        stack.append(n.src[0])
     inside = set(region)
     for r in region:
       if r.op is not Ops.REDUCE_AXIS: continue
@@ -322,5 +364,5 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
   for r, b in bufmap.items(): becomes.setdefault(r, b)
   for orig, new in s.orig_map.items():  # the nodes as the tensors hold them (before realized parts were swapped in)
     if new in bufmap and orig is not new: becomes.setdefault(orig, bufmap[new])
-  trace.emit("schedule", items=items, outs=outs)
+  trace.emit("schedule", items=items, outs=outs, constants=sum(1 for o in s.outs if s.root_of(o) is None and o.base.op is Ops.CONST))
   return items, becomes
