@@ -13,6 +13,7 @@
 import numpy as np
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes
 from lazynb.trace import capture
+from lazynb.ops import Ops
 from lazynb.notebook.quiz import quiz
 
 # %% [markdown]
@@ -70,12 +71,15 @@ for name in ["Tensor([1, 2, 3, 4])", "Tensor.zeros(3, 4)", "Tensor.randn(3, 4)"]
 # %%
 assert born_realized == ["Tensor.randn(3, 4)", "Tensor.rand(3, 4)", "Tensor.eye(4)"]
 assert q_real.correct in born_realized and "Tensor([1, 2, 3, 4])" not in born_realized
-assert costs == {"Tensor([1, 2, 3, 4])": ["copy"], "Tensor.zeros(3, 4)": ["kernel"], "Tensor.randn(3, 4)": []}
-assert all(t.uop.is_realized for t in (made["Tensor([1, 2, 3, 4])"], made["Tensor.zeros(3, 4)"]))
+assert costs == {"Tensor([1, 2, 3, 4])": ["copy"], "Tensor.zeros(3, 4)": [], "Tensor.randn(3, 4)": []}
+assert made["Tensor([1, 2, 3, 4])"].uop.is_realized and made["Tensor.zeros(3, 4)"].uop.base.op is Ops.CONST
+zeros_memory = made["Tensor.zeros(3, 4)"].numpy()   # now something needs the twelve zeros in memory: one kernel
+assert zeros_memory.shape == (3, 4) and not zeros_memory.any()
 
 # %% [markdown]
-# The list cost a **copy**, the zeros a **kernel** (a tiny C function that writes 0.0 twelve times), randn nothing.
-# After `realize()`, each tensor's `uop` is a plain BUFFER.
+# The list cost a **copy**, randn nothing, and the zeros nothing either: a tensor made only of constants stays a
+# constant after `realize()` (tinygrad does the same). Memory is filled only when something needs it, here `.numpy()`:
+# that runs a tiny kernel that writes 0.0 twelve times. After `realize()`, the list's `uop` is a plain BUFFER.
 #
 # ## dtypes and promotion
 
