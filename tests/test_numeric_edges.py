@@ -40,10 +40,14 @@ def test_loop_bound_of_2_31_gets_a_64_bit_loop_variable():
 def test_sum_of_ones_2_33(device):
   """The issue's example: 2**33 ones (never allocated: an expanded constant) sum to 2**33 exactly, every run. A float32
   loop would stop counting at 2**24 (and interpreting 2**31 steps on PYTHON would take hours): the reduce of a
-  constant folds to constant * count, so no loop is left."""
+  constant folds to constant * count, before any kernel is made (fold_consts) and inside a kernel (symbolic), so no
+  loop is left."""
   for opts in ({}, {"NOOPT": 1}):
     with Context(**opts):
       s = Tensor.ones(2**33, device=device).sum()
+      assert s.schedule() == []  # folded in the tensor graph: no kernel
+      assert s.item() == 2**33
+      s = Tensor.ones(2**33, device=device).sum() + Tensor.zeros(1, device=device).contiguous()  # a kernel, with the sum in it
       assert not any(u.op is Ops.RANGE for u in _program(s).uops)
       assert s.item() == 2**33
 

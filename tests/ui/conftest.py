@@ -33,7 +33,7 @@ def _why_skip() -> str | None:
   except ImportError: return "python playwright is not installed (pip install playwright)"
   try: import jupyterlab  # noqa: F401
   except ImportError: return "jupyterlab is not installed"
-  if lab_extension_dir() is None: return "the lazynb JupyterLab extension is not built/installed (pip install -e . with node, see labextension/)"
+  if lab_extension_dir() is None: return "the lazynb JupyterLab extension is not installed (pip install -e \".[notebook]\" copies the prebuilt one from lazynb/labextension)"
   return None
 
 def _free_port() -> int:
