@@ -345,3 +345,31 @@ def test_permute_reshape_flip_values():
   a = np.arange(12, dtype=np.float32).reshape(4, 3)
   t = Tensor(a).realize()
   np.testing.assert_array_equal(t.permute(1, 0).reshape(4, 3).flip(0).numpy(), a.T.reshape(4, 3)[::-1])
+
+# ---------------------------------------------------------------- constants fold before kernels are cut (fold_consts)
+
+def test_a_tensor_of_constants_needs_no_kernel_until_memory_is_asked_for():
+  from lazynb.trace import capture
+  t = Tensor.ones(3, 4) * 2 + 1
+  with capture(rewrites=False) as tr: t.realize()
+  assert tr.schedule == [] and t.uop.base.op is Ops.CONST and t.uop.base.arg == 3.0
+  with capture(rewrites=False) as tr: arr = t.numpy()
+  assert [s["kind"] for s in tr.schedule] == ["kernel"] and (arr == np.full((3, 4), 3.0, np.float32)).all()
+  assert len(Tensor.full((2, 2), 5.0).contiguous().schedule()) == 1  # contiguous() asks for memory
+
+def test_fold_constants_is_a_reported_rewrite_and_keeps_the_kernel_small():
+  from lazynb.trace import capture
+  a = Tensor(np.arange(4, dtype=np.float32)).realize()
+  with capture() as tr: r = (a + Tensor.ones(4) * 2 - Tensor.full((4,), 0.5).exp()).realize()
+  folds = [rw for rw in tr.to_json()["rewrites"] if rw["name"] == "fold constants"]
+  assert len(folds) == 1 and folds[0]["total_steps"] >= 2
+  np.testing.assert_allclose(r.numpy(), np.arange(4) + 2 - np.exp(np.float32(0.5)), rtol=1e-6)
+  with capture() as tr: (a * 3).realize()
+  assert not [rw for rw in tr.to_json()["rewrites"] if rw["name"] == "fold constants"]  # nothing folded: not reported
+
+def test_folded_constants_can_be_written():
+  w = Tensor.zeros(4).realize()
+  w.assign(Tensor(np.arange(4, dtype=np.float32)))
+  w[1:3] = 9
+  w += 1
+  np.testing.assert_array_equal(w.numpy(), np.array([1, 10, 10, 4], np.float32))

@@ -149,7 +149,7 @@ fold_consts = PatternMatcher([
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
-    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants")
+    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", report_unchanged=False)
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}

@@ -417,9 +417,9 @@ class PatternMatcher:
 # graph_rewrite reports each pass to whoever listens (the trace bus installs a hook)
 rewrite_hooks: list[Callable] = []
 
-def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None) -> UOp:
+def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True) -> UOp:
   """Rewrite a graph with `pm` until no pattern matches anywhere: sources first, then the node itself;
-  a replacement is rewritten again in turn."""
+  a replacement is rewritten again in turn. `report_unchanged=False`: a pass that changed nothing is not reported."""
   track = bool(rewrite_hooks)
   steps: list[tuple] = []
   done: dict[UOp, UOp] = {}
@@ -445,7 +445,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
     else:
       done[n] = done[aux]
   ret = done[sink]
-  if track:
+  if track and (steps or report_unchanged):
     for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps)
   if DEBUG >= 7 and steps: print(f"rewrite {name}: {len(steps)} steps")
   return ret
