@@ -203,3 +203,9 @@ def test_svg_cache(doc, monkeypatch):
   def no_run(*a, **k): raise AssertionError("dot ran again for a cached graph")
   monkeypatch.setattr(gv.subprocess, "run", no_run)
   assert gv.render_svg(copy.deepcopy(g)) == first  # same content, different object: still cached
+
+def test_schedule_view_says_when_constants_needed_no_kernel():
+  with capture() as tr: (Tensor.ones(2, 3) * 4).realize()
+  d = tr.to_json()
+  assert d["schedule"] == [] and d["folded_constants"] == 1
+  assert "1 tensor was a constant after folding: no kernel" in render_html(d)

@@ -62,7 +62,10 @@ export class ScheduleView {
         return row;
       });
     this.rows.push(...extra);
-    setChildren(this.node, ...(this.rows.length ? this.rows : [h('div', { cls: 'lz-empty' }, 'nothing was scheduled')]));
+    const folded = doc.foldedConstants > 0
+      ? [h('div', { cls: 'lz-empty lz-folded' }, `${doc.foldedConstants} tensor${doc.foldedConstants === 1 ? ' was a constant' : 's were constants'} after folding: no kernel (fold constants)`)]
+      : [];
+    setChildren(this.node, ...(this.rows.length || folded.length ? [...this.rows, ...folded] : [h('div', { cls: 'lz-empty' }, 'nothing was scheduled')]));
   }
 
   /** Mark the row for schedule item `item` (or kernel -1-id) as selected. */

@@ -119,6 +119,8 @@ export interface TraceDoc {
   graphs: Map<string, Graph>;
   rewrites: RewritePass[];
   tensorGraphs: string[];
+  /** tensors that were constants after folding, so needed no kernel */
+  foldedConstants: number;
   timing: { totalS: number; compileS: number; runS: number };
   error: { type: string; message: string } | null;
   show: string[] | null;
@@ -311,6 +313,7 @@ export function readTrace(data: unknown): TraceDoc {
     graphs,
     rewrites: arr(d.rewrites).map(readRewrite),
     tensorGraphs: arr(d.tensor_graphs).map(v => str(v)),
+    foldedConstants: num(d.folded_constants),
     timing: { totalS: num(timing.total_s), compileS: num(timing.compile_s), runS: num(timing.run_s) },
     error: err === null ? null : { type: str(err.type, 'Error'), message: str(err.message) },
     show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null

@@ -134,7 +134,10 @@ def _axis(name) -> str:
 
 def view_schedule(ctx: _Ctx) -> str:
   items = [s for s in _list(ctx.doc.get("schedule")) if isinstance(s, dict)]
-  if not items: return _note("Nothing was scheduled in this block (everything was already realized, or nothing was realized).")
+  n = ctx.doc.get("folded_constants")
+  folded = _note(f"{esc(n)} tensor{' was a constant' if n == 1 else 's were constants'} after folding: no kernel (fold constants)."
+                 ) if isinstance(n, int) and n > 0 else ""
+  if not items: return folded or _note("Nothing was scheduled in this block (everything was already realized, or nothing was realized).")
   rows = []
   for s in items[:MAX_ROWS]:
     bufs = "<br>".join(f'<span class="lzt-role">{esc(b.get("role"))}</span> <code>buf{esc(b.get("buf"))}</code> '
@@ -151,7 +154,7 @@ def view_schedule(ctx: _Ctx) -> str:
   return ('<p class="lzt-muted">Kernels in the order they run. Each one stores one buffer (out) and loads others (in); '
           'the reason says why the graph was cut there.</p>'
           '<table><tr><th>#</th><th>kind</th><th>kernel</th><th>reason for the kernel boundary</th><th>buffers</th></tr>'
-          + "".join(rows) + "</table>" + more)
+          + "".join(rows) + "</table>" + more + folded)
 
 def _legend() -> str:
   swatches = (f'<span><i style="background:{c}"></i>{k}</span>' for k, c in gv.KIND_COLORS.items())
