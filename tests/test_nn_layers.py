@@ -408,3 +408,65 @@ def test_train_restores_after_exception():
   with pytest.raises(KeyError):
     with Tensor.train(): raise KeyError
   assert not Tensor.training
+
+# ------------------------------------------------------------------ optimizers: LARS, SGD(classic=), OptimizerGroup
+
+def lars_reference(p, c, steps, lr, momentum, weight_decay, nesterov, classic, tcoef):
+  """LARS on loss = sum(p * c) + sum(p^2) / 2 (gradient c + p), straight from the definition in numpy (float64)."""
+  p, b = p.astype(np.float64), np.zeros_like(p, dtype=np.float64)
+  for _ in range(steps):
+    g = c + p
+    pn, gn = np.linalg.norm(p), np.linalg.norm(g)
+    r = tcoef * pn / (gn + weight_decay * pn) if tcoef and pn > 0 and gn > 0 else 1.0
+    g = g + weight_decay * p
+    if classic: g = g * r * lr
+    b = momentum * b + g
+    if momentum: g = g + momentum * b if nesterov else b
+    if not classic: g = g * r * lr
+    p = p - g
+  return p
+
+@pytest.mark.parametrize("kw", [dict(), dict(nesterov=True), dict(classic=False), dict(momentum=0.0), dict(weight_decay=0.0, tcoef=0.0),
+                                dict(tcoef=0.0, classic=True, momentum=0.5)])
+def test_lars_matches_reference(kw):
+  from lazynb.nn.optim import LARS
+  p0, c = rnd(3, 4, seed=70), rnd(3, 4, seed=71)
+  args = dict(lr=0.1, momentum=0.9, weight_decay=1e-2, nesterov=False, classic=True, tcoef=0.02) | kw
+  p = Tensor(p0, requires_grad=True)
+  opt = LARS([p], **args)
+  with Tensor.train():
+    for _ in range(3):
+      opt.zero_grad()
+      ((p * Tensor(c)).sum() + p.square().sum() / 2).backward()
+      opt.step()
+  np.testing.assert_allclose(p.numpy(), lars_reference(p0, c, 3, **args), rtol=1e-5, atol=1e-6)
+
+def test_sgd_classic_momentum_applies_lr_before_the_buffer():
+  from lazynb.nn.optim import SGD
+  p0, c = rnd(5, seed=72), rnd(5, seed=73)
+  p = Tensor(p0, requires_grad=True)
+  opt = SGD([p], lr=0.05, momentum=0.8, weight_decay=0.1, classic=True)
+  for _ in range(3):
+    opt.zero_grad()
+    ((p * Tensor(c)).sum() + p.square().sum() / 2).backward()
+    opt.step()
+  exp = lars_reference(p0, c, 3, lr=0.05, momentum=0.8, weight_decay=0.1, nesterov=False, classic=True, tcoef=0.0)
+  np.testing.assert_allclose(p.numpy(), exp, rtol=1e-5, atol=1e-6)
+
+def test_optimizer_group_steps_every_optimizer_like_torch():
+  from lazynb.nn.optim import SGD, Adam, OptimizerGroup
+  a0, b0, x = rnd(4, 3, seed=74), rnd(3, seed=75), rnd(2, 4, seed=76)
+  a, b = Tensor(a0, requires_grad=True), Tensor(b0, requires_grad=True)
+  ta, tb = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+  opt = OptimizerGroup(SGD([a], lr=0.1, momentum=0.9), Adam([b], lr=0.01))
+  topts = [torch.optim.SGD([ta], lr=0.1, momentum=0.9), torch.optim.Adam([tb], lr=0.01)]
+  assert opt[1].params[0] is b and len(opt.params) == 2
+  for _ in range(3):
+    opt.zero_grad()
+    for o in topts: o.zero_grad()
+    (Tensor(x) @ a + b).tanh().sum().backward()
+    (torch.tensor(x) @ ta + tb).tanh().sum().backward()
+    opt.step()
+    for o in topts: o.step()
+  np.testing.assert_allclose(a.numpy(), ta.detach().numpy(), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(b.numpy(), tb.detach().numpy(), rtol=1e-5, atol=1e-6)
