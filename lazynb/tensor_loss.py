@@ -15,9 +15,11 @@ class LossMixin:
   def _do_reduction(self, reduction: str) -> Tensor:
     _check(reduction)
     return self.mean() if reduction == "mean" else self.sum() if reduction == "sum" else self
-  def one_hot(self, num_classes: int) -> Tensor:
-    if not dtypes.is_int(self.dtype): raise TypeError(f"one_hot needs integer labels, got {self.dtype}")
-    return (self.unsqueeze(-1) == type(self).arange(num_classes, device=self.device)).cast(dtypes.default_float)
+  def one_hot(self, num_classes: int = -1) -> Tensor:
+    """Integer labels (...) -> (..., num_classes) of 0/1 ints; num_classes=-1 takes max(label) + 1 (this reads the data)."""
+    if not dtypes.is_int(self.dtype): raise RuntimeError(f"one_hot needs integer labels, got {self.dtype}")
+    if num_classes == -1: num_classes = int(self.max().item()) + 1
+    return (self.unsqueeze(-1) == type(self).arange(num_classes, device=self.device)).cast(dtypes.default_int)
   def _pick(self, Y: Tensor, axis: int) -> Tensor:
     """self[..., Y, ...] along `axis` (Y has self's shape without that axis), by a one-hot mask. A where, not a
     product, so that a -inf elsewhere in the row cannot make 0 * -inf = NaN."""
@@ -33,9 +35,9 @@ class LossMixin:
     tinygrad's "none") add nothing and are left out of the mean."""
     _check(reduction, label_smoothing)
     log_probs = self.log_softmax()
-    mask = (Y != ignore_index) if ignore_index != -1 else Y.ones_like(dtype=dtypes.bool)
-    loss = -((1 - label_smoothing) * log_probs._pick(mask.where(Y, 0), -1) + label_smoothing * log_probs.mean(-1))
-    loss = mask.where(loss, 0)
+    loss = -((1 - label_smoothing) * log_probs._pick(Y, -1) + label_smoothing * log_probs.mean(-1))
+    if ignore_index == -1: return loss._do_reduction(reduction)
+    loss = (mask := Y != ignore_index).where(loss, 0)
     return loss.sum() / mask.sum() if reduction == "mean" else loss._do_reduction(reduction)
   def cross_entropy(self, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Cross-entropy of logits (N, C, ...) against class indices (N, ...) or class probabilities (N, C, ...)."""

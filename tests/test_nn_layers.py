@@ -470,3 +470,11 @@ def test_optimizer_group_steps_every_optimizer_like_torch():
     for o in topts: o.step()
   np.testing.assert_allclose(a.numpy(), ta.detach().numpy(), rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(b.numpy(), tb.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+def test_one_hot_like_tinygrad():
+  y = np.array([[0, 3], [2, 1]], np.int32)
+  out = Tensor(y).one_hot(5)
+  assert out.dtype == dtypes.int32 and out.shape == (2, 2, 5)
+  np.testing.assert_array_equal(out.numpy(), F.one_hot(torch.tensor(y, dtype=torch.long), 5).numpy())
+  np.testing.assert_array_equal(Tensor(y).one_hot().numpy(), F.one_hot(torch.tensor(y, dtype=torch.long)).numpy())  # 4 classes
+  with pytest.raises(RuntimeError): Tensor([0.0, 1.0]).one_hot(2)
