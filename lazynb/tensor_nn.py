@@ -56,6 +56,7 @@ class NNMixin:
   @staticmethod
   def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
     if isinstance(padding, int): return [(padding, padding)] * nd
+    if isinstance(padding, str): raise TypeError(f"padding={padding!r}: Tensor methods take ints; 'same' is nn.Conv2d's")
     padding = tuple(padding)
     if len(padding) == nd: return [(p, p) for p in padding]
     if len(padding) == 2 * nd: return [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)][::-1]  # torch order

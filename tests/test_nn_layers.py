@@ -126,6 +126,12 @@ def test_conv2d_bad_padding_strings_raise_value_error():
   with pytest.raises(ValueError): nn.Conv1d(2, 3, 3, stride=2, padding="same")
   with pytest.raises(ValueError): torch.nn.Conv2d(2, 3, 3, stride=2, padding="same")  # torch agrees
 
+def test_padding_strings_are_for_layers_only():
+  x = Tensor(rnd(1, 2, 5, 5))
+  with pytest.raises(TypeError): x.conv2d(Tensor(rnd(3, 2, 3, 3)), padding="same")
+  with pytest.raises(TypeError): x.conv_transpose2d(Tensor(rnd(2, 3, 3, 3)), padding="same")
+  with pytest.raises(TypeError): x.max_pool2d(padding="same")
+
 def test_conv2d_init_bound_is_tinygrads():
   Tensor.manual_seed(3)
   w = nn.Conv2d(8, 4, 3, groups=4).weight.numpy()
