@@ -114,7 +114,6 @@ class NNMixin:
     x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
     return x._pool(k, stride if stride is not None else k, dilation).mean(tuple(range(-len(k), 0)))
 
-
   # ---------------------------------------------------------------- normalization, dropout, attention
   def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
