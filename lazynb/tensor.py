@@ -16,6 +16,7 @@ from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule, write_host
 from lazynb.tensor_nn import NNMixin
+from lazynb.tensor_loss import LossMixin
 
 def _shape_arg(shape) -> tuple:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
@@ -49,7 +50,7 @@ def last_backward():
 class _RNG:
   gen = np.random.default_rng(0)
 
-class Tensor(NNMixin):
+class Tensor(NNMixin, LossMixin):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
@@ -194,10 +195,17 @@ class Tensor(NNMixin):
   @staticmethod
   @contextlib.contextmanager
   def train(mode: bool = True):
-    """`with Tensor.train(): ...` sets Tensor.training (dropout and BatchNorm's batch statistics)."""
+    """`with Tensor.train():` or `@Tensor.train()` sets Tensor.training (dropout, BatchNorm's batch statistics)."""
     old, Tensor.training = Tensor.training, mode
     try: yield
     finally: Tensor.training = old
+  @staticmethod
+  @contextlib.contextmanager
+  def test(mode: bool = True):
+    """`with Tensor.test():` or `@Tensor.test()` sets Tensor.no_grad, as in tinygrad (Tensor.training is left as it is)."""
+    old, Tensor.no_grad = Tensor.no_grad, mode
+    try: yield
+    finally: Tensor.no_grad = old
   @staticmethod
   @contextlib.contextmanager
   def inference_mode():
@@ -205,7 +213,6 @@ class Tensor(NNMixin):
     old, Tensor.no_grad, old_t, Tensor.training = Tensor.no_grad, True, Tensor.training, False
     try: yield
     finally: Tensor.no_grad, Tensor.training = old, old_t
-  test = inference_mode
 
   # ---------------------------------------------------------------- running
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
@@ -832,7 +839,6 @@ class Tensor(NNMixin):
     ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
     return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
   def relu(self) -> Tensor: return ((self > 0) | self.ne(self)).where(self, 0)  # NaN stays NaN, as in numpy and torch
-  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
   # The activations below are written so that no intermediate overflows: an inf that a where() discards still
   # meets a zero gradient there, and 0 * inf is NaN. exp(-|x|) is always in (0, 1].
   def sigmoid(self) -> Tensor:
@@ -842,27 +848,18 @@ class Tensor(NNMixin):
     m = -2.0 * _mag(x := self._float())
     t = -_expm1(m) / (1 + m.exp())
     return (x < 0).where(-t, t)
-  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
-    """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
-    y = self._float() * alpha + beta
-    return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
   def isnan(self) -> Tensor: return self.ne(self)
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
     return (self.eq(math.inf) & detect_positive) | (self.eq(-math.inf) & detect_negative)
-  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
   def elu(self, alpha: float = 1.0) -> Tensor: return (self > 0).where(self, alpha * _expm1((self > 0).where(0, self)._float()))
   def softplus(self, beta: float = 1.0) -> Tensor:
     """max(x, 0) + log(1 + exp(-|x|)): exp cannot overflow (both sides of x = 0 pick the same branch, for the gradient)."""
     x = self._float() * beta
     return ((x < 0).where(0.0, x) + _log1p((-_mag(x)).exp())) * (1 / beta)
-  def silu(self) -> Tensor: return self * self.sigmoid()
-  swish = silu
   def gelu(self) -> Tensor:
     """The tanh approximation; 0.5 * (1 + tanh(u)) = sigmoid(2u) keeps the tail for negative x."""
     x = self._float()
     return x * (2 * math.sqrt(2 / math.pi) * x * (1 + 0.044715 * x * x)).sigmoid()
-  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
-  def mish(self) -> Tensor: return self * self.softplus().tanh()
   def erf(self) -> Tensor:
     """Abramowitz and Stegun 7.1.26 (max error 1.5e-7) on |x|, the sign put back by a where: its slope at 0 is 2/sqrt(pi)."""
     x = self._float()

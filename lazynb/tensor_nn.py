@@ -56,6 +56,7 @@ class NNMixin:
   @staticmethod
   def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
     if isinstance(padding, int): return [(padding, padding)] * nd
+    if isinstance(padding, str): raise TypeError(f"padding={padding!r}: Tensor methods take ints; 'same' is nn.Conv2d's")
     padding = tuple(padding)
     if len(padding) == nd: return [(p, p) for p in padding]
     if len(padding) == 2 * nd: return [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)][::-1]  # torch order
@@ -78,6 +79,30 @@ class NNMixin:
     ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
     return ret if bias is None else ret + bias.reshape(1, -1, *[1] * nd)
 
+  def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
+                       output_padding=0) -> Tensor:
+    """The gradient of conv2d with respect to its input, written as an ordinary conv2d: `stride - 1` zeros go
+    between the input's pixels, the kernel is flipped and its in/out channels swapped (within each group), and
+    the border is padded by `dilation * (k - 1) - padding` (plus `output_padding` at the end).
+    weight: (cin, cout // groups, *k), as torch."""
+    HW, nd = weight.shape[2:], weight.ndim - 2
+    if self.ndim != nd + 2: raise ValueError(f"conv_transpose input {self.shape} and weight {weight.shape} have different spatial dims")
+    if self.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+      raise ValueError(f"conv_transpose: input has {self.shape[1]} channels, weight {weight.shape} expects {weight.shape[0]} in {groups} groups")
+    s_, d_, op_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation, output_padding)]
+    if any(op >= max(s, d) for op, s, d in zip(op_, s_, d_)):
+      raise ValueError(f"output_padding {op_} must be smaller than stride {s_} or dilation {d_}")
+    x, bs, cin = self, self.shape[0], self.shape[1]
+    if any(s > 1 for s in s_):  # (n,) -> (n, 1) -> pad to (n, s) -> (n*s,) -> drop the trailing s-1 zeros
+      x = x.reshape(bs, cin, *sum([(n, 1) for n in x.shape[2:]], ()))
+      x = x.pad(((0, 0), (0, 0)) + sum([((0, 0), (0, s - 1)) for s in s_], ()))
+      x = x.reshape(bs, cin, *[n * s for n, s in zip(self.shape[2:], s_)])
+      x = x.shrink(((0, bs), (0, cin)) + tuple((0, n * s - (s - 1)) for n, s in zip(self.shape[2:], s_)))
+    w = weight.reshape(groups, cin // groups, weight.shape[1], *HW).transpose(1, 2).flip(tuple(range(3, 3 + nd)))
+    w = w.reshape(groups * weight.shape[1], cin // groups, *HW)
+    pads = [(d * (k - 1) - pb, d * (k - 1) - pa + op) for (pb, pa), k, d, op in zip(self._padding_pairs(padding, nd), HW, d_, op_)]
+    return x.pad(((0, 0), (0, 0)) + tuple(pads)).conv2d(w, bias, groups, 1, d_)
+
   def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
     k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
     pads = self._padding_pairs(padding, len(k))
@@ -89,32 +114,50 @@ class NNMixin:
     x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
     return x._pool(k, stride if stride is not None else k, dilation).mean(tuple(range(-len(k), 0)))
 
-  # ---------------------------------------------------------------- nn helpers and losses
+  # ---------------------------------------------------------------- normalization, dropout, attention
   def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
     return y * (y.square().mean(axis, keepdim=True) + eps).rsqrt()
+  def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
+    """(x - mean) * weight * invstd + bias, the per-channel tensors laid along `axis` (an int or a tuple)."""
+    axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+    shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
+    x = self - mean.reshape(shape)
+    if weight is not None: x = x * weight.reshape(shape)
+    x = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
+    return x if bias is None else x + bias.reshape(shape)
   def dropout(self, p: float = 0.5) -> Tensor:
+    """Zeroes each element with probability p and scales the rest by 1/(1-p), only while Tensor.training."""
     if not type(self).training or p == 0: return self
     mask = type(self).rand(*self.shape, device=self.device) >= p
     return mask.where(self, 0) * (1 / (1.0 - p))
-  def one_hot(self, num_classes: int) -> Tensor:
-    if not dtypes.is_int(self.dtype): raise TypeError(f"one_hot needs integer labels, got {self.dtype}")
-    return (self.unsqueeze(-1) == type(self).arange(num_classes, device=self.device)).cast(dtypes.default_float)
-  def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0) -> Tensor:
-    """Mean cross-entropy of logits `self` (N, C) against integer labels Y (N,)."""
-    if self.ndim != Y.ndim + 1 or self.shape[:-1] != Y.shape: raise ValueError(f"logits {self.shape} and labels {Y.shape} do not match")
-    log_probs = self.log_softmax()
-    Y = Y.cast(dtypes.int32)
-    mask = Y.ne(ignore_index)
-    y = (Y.unsqueeze(-1) == type(self).arange(self.shape[-1], device=self.device)) & mask.unsqueeze(-1)
-    nll = -y.where(log_probs, 0).sum(-1)  # a masked (-inf) logit of another class must not make 0 * -inf = NaN
-    loss = nll if label_smoothing == 0 else (1 - label_smoothing) * nll + label_smoothing * -log_probs.mean(-1) * mask.cast(log_probs.dtype)
-    return loss.sum() / mask.cast(loss.dtype).sum()
-  def cross_entropy(self, Y: Tensor, label_smoothing: float = 0.0) -> Tensor:
-    if dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing)
-    Y = (1 - label_smoothing) * Y + label_smoothing / self.shape[-1]
-    return -(self.log_softmax() * Y).sum(-1).mean()
-  def binary_crossentropy(self, Y: Tensor) -> Tensor:
-    return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
-  def binary_crossentropy_logits(self, Y: Tensor) -> Tensor:
-    return (self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log()).mean()
+  def scaled_dot_product_attention(self, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                   is_causal: bool = False) -> Tensor:
+    """softmax(q @ k^T / sqrt(d) + mask) @ v. A bool mask keeps the True positions; a float mask is added.
+    is_causal lets query i see keys 0..i only."""
+    qk = self.matmul(key.transpose(-2, -1)) / math.sqrt(self.shape[-1])
+    if is_causal:
+      if attn_mask is not None: raise RuntimeError("cannot set attn_mask when is_causal=True")
+      L, S = qk.shape[-2:]
+      T = type(self)
+      attn_mask = T.arange(L, device=self.device).reshape(L, 1) >= T.arange(S, device=self.device).reshape(1, S)
+    if attn_mask is not None:
+      qk = qk + (attn_mask.where(0.0, -math.inf) if attn_mask.dtype == dtypes.bool else attn_mask)
+    return qk.softmax(-1).dropout(dropout_p) @ value
+
+  # ---------------------------------------------------------------- activations without overflow concerns
+  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+    """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
+    y = self._float() * alpha + beta
+    return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
+  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
+  def silu(self) -> Tensor: return self * self.sigmoid()
+  def swish(self) -> Tensor: return self.silu()
+  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+  def hardtanh(self, min_val=-1, max_val=1) -> Tensor: return self.clip(min_val, max_val)
+  def celu(self, alpha: float = 1.0) -> Tensor: return (self / alpha).elu() * alpha
+  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return self.elu(alpha) * gamma
+  def softsign(self) -> Tensor: return self / (1 + self.abs())

@@ -31,20 +31,43 @@ class Optimizer:
     return self._step() + self.params + self.buffers + grads + loss
   def _step(self) -> list[Tensor]: raise NotImplementedError
 
-class SGD(Optimizer):
-  """SGD with optional momentum (and Nesterov) and L2 weight decay, as torch.optim.SGD."""
-  def __init__(self, params, lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False):
+class OptimizerGroup(Optimizer):
+  """Several optimizers (say, one per parameter group) stepped together in one schedule."""
+  def __init__(self, *optimizers: Optimizer):  # no super().__init__: the parameters already belong to the optimizers
+    self.optimizers = optimizers
+    self.params = [p for o in optimizers for p in o.params]
+    self.buffers = [b for o in optimizers for b in o.buffers]
+  def __getitem__(self, i: int) -> Optimizer: return self.optimizers[i]
+  def zero_grad(self):
+    for o in self.optimizers: o.zero_grad()
+  def schedule_step(self) -> list[Tensor]: return [t for o in self.optimizers for t in o.schedule_step()]
+
+class LARS(Optimizer):
+  """SGD with momentum whose step is scaled per parameter by the trust ratio r = tcoef*|p| / (|g| + wd*|p|) (1 when
+  either norm is 0; tcoef=0 turns it off). `classic` applies lr (and r) before the momentum buffer, else after it."""
+  def __init__(self, params, lr=0.001, momentum=0.9, weight_decay=1e-4, nesterov=False, classic=True, tcoef=0.001):
     super().__init__(params, lr)
-    self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+    self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
     self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
-      g = p.grad + self.wd * p.detach() if self.wd else p.grad
+      g = p.grad.detach()
+      if self.tcoef:
+        pn, gn = p.detach().square().sum().sqrt(), g.square().sum().sqrt()
+        scale = (pn > 0).where((gn > 0).where(self.tcoef * pn / (gn + self.wd * pn), 1.0), 1.0) * self.lr
+      else: scale = self.lr
+      if self.wd: g = g + self.wd * p.detach()
+      if self.classic: g = g * scale
       if self.momentum:
         self.b[i].assign(self.momentum * self.b[i] + g)
         g = (g + self.momentum * self.b[i]) if self.nesterov else self.b[i]
-      p.assign(p.detach() - g * self.lr)
+      if not self.classic: g = g * scale
+      p.assign(p.detach() - g)
     return self.b
+
+def SGD(params, lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False) -> LARS:
+  """SGD with optional momentum (and Nesterov) and L2 weight decay; with classic=False it is torch.optim.SGD."""
+  return LARS(params, lr, momentum, weight_decay, nesterov, classic, tcoef=0.0)
 
 class LAMB(Optimizer):
   """Adam-family optimizer; Adam and AdamW are special cases (no trust ratio)."""
