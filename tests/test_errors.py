@@ -159,9 +159,7 @@ def test_bad_operand_type(other):
   raises_clearly(lambda: Tensor([1.0, 2.0]) + other, TypeError)
   raises_clearly(lambda: Tensor([1.0, 2.0]) * other, TypeError)
 
-def test_reduce_empty_axis_without_identity():
-  raises_clearly(lambda: Tensor.zeros(0).max(), ValueError)
-  raises_clearly(lambda: Tensor.zeros(2, 0).min(1), ValueError)
+def test_argmax_of_an_empty_axis():  # max/min of one are -inf/inf, as tinygrad (test_tensor_methods.py)
   raises_clearly(lambda: Tensor.zeros(2, 0).argmax(1), ValueError)
   raises_clearly(lambda: Tensor.zeros(0).argmax(), ValueError)
 
