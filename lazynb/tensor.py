@@ -182,9 +182,10 @@ class Tensor(NNMixin, IndexMixin, MathMixin):
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
-    current = set(self._stands_for(self._grad_root()).values())
-    params = [t for t in list(_grad_tensors) if t.uop in current]
+    stands_for = self._stands_for(root := self._grad_root())
+    params = [t for t in list(_grad_tensors) if t.uop in set(stands_for.values())]
     if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
+    params += self._intermediates(root, stands_for, params, list(_live))  # as tinygrad: values computed from them get .grad too
     grads = self.gradient(*params, gradient=gradient)
     global _last_backward
     _last_backward = weakref.ref(self)

@@ -90,7 +90,7 @@ class IndexMixin:
     d = self._check_index(dim, index, "gather")
     n = self.shape[d]
     x = self.shrink(tuple((0, n) if k == d else (0, i) for k, i in enumerate(index.shape)))
-    x = x.unsqueeze(d).transpose(d + 1, -1)  # self's dim d moves to the end, index's dim d is where it was
+    x = x.unsqueeze(d).permute([k for k in range(self.ndim + 1) if k != d + 1] + [d + 1])  # self's dim d last, index's at d
     return _pick(index.unsqueeze(-1) == type(self).arange(n, device=self.device), x, -1)
 
   def _matches(self, d: int, index: Tensor) -> tuple[Tensor, Tensor]:

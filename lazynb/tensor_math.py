@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb.helpers import prod
+from lazynb.uop.ops import Ops
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 def _log1p(u: Tensor) -> Tensor:
@@ -35,7 +36,7 @@ class MathMixin:
     y = big.where(-1 / big.where(a, 1.0), mid.where((a - 1) / (a + 1), a))
     z = y * y
     p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * y + y
-    r = big.where(math.pi / 2, mid.where(math.pi / 4, 0.0)) + p
+    r = (big.where(math.pi / 2, mid.where(math.pi / 4, 0.0)) + p).cast(x.dtype)
     return (x < 0).where(-r, r)
   def asin(self) -> Tensor:
     x = self._float()
@@ -53,17 +54,17 @@ class MathMixin:
     e = self._float().exp()
     return (e + 1 / e) * 0.5
   def asinh(self) -> Tensor:
-    """log1p(a + a^2 / (1 + sqrt(1 + a^2))) on |a|, log(2a) past 1e18 (a^2 would overflow); the sign put back."""
+    """log1p(a + a^2 / (1 + sqrt(1 + a^2))) on |a|, log(2a) when a^2 >> 1 (before a^2 overflows); the sign put back."""
     x = self._float()
     a = (x < 0).where(-x, x)
-    huge = a > 1e18
+    huge = a > (100.0 if x.dtype is dtypes.float16 else 1e4)
     s = huge.where(0.0, a)
     r = huge.where(huge.where(a, 1.0).log() + math.log(2), _log1p(s + s * s / (1 + (1 + s * s).sqrt())))
     return (x < 0).where(-r, r)
   def acosh(self) -> Tensor:
-    """log1p(t + sqrt(t (x + 1))) with t = x - 1 (exact near 1); log(2x) past 1e18; NaN below 1."""
+    """log1p(t + sqrt(t (x + 1))) with t = x - 1 (exact near 1); log(2x) when x^2 >> 1; NaN below 1."""
     x = self._float()
-    huge = x > 1e18
+    huge = x > (100.0 if x.dtype is dtypes.float16 else 1e4)
     s = huge.where(1.0, x)
     t = s - 1
     return huge.where(huge.where(x, 1.0).log() + math.log(2), _log1p(t + (t * (s + 1)).sqrt()))
@@ -269,6 +270,16 @@ class MathMixin:
 
   # ---------------------------------------------------------------- small helpers and constructors
   def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[self._resolve_axis(dim)]
+  @staticmethod
+  def _intermediates(root, stands_for: dict, params: list, live: list) -> list:
+    """Tensors (of floats, requires_grad not set to False) whose value is computed from params, not through a detach:
+    tinygrad marks them requires_grad when they are made, so backward() fills their .grad too."""
+    leaves, needs = {t.uop for t in params}, set()
+    for n in root.toposort():
+      if stands_for[n] in leaves or n.op is not Ops.DETACH and any(s in needs for s in n.src): needs.add(n)
+    found = {stands_for[n] for n in needs}
+    ids = {id(t) for t in params}
+    return [t for t in live if id(t) not in ids and t.requires_grad is None and dtypes.is_float(t.dtype) and t.uop in found]
   def requires_grad_(self, requires_grad: bool = True) -> Tensor:
     self.requires_grad = requires_grad
     return self
