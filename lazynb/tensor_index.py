@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes
+from lazynb.helpers import prod
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 def _bshape(*shapes) -> tuple[int, ...]:
@@ -139,6 +140,23 @@ class IndexMixin:
       r = {"sum": lambda: r + me, "mean": lambda: r + me, "prod": lambda: r * self, "amax": lambda: r.maximum(self), "amin": lambda: r.minimum(self)}[reduce]()
     if reduce == "mean": r = r / (self._fill_out(d, count, 0) + int(include_self)).maximum(1).cast(r.dtype)
     return hit.where(r, me)
+
+  def max_unpool2d(self, indices: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, output_size=None) -> Tensor:
+    """The inverse of max_pool2d(return_indices=True): each value goes back to the place (a flat index into its output
+    plane) it came from, zeros elsewhere (out-of-range indices go nowhere). The output size is the pool's input size, or output_size."""
+    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
+    nd = len(k)
+    s = (stride,) * nd if isinstance(stride, int) else tuple(stride) if stride is not None else k
+    d = (dilation,) * nd if isinstance(dilation, int) else tuple(dilation)
+    pads = self._padding_pairs(padding, nd)
+    spatial = tuple(output_size[-nd:]) if output_size is not None else \
+      tuple((i - 1) * st - (a + b) + dl * (kk - 1) + 1 for i, st, (a, b), dl, kk in zip(self.shape[-nd:], s, pads, d, k))
+    pre, n = self.shape[:-nd], prod(spatial)
+    x, idx = self.reshape(pre + (1, -1)), indices.reshape(pre + (1, -1))
+    hit = idx == type(self).arange(n, device=self.device).reshape(n, 1)  # (..., place, value)
+    if self.dtype is dtypes.bool: return (hit & x).any(-1).reshape(pre + spatial)
+    lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)  # overlapping windows can send one value twice
+    return hit.any(-1).where(hit.where(x, lowest).max(-1), 0).reshape(pre + spatial)
 
   # ---------------------------------------------------------------- masks
   def masked_fill(self, mask: Tensor, value) -> Tensor: return mask.where(value, self)

@@ -291,6 +291,8 @@ class MathMixin:
     if not allow_shape_mismatch and x.shape != self.shape: raise ValueError(f"replace shape mismatch {self.shape} != {x.shape}")
     self.uop = x.uop
     return self
+  @classmethod
+  def from_uop(cls, y, **kw) -> Tensor: return cls(y, **kw)
   def contiguous_backward(self) -> Tensor: return self  # tinygrad's hint to copy the gradient: lazynb's need none
   @classmethod
   def linspace(cls, start, stop, steps: int, dtype=None, device=None, **kw) -> Tensor:

@@ -427,3 +427,22 @@ def test_requires_grad_to_replace_contiguous_backward():
   c = Tensor([1.0, 2.0], requires_grad=True)
   (c.contiguous_backward() * 3).sum().backward()
   assert c.grad.tolist() == [3.0, 3.0]
+
+@pytest.mark.parametrize("shape,kw", [((2, 3, 6, 6), dict(kernel_size=2)), ((2, 3, 7, 5), dict(kernel_size=3, stride=2, padding=1)),
+                                      ((1, 2, 6, 7), dict(kernel_size=(2, 3), stride=(1, 2))), ((1, 1, 5, 5), dict(kernel_size=2, dilation=2))])
+def test_max_unpool2d_matches_torch(shape, kw):
+  F = torch.nn.functional
+  x = RNG.standard_normal(shape).astype(np.float32)
+  v, i = F.max_pool2d(torch.tensor(x), return_indices=True, **kw)
+  want = F.max_unpool2d(v, i, output_size=shape[2:], **{k: a for k, a in kw.items() if k != "dilation"})  # torch's has no dilation
+  close(Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy()), output_size=shape, **kw), want, rtol=0, atol=0)
+  if shape == (2, 3, 6, 6):  # the default output size
+    close(Tensor(v.numpy()).max_unpool2d(Tensor(i.numpy().astype(np.int32)), **kw), F.max_unpool2d(v, i, **kw), rtol=0, atol=0)
+    grad_of(lambda t: t.max_unpool2d(Tensor(i.numpy()), **kw), lambda t: F.max_unpool2d(t, i, **kw), v.numpy())
+  got = Tensor([[[[1, 2], [3, 4]]]]).max_unpool2d(Tensor([[[[0, 3], [8, 15]]]]))
+  assert got.dtype == dtypes.int32 and got.numpy().reshape(4, 4).tolist() == [[1, 0, 0, 2], [0, 0, 0, 0], [3, 0, 0, 0], [0, 0, 0, 4]]
+
+def test_from_uop():
+  t = Tensor([1.0, 2.0]) * 3
+  u = Tensor.from_uop(t.uop)
+  assert u.uop is t.uop and u.tolist() == [3.0, 6.0]
