@@ -379,7 +379,8 @@ class Tensor(NNMixin, IndexMixin, MathMixin):
     shape = _check_shape(_shape_arg(shape))
     return Tensor._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
   @staticmethod
-  def randperm(n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor: return Tensor._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
+  def randperm(n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
+    return Tensor._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
   @staticmethod
   def arange(start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start

@@ -103,7 +103,8 @@ class IndexMixin:
     T = type(self)
     if not isinstance(src, T): return T.full(index.shape, src, dtype=self.dtype, device=self.device)
     if src.dtype != self.dtype: raise RuntimeError(f"{name}: src dtype {src.dtype} must equal the tensor's dtype {self.dtype}")
-    if src.ndim != self.ndim or any(i > s for i, s in zip(index.shape, src.shape)): raise ValueError(f"{name}: src {src.shape} is smaller than index {index.shape}")
+    if src.ndim != self.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
+      raise ValueError(f"{name}: src {src.shape} is smaller than index {index.shape}")
     return src.shrink(tuple((0, i) for i in index.shape))
   def _fill_out(self, d: int, region: Tensor, value) -> Tensor:
     """region (the index's shape, but self's size along d) padded to self's shape with value."""
@@ -125,7 +126,8 @@ class IndexMixin:
   def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
     """Combine every src[..., j, ...] sent to a place (and self there, if include_self) by sum, prod, mean, amax or amin.
     Places nothing is sent to keep self. A mean of ints is a float, as tinygrad."""
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"): raise RuntimeError(f"reduce={reduce!r} must be one of 'sum', 'prod', 'mean', 'amax', 'amin'")
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+      raise RuntimeError(f"reduce={reduce!r} must be one of 'sum', 'prod', 'mean', 'amax', 'amin'")
     d = self._check_index(dim, index, "scatter_reduce")
     src = self._src(index, src, "scatter_reduce").unsqueeze(d + 1)
     match, _ = self._matches(d, index)
@@ -137,7 +139,7 @@ class IndexMixin:
     else: r = match.where(src, math.inf if dtypes.is_float(self.dtype) else dtypes.max(self.dtype)).min(d)
     r = self._fill_out(d, r, 0)
     if include_self:
-      r = {"sum": lambda: r + me, "mean": lambda: r + me, "prod": lambda: r * self, "amax": lambda: r.maximum(self), "amin": lambda: r.minimum(self)}[reduce]()
+      r = r * self if reduce == "prod" else r.maximum(self) if reduce == "amax" else r.minimum(self) if reduce == "amin" else r + me
     if reduce == "mean": r = r / (self._fill_out(d, count, 0) + int(include_self)).maximum(1).cast(r.dtype)
     return hit.where(r, me)
 

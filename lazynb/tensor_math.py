@@ -164,7 +164,8 @@ class MathMixin:
       n = x.shape[d]
       if n == 0 or s % n == 0: continue
       cut = n - s % n
-      x = x.shrink(tuple((cut, n) if a == d else None for a in range(x.ndim))).cat(x.shrink(tuple((0, cut) if a == d else None for a in range(x.ndim))), dim=d)
+      def part(lo, hi): return x.shrink(tuple((lo, hi) if a == d else None for a in range(x.ndim)))
+      x = part(cut, n).cat(part(0, cut), dim=d)
     return x
   def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
     x, d = (self.flatten(), 0) if dim is None else (self, self._resolve_axis(dim))
@@ -243,7 +244,8 @@ class MathMixin:
     acc = dt if dtypes.is_float(dt) else sum_acc_dtype(dt)
     x = aligned[0].cast(acc)
     for t in aligned[1:]: x = x * t.cast(acc)
-    x = x.sum(tuple(k for k, c in enumerate(letters) if c not in rhs), dtype=to_dtype(dtype) if dtype is not None else acc) if any(c not in rhs for c in letters) else x
+    if any(c not in rhs for c in letters):
+      x = x.sum(tuple(k for k, c in enumerate(letters) if c not in rhs), dtype=to_dtype(dtype) if dtype is not None else acc)
     kept = [c for c in letters if c in rhs]
     x = x.reshape([size[c] for c in kept]).permute([kept.index(c) for c in rhs])
     return x if dtype is None else x.cast(to_dtype(dtype))
@@ -318,9 +320,11 @@ class MathMixin:
   def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
     """Draw class indices with probabilities proportional to the (1-D or 2-D) weights: with replacement by the inverse
     of the cumulative distribution, without by the Gumbel top-k trick."""
-    if not 1 <= self.ndim <= 2 or num_samples < 1: raise ValueError(f"multinomial needs 1-D or 2-D weights and num_samples >= 1, got {self.shape}, {num_samples}")
+    if not 1 <= self.ndim <= 2 or num_samples < 1:
+      raise ValueError(f"multinomial needs 1-D or 2-D weights and num_samples >= 1, got {self.shape}, {num_samples}")
     T, w = type(self), (self if self.ndim == 2 else self.unsqueeze(0))._float()
-    if not replacement and num_samples > self.shape[-1]: raise ValueError(f"cannot draw {num_samples} of {self.shape[-1]} classes without replacement")
+    if not replacement and num_samples > self.shape[-1]:
+      raise ValueError(f"cannot draw {num_samples} of {self.shape[-1]} classes without replacement")
     if replacement or num_samples == 1:
       cdf = w.cumsum(1)
       cdf = (cdf / cdf[:, -1:]).unsqueeze(1)  # (b, 1, n), the last exactly 1
