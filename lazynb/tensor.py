@@ -525,8 +525,7 @@ class Tensor(NNMixin, IndexMixin, MathMixin):
     tup = idx if isinstance(idx, tuple) else (idx,)
     if any(isinstance(i, (Tensor, list, np.ndarray)) for i in tup):
       if isinstance(value, Tensor): value = value.contiguous().realize()  # it may read self, which the write overwrites
-      self.assign(self._scattered(tup, value)).realize()
-      return
+      return self._setitem_index(tup, value)
     target = self[idx]
     value = (value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)).cast(self.dtype)
     if value.shape != target.shape:

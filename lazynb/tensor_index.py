@@ -37,46 +37,64 @@ class IndexMixin:
       if not dtypes.is_int(t.dtype): raise IndexError(f"index dtype {t.dtype} is not supported: index tensors must be integers")
     return idx, tensors
 
-  def _gather_index(self, idx: tuple) -> Tensor:
-    """x[idx] with int tensors among the indices. Ints, slices and None apply first (a view); each tensor then picks
-    along its axis, all tensors broadcast together to a shape B. As numpy: B replaces the tensors' axes when they are
-    next to each other in idx, else it comes first. (An int counts as a basic index here, as in tinygrad.)"""
+  def _advanced(self, idx: tuple):
+    """Split x[idx] with int tensors among the indices: ints, slices and None apply first (the view x[basic]); each
+    tensor then indexes one axis of that view (dims), all tensors broadcast together to a shape B. As numpy, B replaces
+    the tensors' axes when they are next to each other in idx, else it comes first: the result is the view's other axes
+    R with B inserted at p. (An int counts as a basic index here, as in tinygrad.) Negative indices count from the end."""
     T = type(self)
     idx, inds = self._index_tensors(idx)
-    x = self[tuple(slice(None) if isinstance(i, T) else i for i in idx)]
+    basic = tuple(slice(None) if isinstance(i, T) else i for i in idx)
     dims, out = [], 0
     for i in idx:
       if isinstance(i, T): dims.append(out)
       if not isinstance(i, (int, np.integer)): out += 1
+    view = self[basic]
     B = _bshape(*[t.shape for t in inds])
+    inds = [(t < 0).where(t + view.shape[d], t)._broadcast_to(B) for t, d in zip(inds, dims)]
+    tpos = [j for j, i in enumerate(idx) if isinstance(i, T)]
+    p = dims[0] if tpos == list(range(tpos[0], tpos[-1] + 1)) else 0
+    return view, dims, inds, B, p
+
+  def _gather_index(self, idx: tuple) -> Tensor:
+    """x[idx] with index tensors: the view's indexed axes go last, then each is picked by a one-hot sum (the last
+    first), leaving (R, B); B moves to its place."""
+    T = type(self)
+    x, dims, inds, B, p = self._advanced(idx)
     rest = [d for d in range(x.ndim) if d not in dims]
     x = x.permute(rest + dims)  # (R..., n1..nk)
     R, ns = x.shape[:len(rest)], x.shape[len(rest):]
     x = x.reshape(R + (1,) * len(B) + ns)
-    for k in range(len(inds) - 1, -1, -1):  # pick along the last tensor axis first: x is (R, B or 1s, n1..nk)
-      n, ind = ns[k], inds[k]
-      ind = (ind < 0).where(ind + n, ind)._broadcast_to(B)
-      onehot = ind.unsqueeze(-1) == T.arange(n, device=self.device)
-      x = _pick(onehot.reshape(B + (1,) * k + (n,)), x, -1)
+    for k in range(len(inds) - 1, -1, -1):  # x is (R, B or 1s, n1..nk)
+      onehot = inds[k].unsqueeze(-1) == T.arange(ns[k], device=self.device)
+      x = _pick(onehot.reshape(B + (1,) * k + (ns[k],)), x, -1)
     x, r = x._broadcast_to(R + B), len(R)
-    tpos = [j for j, i in enumerate(idx) if isinstance(i, T)]
-    p = dims[0] if tpos == list(range(tpos[0], tpos[-1] + 1)) else 0  # where B goes among the other axes
     return x.permute(list(range(p)) + list(range(r, r + len(B))) + list(range(p, r)))
 
-  def _scattered(self, idx: tuple, value) -> Tensor:
-    """A new tensor equal to self with self[idx] = value done, for idx with tensors: each element of self looks for the
-    last element of self[idx] that is it (duplicate indices: the last write wins, as numpy and tinygrad)."""
+  def _setitem_index(self, idx: tuple, value) -> None:
+    """x[idx] = value with index tensors, written into x's memory through the view x[basic]: each place (p1..pk) of the
+    indexed axes looks for the last of the m = prod(B) index entries that names it (duplicates: the last write wins, as
+    numpy and tinygrad) and takes that entry's value, else keeps its own. Work: size of the view times m."""
     T = type(self)
-    N = self.numel()
-    where_from = T.arange(N, device=self.device, dtype=dtypes.int32 if N < 2**31 else dtypes.int64).reshape(self.shape)._gather_index(idx)
+    view, dims, inds, B, p = self._advanced(idx)
+    rest = [d for d in range(view.ndim) if d not in dims]
+    x = view.permute(rest + dims)
+    R, ns, m = x.shape[:len(rest)], x.shape[len(rest):], prod(B)
+    shape = R[:p] + B + R[p:]  # the shape of view[idx]
     v = value if isinstance(value, T) else T(value, device=self.device, dtype=self.dtype)
-    if _bshape(v.shape, where_from.shape) != where_from.shape:
-      raise ValueError(f"cannot assign a value of shape {v.shape} to t[{idx!r}] of shape {where_from.shape}")
-    p, v = where_from.flatten(), v.cast(self.dtype)._broadcast_to(where_from.shape).flatten()
-    m = p.shape[0]
+    if _bshape(v.shape, shape) != shape: raise ValueError(f"cannot assign a value of shape {v.shape} to t[{idx!r}] of shape {shape}")
+    r, b = len(R), len(B)
+    v = v.cast(self.dtype)._broadcast_to(shape).permute(list(range(p)) + list(range(p + b, r + b)) + list(range(p, p + b)))
+    match = None
+    for k, (ind, n) in enumerate(zip(inds, ns)):  # match[p1..pk, j]: entry j names place (p1..pk)
+      eq = (ind.reshape(m) == T.arange(n, device=self.device).reshape(n, 1)).reshape((1,) * k + (n,) + (1,) * (len(ns) - k - 1) + (m,))
+      match = eq if match is None else match & eq
     j = T.arange(m, device=self.device)
-    last = (p.reshape(1, m) == T.arange(N, device=self.device).reshape(N, 1)).where(j, -1).max(1)  # (N,)
-    return (last >= 0).where(_pick(j == last.unsqueeze(1), v.reshape(1, m), 1), self.flatten()).reshape(self.shape)
+    last = match.where(j, -1).max(-1)  # (n1..nk)
+    new = _pick(j == last.unsqueeze(-1), v.reshape(R + (1,) * len(ns) + (m,)), -1)
+    out = (last >= 0).where(new, x)  # (R, n1..nk)
+    order = rest + dims
+    view.assign(out.permute([order.index(d) for d in range(view.ndim)])).realize()
 
   # ---------------------------------------------------------------- gather / scatter along one axis
   def _check_index(self, dim: int, index: Tensor, name: str) -> int:
