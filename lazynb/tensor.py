@@ -17,6 +17,8 @@ from lazynb.engine.schedule import create_schedule, realized, owned, superseded,
 from lazynb.engine.realize import run_schedule, write_host
 from lazynb.tensor_nn import NNMixin
 from lazynb.tensor_loss import LossMixin
+from lazynb.tensor_index import IndexMixin
+from lazynb.tensor_math import MathMixin
 
 def _shape_arg(shape) -> tuple:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
@@ -50,7 +52,7 @@ def last_backward():
 class _RNG:
   gen = np.random.default_rng(0)
 
-class Tensor(NNMixin, LossMixin):
+class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
@@ -134,7 +136,6 @@ class Tensor(NNMixin, LossMixin):
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
   def element_size(self) -> int: return self.dtype.itemsize
-  @property
   def nbytes(self) -> int: return self.numel() * self.element_size()
   def __len__(self):
     if not self.shape: raise TypeError("len() of a 0-d tensor")
@@ -182,9 +183,10 @@ class Tensor(NNMixin, LossMixin):
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
-    current = set(self._stands_for(self._grad_root()).values())
-    params = [t for t in list(_grad_tensors) if t.uop in current]
+    stands_for = self._stands_for(root := self._grad_root())
+    params = [t for t in list(_grad_tensors) if t.uop in set(stands_for.values())]
     if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
+    params += self._intermediates(root, stands_for, params, list(_live))  # as tinygrad: values computed from them get .grad too
     grads = self.gradient(*params, gradient=gradient)
     global _last_backward
     _last_backward = weakref.ref(self)
@@ -341,8 +343,10 @@ class Tensor(NNMixin, LossMixin):
   def full_like(self, fill_value, dtype=None, **kw) -> Tensor: return Tensor.full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
-  def rand_like(self, **kw) -> Tensor: return Tensor.rand(*self.shape, device=self.device, **kw)
-  def randn_like(self, **kw) -> Tensor: return Tensor.randn(*self.shape, device=self.device, **kw)
+  def rand_like(self, dtype=None, **kw) -> Tensor:
+    if not dtypes.is_float(dt := to_dtype(dtype or self.dtype)): raise ValueError(f"rand only supports float dtypes, got {dt}")
+    return Tensor.rand(*self.shape, device=self.device, dtype=dt, **kw)
+  def randn_like(self, dtype=None, **kw) -> Tensor: return Tensor.randn(*self.shape, device=self.device, dtype=dtype or self.dtype, **kw)
   def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
 
   @staticmethod
@@ -372,24 +376,18 @@ class Tensor(NNMixin, LossMixin):
     shape = _check_shape(_shape_arg(shape))
     return Tensor._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
   @staticmethod
-  def uniform(*shape, low=0.0, high=1.0, **kw) -> Tensor: return (Tensor.rand(*shape, **kw) * (high - low) + low)
+  def uniform(*shape, low=0.0, high=1.0, requires_grad=None, **kw) -> Tensor:
+    return Tensor((Tensor.rand(*shape, **kw) * (high - low) + low).uop, requires_grad=requires_grad)  # the result is the leaf
   @staticmethod
-  def normal(*shape, mean=0.0, std=1.0, **kw) -> Tensor: return Tensor.randn(*shape, **kw) * std + mean
+  def normal(*shape, mean=0.0, std=1.0, requires_grad=None, **kw) -> Tensor:
+    return Tensor((Tensor.randn(*shape, **kw) * std + mean).uop, requires_grad=requires_grad)
   @staticmethod
   def randint(*shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
     shape = _check_shape(_shape_arg(shape))
     return Tensor._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
   @staticmethod
-  def scaled_uniform(*shape, **kw) -> Tensor: return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(_shape_arg(shape)) ** -0.5)
-  @staticmethod
-  def glorot_uniform(*shape, **kw) -> Tensor:
-    shape = _shape_arg(shape)
-    return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * ((6 / (shape[0] + prod(shape[1:]))) ** 0.5)
-  @staticmethod
-  def kaiming_uniform(*shape, a: float = 0.01, **kw) -> Tensor:
-    shape = _shape_arg(shape)
-    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(shape[1:]))
-    return Tensor.uniform(*shape, low=-bound, high=bound, **kw)
+  def randperm(n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
+    return Tensor._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
   @staticmethod
   def arange(start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
@@ -489,7 +487,7 @@ class Tensor(NNMixin, LossMixin):
   def __getitem__(self, idx) -> Tensor:
     if not isinstance(idx, tuple): idx = (idx,)
     for i in idx:
-      if isinstance(i, Tensor) or isinstance(i, (list, np.ndarray)): return self._gather_index(idx)
+      if isinstance(i, (Tensor, list, np.ndarray)): return self._gather_index(idx)
       if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))) or isinstance(i, bool):
         raise TypeError(f"unsupported index {i!r}: use ints, slices, None, ... or an int Tensor")
     if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
@@ -529,10 +527,12 @@ class Tensor(NNMixin, LossMixin):
   def __setitem__(self, idx, value) -> None:
     """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and tinygrad do: a view
     of another tensor writes into that tensor; a tensor without memory of its own (lazy, a constant) first gets some."""
-    if any(isinstance(i, (Tensor, list, np.ndarray)) for i in (idx if isinstance(idx, tuple) else (idx,))):
-      raise NotImplementedError("t[index_tensor] = value (a scatter) is not supported yet: use Tensor.where with a mask")
     if self.uop.op is Ops.ASSIGN: self.realize()
     if not (self.uop.base.op is Ops.BUFFER and self.uop.base in owned): self.uop = self.contiguous().realize().uop
+    tup = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, (Tensor, list, np.ndarray)) for i in tup):
+      if isinstance(value, Tensor): value = value.contiguous().realize()  # it may read self, which the write overwrites
+      return self._setitem_index(tup, value)
     target = self[idx]
     value = (value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)).cast(self.dtype)
     if value.shape != target.shape:
@@ -540,18 +540,6 @@ class Tensor(NNMixin, LossMixin):
         raise ValueError(f"cannot assign a value of shape {value.shape} to t[{idx!r}] of shape {target.shape}")
       value = value._broadcast_to(target.shape)
     target.assign(value).realize()
-  def _gather_index(self, idx) -> Tensor:
-    """x[int_tensor] along the first axis, written as a one-hot multiply and sum (no gather primitive)."""
-    if len(idx) != 1: raise NotImplementedError("indexing with a tensor is supported for the first axis only: x[idx]")
-    ind = idx[0] if isinstance(idx[0], Tensor) else Tensor(np.asarray(idx[0]), device=self.device)
-    if not dtypes.is_int(ind.dtype): raise TypeError(f"index tensors must be integers, got {ind.dtype}")
-    n = self.shape[0]
-    ind = (ind < 0).where(ind + n, ind)
-    onehot = ind.unsqueeze(-1) == Tensor.arange(n, device=self.device)
-    rest = self.shape[1:]
-    x = self.reshape((1,) * ind.ndim + self.shape)
-    m = onehot.reshape(onehot.shape + (1,) * len(rest))
-    return m.where(x, 0).sum(ind.ndim, dtype=self.dtype)
 
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
     ts = [self, *others]
@@ -888,7 +876,8 @@ class Tensor(NNMixin, LossMixin):
     axes = self._axes(axis)
     if any(self.shape[a] == 0 for a in axes):  # nothing to reduce: the result is the reduce's identity
       out = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
-      ret = Tensor.full(out, {Ops.ADD: 0, Ops.MUL: 1}[op], dtype=self.dtype, device=self.device)
+      ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)}[op]
+      ret = Tensor.full(out, ident, dtype=self.dtype, device=self.device)
       return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
     ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
@@ -901,8 +890,6 @@ class Tensor(NNMixin, LossMixin):
     acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
     return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
   def max(self, axis=None, keepdim: bool = False) -> Tensor:
-    axes = self._axes(axis)
-    if any(self.shape[a] == 0 for a in axes): raise ValueError(f"max of an empty axis (shape {self.shape}, axis {axis}) has no identity")
     if self.dtype is dtypes.bool: return self.cast(dtypes.uint8)._reduce(Ops.MAX, axis, keepdim).cast(dtypes.bool)
     return self._reduce(Ops.MAX, axis, keepdim)
   def min(self, axis=None, keepdim: bool = False) -> Tensor: return self._flip_order().max(axis, keepdim)._flip_order()

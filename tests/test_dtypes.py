@@ -92,7 +92,7 @@ def test_dtype_aliases_and_properties():
   assert dtypes.float is dtypes.float32 and dtypes.half is dtypes.float16 and dtypes.int is dtypes.int32 and dtypes.long is dtypes.int64
   assert [d.itemsize for d in ALL] == [1, 1, 4, 8, 2, 4]
   t = Tensor.zeros(3, 5, dtype=dtypes.int64)
-  assert t.element_size() == 8 and t.nbytes == 120
+  assert t.element_size() == 8 and t.nbytes() == 120  # a method in tinygrad 0.10
 
 # ------------------------------------------------------------------ promotion between tensors
 

@@ -84,7 +84,7 @@ def test_getitem_bad(idx, exc):
   raises_clearly(lambda: A23()[idx], exc)
 
 def test_getitem_float_index_tensor():
-  raises_clearly(lambda: A23()[Tensor([0.0, 1.0])], TypeError)
+  raises_clearly(lambda: A23()[Tensor([0.0, 1.0])], IndexError)  # as numpy and tinygrad
 
 def test_iteration_stops_with_indexerror():
   rows = list(Tensor(np.arange(6, dtype=np.float32).reshape(3, 2)))
@@ -159,9 +159,7 @@ def test_bad_operand_type(other):
   raises_clearly(lambda: Tensor([1.0, 2.0]) + other, TypeError)
   raises_clearly(lambda: Tensor([1.0, 2.0]) * other, TypeError)
 
-def test_reduce_empty_axis_without_identity():
-  raises_clearly(lambda: Tensor.zeros(0).max(), ValueError)
-  raises_clearly(lambda: Tensor.zeros(2, 0).min(1), ValueError)
+def test_argmax_of_an_empty_axis():  # max/min of one are -inf/inf, as tinygrad (test_tensor_methods.py)
   raises_clearly(lambda: Tensor.zeros(2, 0).argmax(1), ValueError)
   raises_clearly(lambda: Tensor.zeros(0).argmax(), ValueError)
 
@@ -184,7 +182,7 @@ def test_pool_bad():
   raises_clearly(lambda: Tensor.ones(3).max_pool2d(2), ValueError)
 
 def test_gather_index_needs_ints():
-  raises_clearly(lambda: Tensor([1.0, 2.0])[Tensor([True, False])], TypeError)
+  raises_clearly(lambda: Tensor([1.0, 2.0])[Tensor([True, False])], IndexError)  # as tinygrad
 
 def test_failed_op_leaves_tensor_usable():
   t = A23()

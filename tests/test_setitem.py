@@ -55,10 +55,11 @@ def test_value_read_before_setitem_keeps_old_contents():
   t[0] = 10
   assert s.item() == 6 and t.sum().item() == 16
 
-def test_setitem_with_an_index_tensor_says_it_is_not_supported():
-  with pytest.raises(NotImplementedError, match="scatter"):
-    t = Tensor.zeros(5).contiguous().realize()
-    t[Tensor([1, 3])] = 7
+def test_setitem_with_an_index_tensor_writes_like_numpy():  # more cases in test_tensor_methods.py
+  t, want = Tensor.zeros(5).contiguous().realize(), np.zeros(5, np.float32)
+  t[Tensor([1, 3, -1])] = 7
+  want[[1, 3, -1]] = 7
+  np.testing.assert_array_equal(t.numpy(), want)
 
 def test_setitem_inside_a_jitted_step():
   buf = Tensor.zeros(4).contiguous().realize()
