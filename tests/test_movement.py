@@ -218,7 +218,9 @@ def index_for(draw, shape):
   n_ell = 0
   while dim < len(shape):
     kind = draw(st.sampled_from(["int", "slice", "slice", "none", "ellipsis", "stop"]))
-    if kind == "stop": break
+    if kind == "stop":
+      if n_ell: continue  # after an ellipsis every remaining dim is indexed: numpy counts the ellipsis' dims from the end
+      break
     if kind == "none": idx.append(None); continue  # noqa: E702
     if kind == "ellipsis":
       if n_ell: continue
