@@ -104,8 +104,8 @@ class UOpMetaClass(type):
     key = (op, dtype, src, arg, type(arg))
     if (ref := UOpMetaClass.cache.get(key)) is not None and (ret := ref()) is not None: return ret
     ret = super().__call__(op, dtype, src, arg)
-    def _drop(r, key=key):
-      if UOpMetaClass.cache.get(key) is r: del UOpMetaClass.cache[key]
+    def _drop(r, key=key, cache=UOpMetaClass.cache):  # (the dict itself: module globals are gone at interpreter exit)
+      if cache.get(key) is r: del cache[key]
     UOpMetaClass.cache[key] = weakref.ref(ret, _drop)
     return ret
 
