@@ -204,3 +204,19 @@ assert seven.tolist() == [8, 9, 10, 11] and "+7)" in src7
 A, B = t * 4, t * 4
 assert A is not B and A.uop is B.uop
 print("one ADD of 7, and t * 4 built twice is one node")
+
+# %% [markdown]
+# ## Exercise: a fused mean squared error
+#
+# Write `mse(a, b)`: the mean of `(a - b)` squared over all elements, a scalar (shape `()`), that runs as **one**
+# kernel when realized. The check compares it with numpy on three shapes and counts the kernels.
+
+# %%
+# EXERCISE p01.mse
+def mse(a, b):
+  # YOUR CODE: elementwise ops, then one reduce; no realize() in between
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p01.mse", mse)

@@ -163,3 +163,36 @@ ref = (a8 @ b8).realize()
 print("max |hand - @| =", np.abs(mine.numpy() - ref.numpy()).max())
 assert hand_kernels == int(q_hand.correct) == 1
 assert np.allclose(mine.numpy(), ref.numpy(), atol=1e-6) and np.allclose(mine.numpy(), a8.numpy() @ b8.numpy(), atol=1e-5)
+
+# %% [markdown]
+# ## Exercise 1: the index expression of a view
+#
+# A view reads element `idx = (i0, i1, ...)` at memory address `offset + i0*strides[0] + i1*strides[1] + ...`
+# (counted in elements). Write `address(idx, strides, offset)`. The check builds permuted, sliced, flipped
+# (negative strides) and expanded (stride 0) views in numpy and reads every element through your address.
+
+# %%
+# EXERCISE p02.address
+def address(idx, strides, offset):
+  # YOUR CODE: return the flat address (an int) of index tuple idx
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p02.address", address)
+
+# %% [markdown]
+# ## Exercise 2: a batched matmul by hand
+#
+# Extend §5 to a batch: `(B, M, K) @ (B, K, N) -> (B, M, N)` with reshape/expand, a multiply and a sum.
+# `@`, `matmul`, `dot` and `einsum` are switched off while the check runs.
+
+# %%
+# EXERCISE p02.bmm
+def batched_matmul(a, b):
+  # YOUR CODE: movement ops, one multiply, one sum
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p02.bmm", batched_matmul)

@@ -212,3 +212,37 @@ assert np.allclose(auto, fd, atol=2e-3)
 assert np.allclose(auto, np.where(np.abs(pred) <= 1, pred, np.sign(pred)) / pred.size, atol=1e-6)
 assert np.isclose(auto[2], 1 / 6) and q_hub.correct == "1 / 6"
 print("autograd agrees with finite differences")
+
+# %% [markdown]
+# ## Exercise 1: your own gradient checker
+#
+# Write `finite_diff(f, v)`: for a function `f` of a numpy array `v` that returns a float, return the array of
+# slopes `df/dv[i]` by central differences, the way §4 checked the Huber loss. Don't change `v`. The check runs it
+# on functions whose derivatives are known in closed form.
+
+# %%
+# EXERCISE p03.finite_diff
+def finite_diff(f, v, eps=1e-4):
+  # YOUR CODE: one slope per element of v, as a numpy array of v's shape
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p03.finite_diff", finite_diff)
+
+# %% [markdown]
+# ## Exercise 2: the pseudo-Huber loss
+#
+# A smooth cousin of §4's Huber loss: `mean(delta**2 * (sqrt(1 + (r/delta)**2) - 1))` with `r = pred - target`.
+# Build it from Tensor ops so autograd can differentiate it; the check compares the value and `pred.grad` with
+# the formulas for several `delta` (you can check your gradient with your `finite_diff` first).
+
+# %%
+# EXERCISE p03.pseudo_huber
+def pseudo_huber(pred, target, delta=1.0):
+  # YOUR CODE
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p03.pseudo_huber", pseudo_huber)

@@ -208,3 +208,20 @@ load_state_dict(fresh, safe_load(path))
 acc2 = evaluate(fresh, X_test, Y_test)
 print(f"saved {os.path.getsize(path):,} bytes; reloaded model: {acc2:.2%}")
 assert acc2 == acc and q_reload.correct == "identical"
+
+# %% [markdown]
+# ## Exercise: cross-entropy from scratch
+#
+# Write `cross_entropy(logits, labels)` for logits `(N, C)` and integer labels `(N,)`: the mean over rows of
+# `-log(softmax(logits)[label])`, without `sparse_categorical_crossentropy`. It must survive logits of 1000 (no
+# inf or nan); the check compares the loss and its gradient with numpy.
+
+# %%
+# EXERCISE p04.cross_entropy
+def cross_entropy(logits, labels):
+  # YOUR CODE: a stable log-softmax, then pick each row's label (a one-hot mask from arange helps)
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p04.cross_entropy", cross_entropy)

@@ -182,3 +182,21 @@ if beam_events: print("search:", "cached" if beam_events[0].data["cached"] else 
 assert opts2 and ran_programs(rec_beam)[0].opts == opts2
 assert t2 <= t0 * 1.5 + 2e-4 and q_beam.correct.startswith("never slower")
 assert np.allclose(c_beam.numpy(), a128.numpy() @ b128.numpy(), atol=1e-3 * 128)
+
+# %% [markdown]
+# ## Exercise: rewrite rules of your own
+#
+# Make `rules`, a `PatternMatcher` that folds `x*1 -> x` and `x+0 -> x` (for ints and floats, with the constant
+# on either side). The check runs `graph_rewrite` with your rules on small index expressions, and also makes
+# sure that `i*2`, `i+1` and `i*j` are left alone.
+
+# %%
+# EXERCISE p05.fold_rules
+from lazynb.uop.ops import UPat, PatternMatcher
+rules = PatternMatcher([
+  # YOUR CODE: (pattern, function) pairs
+])
+
+# %%
+from lazynb.notebook.exercise import check
+check("p05.fold_rules", rules)

@@ -156,3 +156,20 @@ print(f"step by step: {k_steps} kernels, {t_steps * 1e3:.1f} ms   all at once: {
 assert f"{k_steps} and {k_fused}" == q_steps.correct
 assert np.abs(slow.numpy() - reference("gelu", xb.numpy())).max() < 1e-5
 assert np.abs(fast.numpy() - reference("gelu", xc.numpy())).max() < 1e-5
+
+# %% [markdown]
+# ## Exercise: layer norm
+#
+# `rms_norm` divides by the root mean square. Layer norm first subtracts the mean of the last axis, then divides
+# by `sqrt(variance + eps)` (the variance of the last axis, divided by n, not n-1). Write `layer_norm(x, eps)`
+# without `Tensor.layernorm`; the check compares it with numpy on three shapes.
+
+# %%
+# EXERCISE p06.layer_norm
+def layer_norm(x, eps=1e-5):
+  # YOUR CODE
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p06.layer_norm", layer_norm)

@@ -197,3 +197,55 @@ assert calls_add > 1000 and t_my > 5 * t_cpu and q_add.correct.startswith("MY is
 # ctypes call itself), far more than adding four floats. A real backend launches the whole grid at once: the
 # CPU device writes the loops into C and splits the outer one across cores; a GPU backend hands the grid size
 # to the driver.
+
+# %% [markdown]
+# ## Exercises: a pure-Python device, part by part
+#
+# Build the same three parts again for a device that runs *Python* kernels. First the Allocator: memory is a
+# `bytearray`. `copyin(dst, src)` copies a host `memoryview` into it, `copyout(dst, src)` copies it back out.
+
+# %%
+# EXERCISE p07.allocator
+class BytesAllocator(Allocator):
+  def _alloc(self, size, options=None):
+    raise NotImplementedError  # YOUR CODE
+  def copyin(self, dst, src: memoryview):
+    raise NotImplementedError  # YOUR CODE
+  def copyout(self, dst: memoryview, src):
+    raise NotImplementedError  # YOUR CODE
+
+# %%
+from lazynb.notebook.exercise import check
+check("p07.allocator", BytesAllocator)
+
+# %% [markdown]
+# The Compiler: Python needs no binary, so the "library" is the source text as bytes. But a program that doesn't
+# parse must fail at compile time, as `lazynb.device.CompileError`.
+
+# %%
+# EXERCISE p07.compiler
+from lazynb.device import CompileError
+class PyCompiler(Compiler):
+  def compile(self, src: str) -> bytes:
+    raise NotImplementedError  # YOUR CODE
+
+# %%
+from lazynb.notebook.exercise import check
+check("p07.compiler", PyCompiler)
+
+# %% [markdown]
+# The Runner: `PyRunner(name, lib)` runs the function called `name` defined in `lib` (the compiler's bytes). A call
+# runs it once per point of `global_size`, passing the buffers and then the point's three ids, like `MyRunner`;
+# with `wait=True` it returns the seconds it took, else `None`.
+
+# %%
+# EXERCISE p07.runner
+class PyRunner(Runner):
+  def __init__(self, name: str, lib: bytes):
+    raise NotImplementedError  # YOUR CODE
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+    raise NotImplementedError  # YOUR CODE
+
+# %%
+from lazynb.notebook.exercise import check
+check("p07.runner", PyRunner)

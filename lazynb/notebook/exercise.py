@@ -1,0 +1,253 @@
+"""Exercises with instant checks for the course notebooks.
+
+A stub cell defines a function or class whose body says `# YOUR CODE` and raises NotImplementedError; the next cell
+calls `check("p01.mse", mse)`. The check runs hidden tests that compare the learner's code with numpy or with
+finite differences on fresh random inputs (not with stored answers), prints a pass or a hint that never gives the
+answer away, and never raises, so a notebook with its stubs untouched still runs top to bottom.
+Reference solutions live in notebooks/solutions/, outside the notebooks; tests/test_exercises.py proves that every
+check here fails on its notebook's stub and passes on the reference solution.
+"""
+from __future__ import annotations
+import contextlib, itertools
+from typing import Callable
+import numpy as np
+
+class Fail(AssertionError):
+  """A hidden test failed; the message is the hint shown to the learner."""
+
+EXERCISES: dict[str, Callable] = {}
+
+def exercise(key: str):
+  """Register the hidden tests of one exercise: a function of the learner's object that raises Fail(hint)."""
+  def deco(fn):
+    if key in EXERCISES: raise ValueError(f"exercise {key!r} is registered twice")
+    EXERCISES[key] = fn
+    return fn
+  return deco
+
+def run(key: str, obj) -> tuple[bool, str]:
+  """(passed?, message) for the learner's object. Never raises for anything the learner's code does."""
+  if key not in EXERCISES: raise KeyError(f"no exercise named {key!r}; known: {sorted(EXERCISES)}")
+  try: EXERCISES[key](obj)
+  except Fail as e: return False, str(e)
+  except NotImplementedError: return False, "not written yet: replace the `raise NotImplementedError` under # YOUR CODE."
+  except Exception as e: return False, f"your code raised {type(e).__name__}: {e}"
+  return True, "all hidden tests pass."
+
+def check(key: str, obj) -> bool:
+  """Run exercise `key`'s hidden tests on `obj` and print \u2713 or \u2717 with a hint."""
+  ok, msg = run(key, obj)
+  print(f"{key}: " + ("\u2713 pass, " if ok else "\u2717 not yet, ") + msg)
+  return ok
+
+# ---------------------------------------------------------------- helpers for the hidden tests
+
+def need(cond, hint: str):
+  if not cond: raise Fail(hint)
+
+def _rng(seed: int): return np.random.default_rng(seed)
+
+def _np(t, what: str) -> np.ndarray:
+  from lazynb import Tensor
+  need(t is not None, f"{what} returned None: it must return a Tensor.")
+  need(isinstance(t, Tensor), f"{what} must return a lazynb Tensor, got {type(t).__name__}.")
+  return t.numpy()
+
+def _close(got: np.ndarray, want: np.ndarray, what: str, rtol=1e-4, atol=1e-5):
+  need(tuple(got.shape) == tuple(want.shape), f"{what}: the result has shape {tuple(got.shape)}, expected {tuple(want.shape)}.")
+  need(np.all(np.isfinite(got) == np.isfinite(want)), f"{what}: some results are inf or nan where they should not be "
+       "(large inputs overflow exp: subtract the largest value first).")
+  need(np.allclose(got, want, rtol=rtol, atol=atol), f"{what}: the values are wrong (largest error {np.nanmax(np.abs(got - want)):.3g}).")
+
+@contextlib.contextmanager
+def _forbid(*names: str):
+  """Make Tensor methods raise while the learner's code runs (the exercise is to build them from smaller ops)."""
+  from lazynb import Tensor
+  saved = {n: Tensor.__dict__[n] for n in names if n in Tensor.__dict__}
+  def blocked(n):
+    def f(*a, **k): raise Fail(f"this exercise is to build it from smaller ops: Tensor.{n} is not allowed here.")
+    return f
+  for n in saved: setattr(Tensor, n, blocked(n))
+  try: yield
+  finally:
+    for n, f in saved.items(): setattr(Tensor, n, f)
+
+def _kernels(fn) -> int:
+  from lazynb import GlobalCounters
+  GlobalCounters.reset()
+  fn()
+  return GlobalCounters.kernel_count
+
+# ---------------------------------------------------------------- Project 1
+
+@exercise("p01.mse")
+def _(mse):
+  from lazynb import Tensor
+  for seed, shape in enumerate([(5,), (3, 4), (2, 3, 4)]):
+    a, b = _rng(seed).standard_normal(shape).astype(np.float32), _rng(seed + 10).standard_normal(shape).astype(np.float32)
+    ta, tb = Tensor(a).realize(), Tensor(b).realize()
+    res = []
+    n = _kernels(lambda: res.append(mse(ta, tb)) or (res[0] is None or res[0].realize()))
+    out = res[0]
+    need(out is not None, "mse returned None: it must return a Tensor.")
+    need(getattr(out, "shape", None) == (), f"the mean of all elements is a scalar: shape (), got {getattr(out, 'shape', None)}.")
+    _close(_np(out, "mse"), np.mean((a - b) ** 2, dtype=np.float64).astype(np.float32), f"shape {shape}")
+    need(n == 1, f"it should run as ONE fused kernel, it ran {n}: don't realize() in the middle.")
+
+# ---------------------------------------------------------------- Project 2
+
+@exercise("p02.address")
+def _(address):
+  base = np.arange(2 * 3 * 4 * 5, dtype=np.int64).reshape(2, 3, 4, 5)
+  views = {"permute": base.transpose(2, 0, 3, 1), "slice": base[1:, ::2, 1:3], "flip": base[:, ::-1, :, ::-2],
+           "expand": np.broadcast_to(base[:, :1], (2, 7, 4, 5)), "reshape": base.reshape(6, 20)}
+  for what, v in views.items():
+    strides = tuple(s // base.itemsize for s in v.strides)
+    offset = (v.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
+    for idx in itertools.product(*[range(n) for n in v.shape]):
+      got = address(idx, strides, offset)
+      need(isinstance(got, (int, np.integer)), f"address must return an int, got {type(got).__name__}.")
+      need(base.ravel()[got] == v[idx] if 0 <= got < base.size else False,
+           f"{what} view (strides {strides}, offset {offset}): index {idx} reads the wrong element.")
+
+@exercise("p02.bmm")
+def _(batched_matmul):
+  from lazynb import Tensor
+  for seed, (B, M, K, N) in enumerate([(2, 3, 4, 5), (1, 1, 3, 1), (3, 2, 1, 2)]):
+    a, b = _rng(seed).standard_normal((B, M, K)).astype(np.float32), _rng(seed + 5).standard_normal((B, K, N)).astype(np.float32)
+    with _forbid("matmul", "dot", "__matmul__", "einsum"): out = batched_matmul(Tensor(a), Tensor(b))
+    _close(_np(out, "batched_matmul"), a @ b, f"({B}, {M}, {K}) @ ({B}, {K}, {N})")
+
+# ---------------------------------------------------------------- Project 3
+
+@exercise("p03.finite_diff")
+def _(finite_diff):
+  cases = [(lambda v: float(np.sum(np.sin(v))), np.cos), (lambda v: float(np.sum(v ** 3)), lambda v: 3 * v ** 2),
+           (lambda v: float(np.prod(v)), lambda v: np.prod(v) / v)]
+  for i, (f, df) in enumerate(cases):
+    v = _rng(i).uniform(0.5, 1.5, 4)
+    v0 = v.copy()
+    g = finite_diff(f, v)
+    need(g is not None, "finite_diff returned None: return an array with one slope per input.")
+    g = np.asarray(g, dtype=np.float64)
+    need((v == v0).all(), "finite_diff changed the input array: nudge a copy.")
+    need(g.shape == v.shape, f"one slope per input: expected shape {v.shape}, got {g.shape}.")
+    need(np.allclose(g, df(v), rtol=1e-6, atol=1e-8), "the slopes are off: nudge one input at a time, both ways, "
+         "and divide the difference by the full distance between the two points.")
+
+@exercise("p03.pseudo_huber")
+def _(pseudo_huber):
+  from lazynb import Tensor
+  for seed, delta in [(0, 1.0), (1, 0.5), (2, 3.0)]:
+    pred, target = _rng(seed).standard_normal(7).astype(np.float32) * 3, _rng(seed + 9).standard_normal(7).astype(np.float32)
+    p = Tensor(pred, requires_grad=True)
+    loss = pseudo_huber(p, Tensor(target), delta)
+    r = (pred - target).astype(np.float64)
+    _close(_np(loss, "pseudo_huber"), np.array(np.mean(delta ** 2 * (np.sqrt(1 + (r / delta) ** 2) - 1)), np.float32), f"delta={delta}")
+    loss.backward()
+    need(p.grad is not None, "no gradient reached pred: build the loss from Tensor ops on pred.")
+    _close(p.grad.numpy(), (r / np.sqrt(1 + (r / delta) ** 2) / r.size).astype(np.float32), f"the gradient with delta={delta}")
+
+# ---------------------------------------------------------------- Project 4
+
+@exercise("p04.cross_entropy")
+def _(cross_entropy):
+  from lazynb import Tensor
+  for seed, scale in [(0, 1.0), (1, 50.0)]:
+    logits = (_rng(seed).standard_normal((6, 10)) * scale).astype(np.float32)
+    logits[0, 3] = 1000.0 if scale > 1 else logits[0, 3]
+    labels = _rng(seed).integers(0, 10, 6)
+    x = Tensor(logits, requires_grad=True)
+    with _forbid("sparse_categorical_crossentropy", "cross_entropy"): loss = cross_entropy(x, Tensor(labels.astype(np.int32)))
+    z = logits.astype(np.float64) - logits.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    _close(_np(loss, "cross_entropy"), np.array(-logp[np.arange(6), labels].mean(), np.float32), f"logits of size ~{scale:g}", rtol=1e-3)
+    loss.backward()
+    need(x.grad is not None, "no gradient reached the logits: build the loss from Tensor ops on them.")
+    want = (np.exp(logp) - np.eye(10)[labels]) / 6
+    _close(x.grad.numpy(), want.astype(np.float32), "the gradient", rtol=1e-3, atol=1e-5)
+
+# ---------------------------------------------------------------- Project 5
+
+@exercise("p05.fold_rules")
+def _(rules):
+  from lazynb.uop.ops import UOp, Ops, PatternMatcher, graph_rewrite
+  from lazynb.dtype import dtypes
+  need(isinstance(rules, PatternMatcher), f"the rules must be a PatternMatcher, got {type(rules).__name__}.")
+  i = UOp(Ops.RANGE, dtypes.int, (), (0, 8, "i"))
+  j = UOp(Ops.RANGE, dtypes.int, (), (1, 4, "j"))
+  f = UOp(Ops.CAST, dtypes.float, (i,))
+  for e, want, what, name in [(i * 1, i, "i*1", "i"), (i.const_like(1) * i, i, "1*i", "i"), (f * 1.0, f, "f*1.0 (a float)", "f"),
+                              (i + 0, i, "i+0", "i"), ((j * 1 + 0) * 1, j, "(j*1+0)*1", "j"), ((i * 1) + (j + 0), i + j, "(i*1)+(j+0)", "i+j")]:
+    need(graph_rewrite(e, rules) is want, f"{what} should become {name}.")
+  for e, what in [(i * 2, "i*2"), (i + 1, "i+1"), (i * j, "i*j")]:
+    need(graph_rewrite(e, rules) is e, f"{what} must stay as it is: only a multiply by exactly 1 or an add of exactly 0 may go.")
+
+# ---------------------------------------------------------------- Project 6
+
+@exercise("p06.layer_norm")
+def _(layer_norm):
+  from lazynb import Tensor
+  for seed, shape in enumerate([(4, 8), (2, 3, 5), (1, 16)]):
+    x = (_rng(seed).standard_normal(shape) * 3 + 2).astype(np.float32)
+    with _forbid("layernorm", "layer_norm"): out = layer_norm(Tensor(x))
+    x64 = x.astype(np.float64)
+    mu, var = x64.mean(-1, keepdims=True), x64.var(-1, keepdims=True)
+    _close(_np(out, "layer_norm"), ((x64 - mu) / np.sqrt(var + 1e-5)).astype(np.float32), f"shape {shape}", rtol=1e-3, atol=1e-4)
+
+# ---------------------------------------------------------------- Project 7: a Python device, part by part
+
+@exercise("p07.allocator")
+def _(BytesAllocator):
+  from lazynb.device import Allocator
+  need(isinstance(BytesAllocator, type) and issubclass(BytesAllocator, Allocator), "BytesAllocator must be a class derived from Allocator.")
+  a = BytesAllocator()
+  for seed, n in enumerate([1, 4, 37]):
+    host = _rng(seed).standard_normal(n).astype(np.float32)
+    buf = a.alloc(host.nbytes)
+    need(buf is not None and len(buf) >= host.nbytes, f"alloc({host.nbytes}) must give a buffer of at least {host.nbytes} bytes.")
+    other = a.alloc(host.nbytes)
+    need(other is not buf, "each alloc must give a new buffer.")
+    a.copyin(buf, memoryview(host).cast("B"))
+    back = np.zeros_like(host)
+    a.copyout(memoryview(back).cast("B"), buf)
+    need((back == host).all(), "copyout(copyin(x)) does not give x back: copy all the bytes, in order.")
+    a.copyout(memoryview(back).cast("B"), other)
+    need(not (back == host).all() or n == 0, "copyin wrote into another buffer too: buffers must not share memory.")
+    a.free(buf, host.nbytes)
+
+@exercise("p07.compiler")
+def _(PyCompiler):
+  from lazynb.device import Compiler, CompileError
+  need(isinstance(PyCompiler, type) and issubclass(PyCompiler, Compiler), "PyCompiler must be a class derived from Compiler.")
+  c = PyCompiler()
+  src = "def k(out, x, gid):\n  out[gid] = x[gid] * 2\n"
+  lib = c.compile(src)
+  need(isinstance(lib, bytes), f"compile must return bytes, got {type(lib).__name__}.")
+  ns: dict = {}
+  exec(lib.decode(), ns)
+  need("k" in ns, "the bytes must hold the program (its text is fine: Python needs no binary).")
+  try:
+    c.compile("def k(out:\n  pass\n")
+    raise Fail("a program with a syntax error must raise CompileError, so the error shows at compile time.")
+  except CompileError: pass
+  except SyntaxError: raise Fail("turn the SyntaxError into lazynb.device.CompileError (raise ... from e).")
+
+@exercise("p07.runner")
+def _(PyRunner):
+  from lazynb.device import Runner
+  need(isinstance(PyRunner, type) and issubclass(PyRunner, Runner), "PyRunner must be a class derived from Runner.")
+  lib = b"def scale(out, x, g0, g1, g2):\n  out[g0 * 3 + g1] = x[g0 * 3 + g1] * 10 + g2\n"
+  r = PyRunner("scale", lib)
+  x = list(range(6))
+  out = [0] * 6
+  ret = r(out, x, global_size=(2, 3, 1))
+  need(out == [v * 10 for v in x], f"after running over the grid (2, 3, 1) out should be x*10 everywhere; got {out}.")
+  need(ret is None, "without wait=True the runner returns None.")
+  out2 = [0] * 6
+  t = r(out2, x, global_size=(2, 3, 1), wait=True)
+  need(isinstance(t, float) and t >= 0, "with wait=True the runner returns the run time in seconds, a float.")
+  r2 = PyRunner("shift", b"def shift(out, x, g0, g1, g2):\n  out[g0] = x[g0] + 1\n")
+  out3 = [0] * 4
+  r2(out3, [5, 6, 7, 8], global_size=(4, 1, 1))
+  need(out3 == [6, 7, 8, 9], "a second runner with another kernel name ran the wrong function: look the function up by its name.")
