@@ -63,14 +63,17 @@ def _close(got: np.ndarray, want: np.ndarray, what: str, rtol=1e-4, atol=1e-5):
 def _forbid(*names: str):
   """Make Tensor methods raise while the learner's code runs (the exercise is to build them from smaller ops)."""
   from lazynb import Tensor
-  saved = {n: Tensor.__dict__[n] for n in names if n in Tensor.__dict__}
+  own = {n: Tensor.__dict__[n] for n in names if n in Tensor.__dict__}   # inherited ones (mixins) are shadowed, then unshadowed
   def blocked(n):
     def f(*a, **k): raise Fail(f"this exercise is to build it from smaller ops: Tensor.{n} is not allowed here.")
     return f
-  for n in saved: setattr(Tensor, n, blocked(n))
+  for n in names:
+    if hasattr(Tensor, n): setattr(Tensor, n, blocked(n))
   try: yield
   finally:
-    for n, f in saved.items(): setattr(Tensor, n, f)
+    for n in names:
+      if n in own: setattr(Tensor, n, own[n])
+      elif n in Tensor.__dict__: delattr(Tensor, n)
 
 def _kernels(fn) -> int:
   from lazynb import GlobalCounters
@@ -251,3 +254,80 @@ def _(PyRunner):
   out3 = [0] * 4
   r2(out3, [5, 6, 7, 8], global_size=(4, 1, 1))
   need(out3 == [6, 7, 8, 9], "a second runner with another kernel name ran the wrong function: look the function up by its name.")
+
+# ---------------------------------------------------------------- the parts
+
+@exercise("01.relu")
+def _(my_relu):
+  from lazynb import Tensor
+  x = np.array([-2.5, -0.0, 0.0, 1e-3, 3.0, -1e30, 7.25], np.float32)
+  with _forbid("relu", "maximum", "clip", "clamp"): out = my_relu(Tensor(x))
+  _close(_np(out, "my_relu"), np.maximum(x, 0), "relu")
+  with _forbid("relu", "maximum", "clip", "clamp"): n = _kernels(lambda: my_relu(Tensor(x).realize()).realize())
+  need(n == 1, f"relu is one elementwise kernel, yours ran {n}.")
+
+@exercise("03.one_hot")
+def _(one_hot):
+  from lazynb import Tensor
+  for seed, (n, k) in enumerate([(5, 3), (1, 4), (8, 10)]):
+    labels = _rng(seed).integers(0, k, n)
+    with _forbid("one_hot"): out = one_hot(Tensor(labels.astype(np.int32)), k)
+    got = _np(out, "one_hot")
+    need(got.shape == (n, k), f"{n} labels and {k} classes give shape ({n}, {k}), got {got.shape}.")
+    need(np.array_equal(got.astype(np.float64), np.eye(k)[labels]), "each row must be 1 at its label's column and 0 elsewhere.")
+
+@exercise("04.lazy")
+def _(sum_of_squares):
+  from lazynb import Tensor, GlobalCounters
+  arrs = [_rng(i).standard_normal((3, 4)).astype(np.float32) for i in range(4)]
+  ts = [Tensor(a).realize() for a in arrs]
+  GlobalCounters.reset()
+  out = sum_of_squares(ts)
+  need(GlobalCounters.kernel_count == 0, f"building the result ran {GlobalCounters.kernel_count} kernels: return the lazy Tensor, "
+       "don't realize(), numpy(), item() or print it inside.")
+  _close(_np(out, "sum_of_squares"), sum(a * a for a in arrs), "the value")
+
+@exercise("05.softmax")
+def _(softmax):
+  from lazynb import Tensor
+  for seed, (shape, scale) in enumerate([((3, 5), 1.0), ((2, 4, 6), 1.0), ((2, 7), 200.0)]):
+    x = (_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+    with _forbid("softmax", "log_softmax", "logsumexp"): out = softmax(Tensor(x))
+    z = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+    _close(_np(out, "softmax"), (z / z.sum(-1, keepdims=True)).astype(np.float32), f"shape {shape}, inputs of size ~{scale:g}")
+
+@exercise("06.swish_grad")
+def _(swish_grad):
+  f = lambda v: v / (1 + np.exp(-v))
+  x = np.linspace(-6, 6, 25)
+  g = swish_grad(x.copy())
+  need(g is not None, "swish_grad returned None: return a numpy array, one slope per input.")
+  g = np.asarray(g, dtype=np.float64)
+  need(g.shape == x.shape, f"one slope per input: expected shape {x.shape}, got {g.shape}.")
+  eps = 1e-5
+  need(np.allclose(g, (f(x + eps) - f(x - eps)) / (2 * eps), rtol=1e-5, atol=1e-7),
+       "the slopes don't match finite differences of x*sigmoid(x): use the product rule, and sigmoid' = s*(1-s).")
+
+@exercise("07.int_rules")
+def _(rules):
+  from lazynb.uop.ops import UOp, Ops, PatternMatcher, graph_rewrite
+  from lazynb.dtype import dtypes
+  need(isinstance(rules, PatternMatcher), f"the rules must be a PatternMatcher, got {type(rules).__name__}.")
+  i = UOp(Ops.RANGE, dtypes.int, (), (0, 8, "i"))
+  j = UOp(Ops.RANGE, dtypes.int, (), (1, 4, "j"))
+  for e, want, what, name in [(i // 1, i, "i//1", "i"), (i % 1, i.const_like(0), "i%1", "0"),
+                              ((i + j) // 1, i + j, "(i+j)//1", "i+j"), ((j // 1) % 1, j.const_like(0), "(j//1)%1", "0")]:
+    need(graph_rewrite(e, rules) is want, f"{what} should become {name}.")
+  for e, what in [(i // 2, "i//2"), (i % 3, "i%3"), (i // j, "i//j")]:
+    need(graph_rewrite(e, rules) is e, f"{what} must stay as it is.")
+
+@exercise("11.softsign")
+def _(softsign):
+  from lazynb import Tensor
+  x = np.array([-30.0, -2.0, -0.5, 0.25, 1.0, 4.0, 100.0], np.float32)
+  t = Tensor(x, requires_grad=True)
+  with _forbid("softsign"): out = softsign(t)
+  _close(_np(out, "softsign"), x / (1 + np.abs(x)), "the values")
+  out.sum().backward()
+  need(t.grad is not None, "no gradient reached x: build softsign from Tensor ops on x.")
+  _close(t.grad.numpy(), 1 / (1 + np.abs(x)) ** 2, "the gradient")

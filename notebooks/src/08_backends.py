@@ -110,7 +110,7 @@ assert "for (int gidx0 = 0; gidx0 < 32" in programs["CPU"].src and programs["CPU
 assert "__kernel" in programs["CL"].src and "get_group_id(0)" in programs["CL"].src and programs["CL"].global_size == (32, 1, 1)
 assert 'extern "C" __global__' in programs["CUDA"].src and "blockIdx.x" in programs["CUDA"].src
 assert "'RANGE'" in programs["PYTHON"].src and "'STORE'" in programs["PYTHON"].src
-assert q_gpu.answer == 1
+q_gpu.reveal()
 
 # %% [markdown]
 # Read them side by side: the loads, the multiply-add and the store are the same expression in each; only the frame
@@ -155,7 +155,8 @@ for dev in ("CPU", "PYTHON", "CL"):
   print(f"{dev:7s} kernel time {times[dev] * 1e6:10.1f} us   same result as NumPy")
 
 # %%
-assert times["PYTHON"] > 50 * times["CPU"] and q_slow.answer == 1
+assert times["PYTHON"] > 50 * times["CPU"]
+q_slow.reveal()
 
 # %% [markdown]
 # ## CUDA without a GPU: compile only

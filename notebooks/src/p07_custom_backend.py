@@ -139,7 +139,8 @@ result = (a + b).tolist()
 # %%
 print(kinds, result)
 assert result == [5, 7, 9]
-assert kinds == ["copy", "copy", "kernel"] and q_sched.correct == "two copies, then one kernel"
+assert kinds == ["copy", "copy", "kernel"]
+q_sched.reveal()
 assert Device.DEFAULT != "MY", "the magic put the default device back after the cell"
 
 # %% [markdown]
@@ -190,7 +191,8 @@ t_cpu = best_seconds("CPU", lambda a, b: a + b)[0]
 print(f"a + b: MY {t_my * 1e3:.2f} ms, CPU {t_cpu * 1e3:.3f} ms ({t_my / t_cpu:.0f}x); "
       f"MY made {calls_add} calls, {t_my / calls_add * 1e6:.1f} us each")
 assert np.allclose(added.numpy(), xa.numpy() + xb.numpy())
-assert calls_add > 1000 and t_my > 5 * t_cpu and q_add.correct.startswith("MY is much slower")
+assert calls_add > 1000 and t_my > 5 * t_cpu
+q_add.reveal()
 
 # %% [markdown]
 # Where the time goes: each Python-side call to a C function costs microseconds (argument conversion and the
