@@ -45,7 +45,8 @@ def test_every_registered_exercise_is_in_a_notebook_and_back():
 def test_every_project_notebook_has_an_exercise():
   stems = {stem for stem, _, _ in FOUND.values()}
   projects = {p.stem for p in SRC.glob("p0*.py")}
-  parts = {"01_why", "03_tensor_api", "04_laziness", "05_op_types", "06_autograd", "07_pipeline", "11_contributing"}
+  parts = {"01_why", "03_tensor_api", "04_laziness", "05_op_types", "06_autograd", "07_pipeline", "08_backends",
+           "10_reading_the_source", "11_contributing"}
   assert len(projects) == 7 and projects | parts <= stems
 
 @pytest.mark.parametrize("key", sorted(FOUND))
@@ -105,6 +106,14 @@ def _eager_sum(ts):
   for t in ts[1:]: total = (total + t * t).realize()
   return total
 def _swish_grad_no_product_rule(x): return 1 / (1 + np.exp(-x))
+def _toposort_dups(root):
+  out = []
+  def visit(u):
+    for s in u.src: visit(s)
+    out.append(u)
+  visit(root)
+  return out
+def _toposort_users_first(root): return list(reversed(root.toposort()))
 
 def _greedy_rules():
   from lazynb.uop.ops import UPat, PatternMatcher
@@ -116,7 +125,9 @@ def _greedy_rules():
   ("p02.address", _address_no_offset, "wrong element"), ("p06.layer_norm", _ln_unbiased, "values are wrong"),
   ("p02.bmm", _bmm_with_matmul, "not allowed"), ("p05.fold_rules", _greedy_rules(), "must stay as it is"),
   ("05.softmax", _softmax_unstable, "inf or nan"), ("04.lazy", _eager_sum, "ran 3 kernels"),
-  ("06.swish_grad", _swish_grad_no_product_rule, "finite differences"), ("01.relu", lambda x: x.maximum(0), "not allowed")])
+  ("06.swish_grad", _swish_grad_no_product_rule, "finite differences"), ("01.relu", lambda x: x.maximum(0), "not allowed"),
+  ("10.toposort", _toposort_dups, "appear once"), ("10.toposort", _toposort_users_first, "after all of its sources"),
+  ("08.alu", lambda op, *s: s[0] * s[1] if len(s) > 1 else s[0], "wrong values")])
 def test_wrong_answers_fail_with_a_hint(key, wrong, hint):
   ok, msg = ex.run(key, wrong)
   assert not ok and hint in msg, msg

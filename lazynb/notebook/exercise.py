@@ -331,3 +331,39 @@ def _(softsign):
   out.sum().backward()
   need(t.grad is not None, "no gradient reached x: build softsign from Tensor ops on x.")
   _close(t.grad.numpy(), 1 / (1 + np.abs(x)) ** 2, "the gradient")
+
+@exercise("08.alu")
+def _(alu):
+  from lazynb.uop.ops import Ops
+  r = _rng(8)
+  a, b = r.uniform(0.5, 4, 6).astype(np.float32), r.uniform(-3, 3, 6).astype(np.float32)
+  c = r.integers(0, 2, 6).astype(bool)
+  want = {Ops.ADD: (a, b, a + b), Ops.MUL: (a, b, a * b), Ops.MAX: (a, b, np.maximum(a, b)), Ops.CMPLT: (a, b, a < b),
+          Ops.NEG: (b, None, -b), Ops.RECIP: (a, None, 1 / a), Ops.EXP2: (b, None, np.exp2(b)), Ops.LOG2: (a, None, np.log2(a)),
+          Ops.SQRT: (a, None, np.sqrt(a)), Ops.WHERE: (c, a, np.where(c, a, b))}
+  for op, (x, y, w) in want.items():
+    args = (x,) if y is None else (x, y) if op is not Ops.WHERE else (x, y, b)
+    got = alu(op, *args)
+    need(got is not None, f"alu({op.name}, ...) returned None.")
+    got = np.asarray(got)
+    need(got.shape == w.shape and np.allclose(got.astype(np.float64), w.astype(np.float64), rtol=1e-5), f"{op.name} gives the wrong values.")
+    if op is Ops.CMPLT: need(got.dtype == np.bool_, "CMPLT gives booleans.")
+
+@exercise("10.toposort")
+def _(toposort):
+  from lazynb import Tensor
+  x, y = Tensor.rand(3, 4), Tensor.rand(4)
+  for t in [(x + y).relu().sum(), (x * x + x).exp(), x @ Tensor.rand(4, 2)]:
+    root = t.uop
+    order = toposort(root)
+    need(order is not None, "toposort returned None: return a list of UOps.")
+    order = list(order)
+    seen, stack = set(), [root]
+    while stack:
+      u = stack.pop()
+      if u in seen: continue
+      seen.add(u); stack.extend(u.src)  # noqa: E702
+    need(len(order) == len(set(order)), "each node must appear once, even when it is shared (x + x).")
+    need(set(order) == seen, f"the graph has {len(seen)} nodes, your list has {len(set(order))} different ones.")
+    pos = {u: i for i, u in enumerate(order)}
+    need(all(pos[s] < pos[u] for u in order for s in u.src), "every node must come after all of its sources.")

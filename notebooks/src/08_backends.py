@@ -237,3 +237,21 @@ assert my == [5, 7, 9] and tr.kernels[0]["device"] == "MY"
 # against the CPU device is the capstone project: **`p07_custom_backend.ipynb`**.
 #
 # Next: **10_reading_the_source** (Part 9 of the course is the list of projects: see the `p0*` notebooks).
+
+# %% [markdown]
+# ## Exercise: the ALU of an emulator
+#
+# The PYTHON device runs kernels by interpreting their UOps one by one. At its heart is a table from ALU op to what
+# it computes. Write `alu(op, *src)` for `Ops.ADD, MUL, MAX, CMPLT, NEG, RECIP, EXP2, LOG2, SQRT` and `WHERE`
+# (sources are numpy arrays; CMPLT gives booleans; WHERE's first source is the condition). The check compares with
+# numpy's own functions.
+
+# %%
+# EXERCISE 08.alu
+def alu(op, *src):
+  # YOUR CODE: a dict from Ops.X to a numpy function works well
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("08.alu", alu)

@@ -210,3 +210,20 @@ assert si.kind == "kernel" and "__builtin_exp2f" in prg.src and prg.lowered is n
 
 # %% [markdown]
 # Next: **11_contributing**, how to change lazynb (or tinygrad) and prove that your change works.
+
+# %% [markdown]
+# ## Exercise: walk the graph like the scheduler does
+#
+# Everything in `lazynb/engine/` starts by walking the UOp graph in *topological order*: every node after all of its
+# sources, each node once. Write `toposort(root)` (it is `UOp.toposort` in `lazynb/uop/ops.py`, but write your own:
+# a recursive visit that appends a node after its sources works). The check tests the two properties on a few graphs.
+
+# %%
+# EXERCISE 10.toposort
+def toposort(root):
+  # YOUR CODE: return a list of UOps
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("10.toposort", toposort)
