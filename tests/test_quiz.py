@@ -32,11 +32,14 @@ def test_measured_value_finds_its_option():
 
 def test_reveal_compares_the_learners_prediction_with_the_measurement(capsys):
   q = measured()
-  assert q.reveal(1) == 1
+  assert q.revealed is None
+  q.reveal(1)
+  assert q.revealed == 1
   out = capsys.readouterr().out
   assert "Measured: 1" in out and "no prediction" in out and "They fuse." in out
   q.predict("3")
-  assert q.reveal(1) == 1 and "\u2717 You predicted (d) 3." in capsys.readouterr().out
+  q.reveal(1)
+  assert "\u2717 You predicted (d) 3." in capsys.readouterr().out
   q.predict(1)
   q.reveal(1)
   assert "\u2713 Your prediction was right." in capsys.readouterr().out
@@ -46,7 +49,8 @@ def test_reveal_compares_the_learners_prediction_with_the_measurement(capsys):
 def test_reveal_of_a_key_question(capsys):
   q = make()
   q.predict(0)
-  assert q.reveal() == 1
+  q.reveal()
+  assert q.revealed == 1
   out = capsys.readouterr().out
   assert "Answer: (b) 1." in out and "You predicted (a) 0" in out
 
@@ -125,8 +129,11 @@ def test_mimebundle_with_and_without_widgets(monkeypatch):
   monkeypatch.setattr(quizmod, "widgets_usable", lambda: False)
   assert set(make()._repr_mimebundle_()) == {"text/plain", "text/html"}
 
-def test_headless_notebook_records_text():
+def test_headless_notebook_records_text(monkeypatch):
   """Executed by nbclient (no widget frontend), the quiz's output still carries the question as text."""
+  import os, pathlib
+  root = str(pathlib.Path(__file__).parent.parent)  # the kernel imports this checkout's lazynb
+  monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
   nbformat = pytest.importorskip("nbformat")
   nbclient = pytest.importorskip("nbclient")
   pytest.importorskip("ipywidgets")
@@ -146,3 +153,8 @@ def test_headless_notebook_records_text():
   assert "Measured: WHERE" in stream.text and "You predicted (a) ADD" in stream.text and "A select." in stream.text
   assert "application/vnd.jupyter.widget-view+json" in disp.data
   assert json.dumps(disp.data)  # plain JSON, storable in the notebook
+
+def test_text_names_the_variable_to_predict_with(capsys):
+  q_seen = quiz("Lazy?", ["yes", "no"])
+  assert q_seen.name == "q_seen" and "q_seen.predict(" in capsys.readouterr().out
+  assert quizmod.quiz("Q?", ["a", "b"], show=False).name == ""   # no assignment on the line

@@ -33,6 +33,7 @@ class Quiz:
     self.question, self.explain, self.name = str(question), str(explain or ""), str(name)
     self._key = None if answer is None else self._index(answer)  # hidden: only questions with nothing to measure
     self.prediction: int | None = None
+    self.revealed: int | None = None
     self.tries = 0
     self._widget = None
     self._radio = self._button = self._feedback = self._show = None
@@ -80,9 +81,10 @@ class Quiz:
     if self._feedback is not None: self._feedback.value = _feedback_html(ok, msg)
     return ok
 
-  def reveal(self, measured=None, quiet: bool = False) -> int:
+  def reveal(self, measured=None, quiet: bool = False) -> None:
     """After the run: the measured value's option (or, for a question without a measurement, the key), compared with
-    the learner's prediction and printed with the explanation. Returns the right option's index."""
+    the learner's prediction and printed with the explanation. Sets .revealed to the right option's index (returns
+    nothing, so a check cell that ends with it shows no Out[] line)."""
     if measured is not None: right = self.match(measured)
     elif self._key is not None: right = self._key
     else: raise ValueError("this question has no answer key: pass the measured value to reveal()")
@@ -93,7 +95,7 @@ class Quiz:
     msg = " ".join(x for x in (head, verdict, self.explain) if x)
     if self._feedback is not None: self._feedback.value = _feedback_html(None if self.prediction is None else self.prediction == right, msg)
     if not quiet: print(msg)
-    return right
+    self.revealed = right
 
   # ---- forms that never contain the answer
   def how_to(self) -> str:
@@ -170,10 +172,20 @@ def widgets_usable() -> bool:
   except ImportError: return False
   return True
 
+def _assigned_name() -> str:
+  """The variable the caller assigns the quiz to (`q_fused = quiz(...)` -> "q_fused"), read from the calling line; ""
+  when the source is not available."""
+  import inspect
+  try:
+    ctx = inspect.getframeinfo(inspect.currentframe().f_back.f_back, context=1).code_context or []
+  except Exception: return ""
+  m = re.match(r"\s*([A-Za-z_]\w*)\s*=\s*(\w+\.)?quiz\(", ctx[0] if ctx else "")
+  return m.group(1) if m else ""
+
 def quiz(question: str, options: Sequence, answer=None, explain: str = "", show: bool = True, name: str = "") -> Quiz:
   """Ask a multiple-choice question. Leave `answer` out when the notebook measures it (then call .reveal(measured));
   give it (index or text) only for a question with nothing to measure. `name` is the variable the text form tells
   the learner to call .predict on."""
-  q = Quiz(question, options, answer, explain, name)
+  q = Quiz(question, options, answer, explain, name or _assigned_name())
   if show: q.show()
   return q
