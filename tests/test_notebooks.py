@@ -13,6 +13,9 @@ NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.
 def test_notebook_runs(path, tmp_path, monkeypatch):
   monkeypatch.setenv("LAZYNB_QUICK", os.environ.get("LAZYNB_QUICK", "1"))
   monkeypatch.setenv("BEAM_PROGRESS", os.environ.get("BEAM_PROGRESS", "0"))
+  # the kernel must import this checkout's lazynb, not whichever one is pip-installed (a worktree tested main's code)
+  root = str(pathlib.Path(__file__).parent.parent)
+  monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
   nb = nbformat.read(path, as_version=4)
   client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
   client.execute()

@@ -1,39 +1,43 @@
-"""A multiple-choice question for the course notebooks: predict first, then run the next cell and see.
+"""A multiple-choice question for the course notebooks: predict first, then run the code and compare.
 
     from lazynb.notebook.quiz import quiz
-    q = quiz("How many kernels does (a + b).relu().sum() run?", ["0", "1", "3"], answer="1",
+    q = quiz("How many kernels does (a + b).relu().sum() run?", ["0", "1", "3"],
              explain="The add, the relu and the sum fuse into one kernel.")
-    ...
-    assert q.correct == str(measured_kernels)   # the notebook checks its own answer key
+    # the learner picks an option in the widget, or types q.predict("1")
+    ...                                # run the code, measure
+    q.reveal(GlobalCounters.kernel_count)   # the measurement, compared with the learner's own prediction
 
-In JupyterLab (or any frontend with ipywidgets) the question shows as radio buttons with a Check button and
-feedback. Where widgets cannot be drawn, the same output degrades to text: the display carries text/plain and
-text/html versions next to the widget, so nbclient, nbconvert, GitHub and a frontend without the widget
-manager show the question, the options and (folded away in HTML) the answer. Outside IPython, or without
-ipywidgets, quiz() prints the text. Set LAZYNB_QUIZ=text to always print.
+Most questions are about something the next cells measure, so the quiz holds no answer key at all: the notebook
+passes the measured value to reveal(), which finds the option that says it and tells the learner whether their
+prediction matched. A question with nothing to measure ("when does lazynb execute?") takes answer=...; the key
+stays hidden (no text or HTML form shows it) until the learner presses "Show answer" or a cell calls reveal().
+
+In JupyterLab (or any frontend with ipywidgets) the question shows as radio buttons with a button and feedback.
+Where widgets cannot be drawn the display degrades to text (text/plain and text/html next to the widget) that
+names the question, the options and how to predict by typing. Set LAZYNB_QUIZ=text to always print.
 """
 from __future__ import annotations
-import html, os
+import html, os, re
 from typing import Sequence
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-REVEAL_AFTER = 2  # wrong tries before the widget shows the answer
 
 class Quiz:
-  def __init__(self, question: str, options: Sequence, answer, explain: str = ""):
+  def __init__(self, question: str, options: Sequence, answer=None, explain: str = "", name: str = ""):
     if isinstance(options, (str, bytes)) or not isinstance(options, Sequence):
       raise TypeError(f"options must be a list of choices, got {type(options).__name__}")
     self.options = [str(o) for o in options]
     if len(self.options) < 2: raise ValueError(f"a quiz needs at least 2 options, got {len(self.options)}")
     if len(set(self.options)) != len(self.options): raise ValueError(f"options must be different from each other: {self.options}")
     if len(self.options) > len(LETTERS): raise ValueError(f"at most {len(LETTERS)} options")
-    self.question, self.explain = str(question), str(explain or "")
-    self.answer = self._index(answer)
+    self.question, self.explain, self.name = str(question), str(explain or ""), str(name)
+    self._key = None if answer is None else self._index(answer)  # hidden: only questions with nothing to measure
+    self.prediction: int | None = None
+    self.revealed: int | None = None
     self.tries = 0
     self._widget = None
-    self._radio = self._button = self._feedback = None
+    self._radio = self._button = self._feedback = self._show = None
 
-  # ---- the answer key, usable by the notebook's own asserts
   def _index(self, choice) -> int:
     """An option's index, from its index (int) or its text (anything else, compared as str)."""
     if isinstance(choice, bool): raise TypeError("a choice is an option index or the option's text, not a bool")
@@ -43,55 +47,90 @@ class Quiz:
     s = str(choice)
     if s not in self.options: raise ValueError(f"{s!r} is not one of the options {self.options}")
     return self.options.index(s)
+  def _label(self, i: int) -> str: return f"({LETTERS[i]}) {self.options[i]}"
   @property
-  def correct(self) -> str:
-    """The text of the right option."""
-    return self.options[self.answer]
-  def is_correct(self, choice) -> bool: return self._index(choice) == self.answer
+  def measured_only(self) -> bool: return self._key is None
 
-  def feedback(self, choice) -> tuple[bool, str]:
-    """(right?, message) for a choice (index or text), as the Check button reports it. Counts the try."""
-    if choice is None: return False, "Pick an answer first."
-    ok = self.is_correct(choice)
-    if ok: return True, "Correct. " + self.explain if self.explain else "Correct."
+  def match(self, measured) -> int:
+    """The option that states a measured value: the option equal to str(measured), else the only option that starts
+    with it followed by a non-word character ("2: its output and c2" for 2). ValueError if no option says it."""
+    s = str(measured)
+    if s in self.options: return self.options.index(s)
+    hits = [i for i, o in enumerate(self.options) if re.match(re.escape(s) + r"(\W|$)", o)]
+    if len(hits) != 1: raise ValueError(f"the measured value {s!r} is not one of the options {self.options}")
+    return hits[0]
+
+  # ---- the learner's side
+  def predict(self, choice) -> Quiz:
+    """Record the learner's prediction (what the widget's button does with the selected option)."""
+    self.prediction = self._index(choice)
+    if self._radio is not None and self._radio.value != self.prediction: self._radio.value = self.prediction
+    return self
+  def feedback(self, choice) -> tuple[bool | None, str]:
+    """(right?, message) for a pick, as the widget's button reports it. A measured question only records the
+    prediction (right? is None: the run will tell); a question with a key says right or wrong, never which is right."""
+    if choice is None: return None, "Pick an answer first."
+    self.predict(choice)
+    if self.measured_only:
+      return None, f"Prediction saved: {self._label(self.prediction)}. Now run the next cells; the measurement is compared with it."
+    if self.prediction == self._key: return True, "Correct. " + self.explain if self.explain else "Correct."
     self.tries += 1
-    if self.tries >= REVEAL_AFTER:
-      return False, f"Not quite. The answer is ({LETTERS[self.answer]}) {self.correct}. " + self.explain
-    return False, "Not quite. Try again, or run the next cell and look at what happens."
-  def check(self, choice) -> bool:
-    """Answer programmatically (what a click on Check does with the selected option); returns whether it was right."""
+    return False, "Not quite. Try again, or run the next cells and look at what happens (or press Show answer)."
+  def check(self, choice) -> bool | None:
     ok, msg = self.feedback(choice)
-    if self._feedback is not None: self._feedback.value = _feedback_html(ok, msg, choice is None)
+    if self._feedback is not None: self._feedback.value = _feedback_html(ok, msg)
     return ok
 
-  # ---- text forms
-  def text(self, reveal: bool = True) -> str:
-    lines = [f"Quiz: {self.question}"] + [f"  ({LETTERS[i]}) {o}" for i, o in enumerate(self.options)]
-    if reveal:
-      lines.append(f"  Answer: ({LETTERS[self.answer]}) {self.correct}" + (f" -- {self.explain}" if self.explain else ""))
-    return "\n".join(lines)
+  def reveal(self, measured=None, quiet: bool = False) -> None:
+    """After the run: the measured value's option (or, for a question without a measurement, the key), compared with
+    the learner's prediction and printed with the explanation. Sets .revealed to the right option's index (returns
+    nothing, so a check cell that ends with it shows no Out[] line)."""
+    if measured is not None: right = self.match(measured)
+    elif self._key is not None: right = self._key
+    else: raise ValueError("this question has no answer key: pass the measured value to reveal()")
+    head = f"Measured: {measured}, that is {self._label(right)}." if measured is not None else f"Answer: {self._label(right)}."
+    if self.prediction is None: verdict = "(You made no prediction: next time pick one first, in the widget or with .predict(...).)"
+    elif self.prediction == right: verdict = "\u2713 Your prediction was right."
+    else: verdict = f"\u2717 You predicted {self._label(self.prediction)}."
+    msg = " ".join(x for x in (head, verdict, self.explain) if x)
+    if self._feedback is not None: self._feedback.value = _feedback_html(None if self.prediction is None else self.prediction == right, msg)
+    if not quiet: print(msg)
+    self.revealed = right
+
+  # ---- forms that never contain the answer
+  def how_to(self) -> str:
+    who = self.name or "this quiz's variable"
+    return f"Predict before you run on: pick an option, or type {who}.predict(...) with the option's text or its index (0 = a)."
+  def text(self) -> str:
+    lines = [f"Quiz: {self.question}"] + [f"  {self._label(i)}" for i in range(len(self.options))]
+    return "\n".join(lines + ["  " + self.how_to()])
   def html(self) -> str:
-    """Static HTML: the question and options, with the answer folded in a <details> (no scripts)."""
+    """Static HTML: the question and options (no scripts, no answer)."""
     e = html.escape
     opts = "".join(f"<li><b>({LETTERS[i]})</b> {e(o)}</li>" for i, o in enumerate(self.options))
-    expl = f" {e(self.explain)}" if self.explain else ""
     return (f'<div class="lazynb-quiz" style="border-left:4px solid #7e57c2;padding:4px 10px;margin:4px 0">'
             f"<p><b>Quiz:</b> {e(self.question)}</p><ul style=\"list-style:none;padding-left:8px\">{opts}</ul>"
-            f"<details><summary>Show the answer</summary><p><b>({LETTERS[self.answer]}) {e(self.correct)}</b>.{expl}</p></details></div>")
-  def __repr__(self): return self.text(reveal=False)
+            f"<p><i>{e(self.how_to())}</i></p></div>")
+  def __repr__(self): return self.text()
 
   # ---- the widget
   def widget(self):
-    """The ipywidgets form: question, radio buttons, a Check button and a feedback line (built once)."""
+    """The ipywidgets form: question, radio buttons, a Check (or Lock in) button, Show answer when there is a key."""
     if self._widget is not None: return self._widget
     import ipywidgets as w
     q = w.HTML(f"<b>Quiz:</b> {html.escape(self.question)}")
-    self._radio = w.RadioButtons(options=[(f"({LETTERS[i]}) {o}", i) for i, o in enumerate(self.options)], value=None,
+    self._radio = w.RadioButtons(options=[(self._label(i), i) for i in range(len(self.options))], value=self.prediction,
                                  layout=w.Layout(width="max-content"))
-    self._button = w.Button(description="Check", button_style="primary", tooltip="check your answer")
+    self._button = w.Button(description="Lock in" if self.measured_only else "Check", button_style="primary",
+                            tooltip="record your prediction" if self.measured_only else "check your answer")
     self._feedback = w.HTML("")
     self._button.on_click(lambda _b: self.check(self._radio.value))
-    self._widget = w.VBox([q, self._radio, w.HBox([self._button, self._feedback])],
+    row = [self._button]
+    if not self.measured_only:
+      self._show = w.Button(description="Show answer", tooltip="reveal the answer")
+      self._show.on_click(lambda _b: self.reveal(quiet=True))
+      row.append(self._show)
+    self._widget = w.VBox([q, self._radio, w.HBox(row + [self._feedback])],
                           layout=w.Layout(border_left="4px solid #7e57c2", padding="2px 8px", margin="4px 0"))
     return self._widget
   def select(self, choice):
@@ -115,9 +154,9 @@ class Quiz:
     else: print(self.text())
     return self
 
-def _feedback_html(ok: bool, msg: str, neutral: bool = False) -> str:
-  color = "#777" if neutral else ("#2e7d32" if ok else "#c62828")
-  mark = "" if neutral else ("&#10004; " if ok else "&#10008; ")
+def _feedback_html(ok, msg: str) -> str:
+  color = "#777" if ok is None else ("#2e7d32" if ok else "#c62828")
+  mark = "" if ok is None else ("&#10004; " if ok else "&#10008; ")
   return f'<span style="color:{color};font-weight:600">{mark}</span><span style="color:{color}">{html.escape(msg)}</span>'
 
 def widgets_usable() -> bool:
@@ -133,9 +172,20 @@ def widgets_usable() -> bool:
   except ImportError: return False
   return True
 
-def quiz(question: str, options: Sequence, answer, explain: str = "", show: bool = True) -> Quiz:
-  """Ask a multiple-choice question. `answer` is the right option's index or its text; `explain` is shown with the
-  feedback. Returns the Quiz, so the notebook can assert its answer key against a measurement."""
-  q = Quiz(question, options, answer, explain)
+def _assigned_name() -> str:
+  """The variable the caller assigns the quiz to (`q_fused = quiz(...)` -> "q_fused"), read from the calling line; ""
+  when the source is not available."""
+  import inspect
+  try:
+    ctx = inspect.getframeinfo(inspect.currentframe().f_back.f_back, context=1).code_context or []
+  except Exception: return ""
+  m = re.match(r"\s*([A-Za-z_]\w*)\s*=\s*(\w+\.)?quiz\(", ctx[0] if ctx else "")
+  return m.group(1) if m else ""
+
+def quiz(question: str, options: Sequence, answer=None, explain: str = "", show: bool = True, name: str = "") -> Quiz:
+  """Ask a multiple-choice question. Leave `answer` out when the notebook measures it (then call .reveal(measured));
+  give it (index or text) only for a question with nothing to measure. `name` is the variable the text form tells
+  the learner to call .predict on."""
+  q = Quiz(question, options, answer, explain, name or _assigned_name())
   if show: q.show()
   return q

@@ -8,8 +8,10 @@
 # and the notebooks draw what it reports.
 #
 # Each notebook works the same way: **predict → run → see**. A question comes first; the next cell runs the compiler
-# and shows what it did; a check cell `assert`s the answer against a measurement (a kernel count, a gradient, the
-# generated source). If lazynb changes, the notebooks fail in CI instead of teaching something that is no longer true.
+# and shows what it did; a check cell compares *your* prediction with the measurement (a kernel count, a gradient, the
+# generated source) and `assert`s what was measured against numpy or the source. If lazynb changes, the notebooks fail
+# in CI instead of teaching something that is no longer true. Part and project notebooks end with **exercises**: you
+# fill in a stub marked `# YOUR CODE`, and the cell after it runs hidden tests and answers pass, or a hint.
 #
 # ## The course
 #
@@ -51,14 +53,16 @@
 # **The `%%tinygrad` magic.** After `%load_ext lazynb`, a cell that starts with `%%tinygrad` runs normally and then
 # shows what the compiler did, in tabs:
 #
-# | view | shows |
+# | JupyterLab tab | shows |
 # |---|---|
-# | Schedule | the kernels (and copies) in the order they ran, the buffers each reads and writes, and *why* the graph was cut there |
-# | Graph | the lazy UOp graph you built, and each kernel's AST, coloured by kind of node |
-# | ShapeTracker | every load and store: its views (shape, strides, offset, mask), the index expression, and the movement ops behind it |
-# | Kernels | the generated source, launch sizes, applied optimizations and the linearized UOps |
-# | Timing | compile and run time per kernel, GFLOPS, GB/s |
+# | Kernels | the schedule: the kernels (and copies) in the order they ran, the buffers each reads and writes, and *why* the graph was cut there; click a row for that kernel's AST graph, its ShapeTracker views (shape, strides, offset, mask, index expression), its generated source, launch sizes, applied optimizations and linearized UOps |
+# | Tensor graph | the lazy UOp graph you built, coloured by kind of node |
 # | Rewrites | each graph-rewrite pass: which patterns fired, the graph before and after |
+# | Timing | compile and run time per kernel, GFLOPS, GB/s |
+#
+# `--show` takes the names of the views: `schedule`, `kernels` and `shapetracker` all live in the Kernels tab,
+# `graph` is the Tensor graph tab. Outside JupyterLab (nbconvert, GitHub, a notebook without the extension) the same
+# report is static HTML with one tab per view: Schedule, Graph, ShapeTracker, Kernels, Timing, Rewrites.
 #
 # Flags: `--debug N` (DEBUG level for printed output), `--noopt`, `--beam N`, `--device NAME`, `--show a,b` (only some
 # views) and `--no-controls`. `%tinygrad --debug 2` (one `%`) sets defaults for later cells.
@@ -68,8 +72,9 @@
 # plain loops, raise BEAM to let the compiler search for a faster kernel, pick PYTHON to watch the interpreter run
 # the same kernel. Devices that cannot run on this machine are labelled with the reason.
 #
-# **The quizzes.** Pick an option and press **Check**. After two wrong tries the answer is shown. Then run the next
-# cell and see for yourself. (Where widgets cannot be drawn, the question prints as text, with the answer.)
+# **The quizzes.** Pick an option and press **Lock in** (or, without widgets, type `q.predict("...")` with the option's
+# text). Nothing shows the answer yet: run the next cells, and the check cell prints the measured value next to
+# your prediction. A question with nothing to measure has **Check** (right or wrong, no answer) and **Show answer**.
 #
 # **In scripts.** `from lazynb.trace import capture`; `with capture() as tr: ...` records the same trace as Python
 # data (`tr.kernels`, `tr.schedule`, `tr.summary()`); the notebooks' asserts use it.
@@ -85,8 +90,7 @@ from lazynb.trace import capture
 from lazynb.notebook.quiz import quiz
 print("default device:", Device.DEFAULT)
 q = quiz("t = Tensor([1, 2, 3, 4]). How many kernels run for (t + 3 + 4).tolist(), and what does the C code add?",
-         ["2 kernels, adding 3 then 4", "1 kernel, adding 7", "no kernel: NumPy does it"], answer="1 kernel, adding 7",
-         explain="The two adds fuse into one kernel, and the rewrite rules fold 3 + 4 into 7 while compiling it.")
+         ["2 kernels, adding 3 then 4", "1 kernel, adding 7", "no kernel: NumPy does it"], explain="The two adds fuse into one kernel, and the rewrite rules fold 3 + 4 into 7 while compiling it.")
 
 # %%
 %%tinygrad --show schedule,graph,kernels
@@ -95,16 +99,16 @@ result = (t + 3 + 4).tolist()
 print(result)
 
 # %% [markdown]
-# In **Schedule**: a copy (the list moving from host memory to the CPU device), then one kernel, `E_4`. In **Graph**:
-# the two ADDs you wrote, and the kernel's AST with them. In **Kernels**: C that adds `7` to each of the four
-# elements, written out without a loop. Tick **NOOPT** and the kernel becomes a `for` loop.
+# In the **Kernels** tab, the schedule: a copy (the list moving from host memory to the CPU device), then one kernel,
+# `E_4`; select the kernel to see its AST and C that adds `7` to each of the four elements, written out without a
+# loop. In **Tensor graph**: the two ADDs you wrote. Tick **NOOPT** and the kernel becomes a `for` loop.
 
 # %%
 with capture(rewrites=False) as tr:
   again = (Tensor([1, 2, 3, 4]) + 3 + 4).tolist()
 assert result == again == [8, 9, 10, 11]
 assert len(tr.kernels) == 1 and "+7)" in tr.kernels[0]["source"]
-assert q.correct == "1 kernel, adding 7"
+q.reveal(f"{len(tr.kernels)} kernel, adding 7" if "+7)" in tr.kernels[0]["source"] else "2 kernels, adding 3 then 4")
 print(tr.summary())
 
 # %% [markdown]

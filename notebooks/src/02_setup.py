@@ -39,8 +39,7 @@ print("C compiler for the CPU device:", find_cc())
 
 # %%
 q_print = quiz("What does print(Tensor([1, 2, 3]).numpy()) print?",
-               ["[1. 2. 3.]", "[1 2 3]", "tensor([1, 2, 3])", "nothing: the tensor is lazy"], answer="[1 2 3]",
-               explain="A list of Python ints makes an int32 tensor, so NumPy prints integers. The course's comment "
+               ["[1. 2. 3.]", "[1 2 3]", "tensor([1, 2, 3])", "nothing: the tensor is lazy"], explain="A list of Python ints makes an int32 tensor, so NumPy prints integers. The course's comment "
                        "shows [1. 2. 3.], which is what Tensor([1.0, 2.0, 3.0]) prints. numpy() realizes the tensor first.")
 
 # %%
@@ -50,7 +49,8 @@ print(t.numpy(), t.dtype, t.numpy().dtype)
 print(Tensor([1.0, 2.0, 3.0]).numpy())
 
 # %%
-assert str(t.numpy()) == q_print.correct == "[1 2 3]"
+assert str(t.numpy()) == "[1 2 3]"
+q_print.reveal(t.numpy())
 assert t.dtype == dtypes.int32 and str(Tensor([1.0, 2.0, 3.0]).numpy()) == "[1. 2. 3.]"
 assert Device.DEFAULT == "CPU"
 
@@ -97,8 +97,7 @@ assert Device.canonicalize("CLANG") == "CPU" and "METAL" not in Device._devices
 
 # %%
 q_env = quiz("lazynb is already imported. You run os.environ['DEBUG'] = '2' and then realize a tensor. What is printed?",
-             ["a line per kernel", "the kernel's C source", "nothing"], answer="nothing",
-             explain="DEBUG was read at import time. Use `with Context(DEBUG=2):` (or %%tinygrad --debug 2) instead.")
+             ["a line per kernel", "the kernel's C source", "nothing"], explain="DEBUG was read at import time. Use `with Context(DEBUG=2):` (or %%tinygrad --debug 2) instead.")
 
 # %%
 def printed(fn) -> str:
@@ -116,7 +115,8 @@ print("with os.environ:", repr(out_env))
 print("with Context:   ", out_ctx)
 
 # %%
-assert out_env == "" and q_env.correct == "nothing"
+assert out_env == ""
+q_env.reveal(out_env or "nothing")
 assert out_ctx.startswith("*** CPU") and "GFLOPS" in out_ctx
 
 # %% [markdown]
@@ -129,8 +129,7 @@ assert out_ctx.startswith("*** CPU") and "GFLOPS" in out_ctx
 # %%
 q_cache = quiz("With DEBUG=3 you realize (b + 1) for a fresh b, twice, with the same shape. How many times is the C "
                "source printed?",
-               ["0", "1", "2"], answer="1",
-               explain="The second realize finds the compiled kernel in the method cache: it runs, but nothing is compiled or printed.")
+               ["0", "1", "2"], explain="The second realize finds the compiled kernel in the method cache: it runs, but nothing is compiled or printed.")
 
 # %%
 from lazynb.engine.realize import method_cache
@@ -147,7 +146,7 @@ print("second time:", second)
 # %%
 n_sources = (first + second).count("void ")
 assert n_sources == 1 and "void E_" in first and second.startswith("***")
-assert str(n_sources) == q_cache.correct
+q_cache.reveal(n_sources)
 
 # %% [markdown]
 # `DEBUG=4` adds the three stages before the source: the kernel **AST** the scheduler produced, the **lowered**
@@ -210,7 +209,7 @@ with capture(rewrites=False) as tr_opt:
   (Tensor([1, 2, 3, 4]) + 7).realize()
 src_noopt, src_opt = tr_noopt.kernels[0]["source"], tr_opt.kernels[0]["source"]
 assert "for (" in src_noopt and "for (" not in src_opt and src_opt.count("+7)") == 4
-assert q_noopt.correct == "has a for loop over the 4 elements"
+q_noopt.reveal()
 assert [s["kind"] for s in tr_opt.schedule] == ["copy", "kernel"]
 
 # %% [markdown]

@@ -8,8 +8,10 @@
 # 1. **predict**: a quiz asks what you think will happen;
 # 2. **run**: a `%%tinygrad` cell executes the code and shows what the compiler did (schedule, kernels,
 #    generated C, timing);
-# 3. **check**: the cell after it asserts the measured answer, so this notebook can't quietly drift away from
-#    the truth.
+# 3. **check**: the cell after it compares your prediction with the measurement and asserts what was measured,
+#    so this notebook can't quietly drift away from the truth.
+#
+# At the end, an **exercise**: you write the code, a check cell runs hidden tests and answers pass or a hint.
 #
 # **Differences from the course text.** The course imports `from tinygrad import Tensor`; here it is
 # `from lazynb import Tensor` (the `%load_ext lazynb` line also puts `Tensor`, `Context`, `GlobalCounters` and
@@ -33,8 +35,7 @@ print("default device:", Device.DEFAULT)
 # Before you run the next cell, decide what dtype a list of Python ints becomes.
 
 # %%
-q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], answer="int32",
-               explain="Python ints become the default int, int32; Python floats (and numpy float64) become float32.")
+q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], explain="Python ints become the default int, int32; Python floats (and numpy float64) become float32.")
 
 # %%
 made = {
@@ -50,7 +51,8 @@ made = {
 for name, t in made.items(): print(f"{name:42s} shape={str(t.shape):8s} dtype={t.dtype.name}")
 
 # %%
-assert q_dtype.correct == "int32" and made["Tensor([1, 2, 3, 4])"].dtype == dtypes.int32
+q_dtype.reveal(next(o for o in q_dtype.options if getattr(dtypes, o) == made["Tensor([1, 2, 3, 4])"].dtype))
+assert made["Tensor([1, 2, 3, 4])"].dtype == dtypes.int32
 assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float32   # lazynb has no float64
 assert made["Tensor.arange(0, 10, 2)"].tolist() == [0, 2, 4, 6, 8]
 assert (made["Tensor.eye(4)"].numpy() == np.eye(4)).all()
@@ -76,8 +78,7 @@ print("the top of the graph:", out.uop.op, "<-", [s.op for s in out.uop.src])
 assert GlobalCounters.kernel_count == 0
 
 # %%
-q_fused = quiz("How many kernels will (a + b).relu().sum() run when it is realized?", ["0", "1", "2", "3"], answer="1",
-               explain="The add and the relu are elementwise, so they fuse into the loop that sums: one kernel, no intermediate buffers.")
+q_fused = quiz("How many kernels will (a + b).relu().sum() run when it is realized?", ["0", "1", "2", "3"], explain="The add and the relu are elementwise, so they fuse into the loop that sums: one kernel, no intermediate buffers.")
 
 # %% [markdown]
 # Run it. The output below the cell is the compiler's report: the **schedule** (one row per kernel), the
@@ -91,7 +92,8 @@ fused_kernels, fused_bytes = GlobalCounters.kernel_count, GlobalCounters.global_
 
 # %%
 print("kernels:", fused_kernels, " bytes moved:", fused_bytes)
-assert fused_kernels == int(q_fused.correct) == 1
+q_fused.reveal(fused_kernels)
+assert fused_kernels == 1
 assert np.isclose(out.item(), np.maximum(a.numpy() + b.numpy(), 0).sum(), rtol=1e-4)
 
 # %% [markdown]
@@ -116,7 +118,7 @@ q_relu = quiz("How does relu appear in that C source?",
 assert "(0.0f<" in src and "?" in src and ":0.0f" in src     # relu, as WHERE
 assert "+" in src                                            # the add of the two loads
 assert "acc0" in src and "for (" in src                      # the sum: an accumulator in a loop
-assert q_relu.correct.startswith("as a ?:")
+q_relu.reveal()
 print("add, relu and sum all found in one kernel")
 
 # %% [markdown]
@@ -126,8 +128,7 @@ print("add, relu and sum all found in one kernel")
 
 # %%
 q_unfused = quiz("(a + b).realize(), then .relu().realize(), then .sum().realize(): how many kernels in total?",
-                 ["1", "2", "3", "4"], answer="3",
-                 explain="Each realize ends a kernel, so the three ops run as three kernels, and c and d are written out and read back.")
+                 ["1", "2", "3", "4"], explain="Each realize ends a kernel, so the three ops run as three kernels, and c and d are written out and read back.")
 
 # %%
 %%tinygrad --debug 1 --show schedule,kernels,timing
@@ -140,7 +141,8 @@ unfused_kernels, unfused_bytes = GlobalCounters.kernel_count, GlobalCounters.glo
 # %%
 print(f"kernels: fused {fused_kernels}, unfused {unfused_kernels}")
 print(f"bytes moved: fused {fused_bytes:,}, unfused {unfused_bytes:,} ({unfused_bytes / fused_bytes:.1f}x)")
-assert unfused_kernels == int(q_unfused.correct) == 3
+q_unfused.reveal(unfused_kernels)
+assert unfused_kernels == 3
 assert unfused_bytes >= 2 * fused_bytes
 assert np.isclose(e.item(), out.item(), rtol=1e-5)
 
@@ -174,8 +176,7 @@ print("before:", before)
 
 # %%
 q_after = quiz("After c2.realize(), how many buffers does the one kernel of c2.relu().sum() use?",
-               ["1: only its output", "2: its output and c2", "3: its output, a and b"], answer=1,
-               explain="Once c2 has a buffer, the kernel reads it instead of recomputing a * b: output + c2.")
+               ["1: only its output", "2: its output and c2", "3: its output, a and b"], explain="Once c2 has a buffer, the kernel reads it instead of recomputing a * b: output + c2.")
 
 # %%
 c2.realize()
@@ -183,24 +184,43 @@ after = c2.relu().sum().schedule()
 print("after: ", after)
 assert c2.schedule() == [], "nothing is left to run for c2 itself"
 assert len(before[0].bufs) == 3 and len(after[0].bufs) == 2
-assert q_after.correct.startswith(str(len(after[0].bufs)))
+q_after.reveal(len(after[0].bufs))
 assert after[0].bufs[1] is c2._buffer()
 
 # %% [markdown]
 # ## Bonus: the compiler simplifies before it generates code
 #
-# `t + 3 + 4` is built as two additions, but constant folding merges them into one. And building the same
-# expression twice gives the very same graph node (hash-consing), so it's computed once.
+# `(t + 1) * 2 - 2` is built as an add, a multiply and a subtract (an add of -2). The rewrite rules distribute
+# and fold the constants, `(t + 1) * 2 - 2 = t*2 + 2 - 2 = t*2`, so the kernel does a single multiply. And building
+# the same expression twice gives the very same graph node (hash-consing), so it's computed once.
 
 # %%
 %%tinygrad --noopt --show kernels
 t = Tensor([1, 2, 3, 4])
-seven = (t + 3 + 4).realize()
+folded = ((t + 1) * 2 - 2).realize()
 
 # %%
-with Recorder() as rec: (Tensor([5, 6, 7, 8]) + 3 + 4).realize()
-src7 = [e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"][0]
-assert seven.tolist() == [8, 9, 10, 11] and "+7)" in src7
+with Recorder() as rec: ((Tensor([5, 6, 7, 8]) + 1) * 2 - 2).realize()
+src2 = [e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"][0]
+store = [l for l in src2.splitlines() if "*(data0" in l and "=" in l]
+print("\n".join(store))
+assert folded.tolist() == [2, 4, 6, 8] and store and all("*2)" in l and "+" not in l.split("=")[1] for l in store)
 A, B = t * 4, t * 4
 assert A is not B and A.uop is B.uop
-print("one ADD of 7, and t * 4 built twice is one node")
+print("one multiply by 2, and t * 4 built twice is one node")
+
+# %% [markdown]
+# ## Exercise: a fused mean squared error
+#
+# Write `mse(a, b)`: the mean of `(a - b)` squared over all elements, a scalar (shape `()`), that runs as **one**
+# kernel when realized. The check compares it with numpy on three shapes and counts the kernels.
+
+# %%
+# EXERCISE p01.mse
+def mse(a, b):
+  # YOUR CODE: elementwise ops, then one reduce; no realize() in between
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p01.mse", mse)

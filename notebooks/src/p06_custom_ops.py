@@ -97,8 +97,7 @@ if torch is not None:
 # gelu, glu and swiglu are purely elementwise. rms_norm has a mean in it.
 
 # %%
-q_rms = quiz("How many kernels does rms_norm(x4) run, for a new realized input x4?", ["1", "2", "3"], answer="2",
-             explain="The mean is a reduce whose one-value-per-row result is read by every element of the row (through an expand), "
+q_rms = quiz("How many kernels does rms_norm(x4) run, for a new realized input x4?", ["1", "2", "3"], explain="The mean is a reduce whose one-value-per-row result is read by every element of the row (through an expand), "
                      "so it is stored first; the division is a second kernel.")
 
 # %%
@@ -116,7 +115,8 @@ def value_alu_ops(prg):
   return counts
 for name, rec in (("rms_norm", rec_rms), ("gelu", rec_gelu)):
   for p in programs(rec): print(f"{name:9s} {p.name:10s} float ALU ops: {value_alu_ops(p)}")
-assert len(programs(rec_rms)) == int(q_rms.correct) == 2
+q_rms.reveal(len(programs(rec_rms)))
+assert len(programs(rec_rms)) == 2
 assert len(programs(rec_gelu)) == 1
 assert "EXP2" in value_alu_ops(programs(rec_gelu)[0])        # erf's exp(-x^2), as EXP2
 
@@ -134,8 +134,7 @@ def gelu_steps(x):
   return (h * t).realize()
 
 q_steps = quiz("gelu_steps realizes five times. How many kernels does it run, and how many does gelu(x) run?",
-               ["5 and 5", "5 and 1", "1 and 1", "4 and 1"], answer="5 and 1",
-               explain="Every realize ends a kernel; with no realize in between, the whole formula is one elementwise kernel.")
+               ["5 and 5", "5 and 1", "1 and 1", "4 and 1"], explain="Every realize ends a kernel; with no realize in between, the whole formula is one elementwise kernel.")
 
 # %%
 %%tinygrad --show schedule,timing
@@ -153,6 +152,23 @@ def best_time(fn, reps=3):
   return min(ts)
 t_steps, t_fused = best_time(gelu_steps), best_time(gelu)
 print(f"step by step: {k_steps} kernels, {t_steps * 1e3:.1f} ms   all at once: {k_fused} kernel, {t_fused * 1e3:.1f} ms")
-assert f"{k_steps} and {k_fused}" == q_steps.correct
+q_steps.reveal(f"{k_steps} and {k_fused}")
 assert np.abs(slow.numpy() - reference("gelu", xb.numpy())).max() < 1e-5
 assert np.abs(fast.numpy() - reference("gelu", xc.numpy())).max() < 1e-5
+
+# %% [markdown]
+# ## Exercise: layer norm
+#
+# `rms_norm` divides by the root mean square. Layer norm first subtracts the mean of the last axis, then divides
+# by `sqrt(variance + eps)` (the variance of the last axis, divided by n, not n-1). Write `layer_norm(x, eps)`
+# without `Tensor.layernorm`; the check compares it with numpy on three shapes.
+
+# %%
+# EXERCISE p06.layer_norm
+def layer_norm(x, eps=1e-5):
+  # YOUR CODE
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("p06.layer_norm", layer_norm)

@@ -1,0 +1,4 @@
+from lazynb import Tensor
+
+def softsign(x: Tensor) -> Tensor:
+  return x / (1 + x.abs())

@@ -1,0 +1,144 @@
+"""The notebooks' exercises (lazynb/notebook/exercise.py): for every registered exercise, the check fails on the
+stub as written in the notebook source and passes on the reference solution in notebooks/solutions/; plausible
+wrong answers fail too; every project notebook has an exercise; no notebook shows a reference solution."""
+import ast, importlib.util, pathlib, re
+import numpy as np
+import pytest
+from lazynb import Tensor
+from lazynb.notebook import exercise as ex
+
+ROOT = pathlib.Path(__file__).parent.parent
+SRC, SOL = ROOT / "notebooks" / "src", ROOT / "notebooks" / "solutions"
+PRELUDE = ("import numpy as np\nfrom lazynb import Tensor\nfrom lazynb.device import Allocator, Compiler, CompileError, Runner\n"
+           "from lazynb.uop.ops import UPat, PatternMatcher\n")
+
+def cells(path):
+  return [c.strip("\n") for c in re.split(r"^# %%.*$", path.read_text(), flags=re.M)]
+
+def notebook_exercises():
+  """{key: (notebook stem, stub cell source, checked name)} read from the notebook sources."""
+  found = {}
+  for p in sorted(SRC.glob("*.py")):
+    cs = cells(p)
+    for i, c in enumerate(cs):
+      m = re.match(r"# EXERCISE (\S+)\n", c)
+      if not m: continue
+      key = m.group(1)
+      nxt = next(x for x in cs[i + 1:] if x and not x.startswith("# "))
+      call = re.search(r'check\("([^"]+)", (\w+)\)', nxt)
+      assert call and call.group(1) == key, f"{p.name}: the cell after EXERCISE {key} must call check({key!r}, ...)"
+      assert key not in found, f"exercise {key} appears twice"
+      found[key] = (p.stem, c, call.group(2))
+  return found
+
+FOUND = notebook_exercises()
+
+def solution(stem):
+  spec = importlib.util.spec_from_file_location(f"solution_{stem}", SOL / f"{stem}.py")
+  mod = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(mod)
+  return mod
+
+def test_every_registered_exercise_is_in_a_notebook_and_back():
+  assert set(FOUND) == set(ex.EXERCISES)
+
+def test_every_project_notebook_has_an_exercise():
+  stems = {stem for stem, _, _ in FOUND.values()}
+  projects = {p.stem for p in SRC.glob("p0*.py")}
+  parts = {"01_why", "03_tensor_api", "04_laziness", "05_op_types", "06_autograd", "07_pipeline", "08_backends",
+           "10_reading_the_source", "11_contributing"}
+  assert len(projects) == 7 and projects | parts <= stems
+
+@pytest.mark.parametrize("key", sorted(FOUND))
+def test_check_fails_on_stub_and_passes_on_solution(key, capsys):
+  stem, stub, name = FOUND[key]
+  assert "# YOUR CODE" in stub
+  ns: dict = {}
+  exec(PRELUDE + stub, ns)
+  ok, msg = ex.run(key, ns[name])
+  assert not ok and msg
+  assert ex.check(key, ns[name]) is False and "\u2717" in capsys.readouterr().out  # the notebook's call never raises
+  ok, msg = ex.run(key, getattr(solution(stem), name))
+  assert ok, msg
+
+def test_no_notebook_contains_a_solution():
+  """No reference solution's function or class body (as parsed code) appears in any notebook source or output."""
+  bodies = []
+  for f in SOL.glob("*.py"):
+    for node in ast.parse(f.read_text()).body:
+      if isinstance(node, (ast.FunctionDef, ast.ClassDef)): bodies += [ast.unparse(b) for b in node.body if len(ast.unparse(b)) > 20]
+  assert bodies
+  texts = [p.read_text() for p in list(SRC.glob("*.py")) + list((ROOT / "notebooks").glob("*.ipynb"))]
+  norm = lambda s: re.sub(r"\s+", "", s).replace("\\n", "").replace('\\"', '"')
+  texts = [norm(t) for t in texts]
+  for b in bodies:
+    assert not any(norm(b) in t for t in texts), f"a notebook shows a reference solution line: {b}"
+
+# ---- plausible wrong answers get a hint, not a pass
+
+def _mse_no_square(a, b): return (a - b).abs().mean()
+def _mse_two_kernels(a, b): return ((a - b) * (a - b)).realize().mean()
+def _ce_unstable(logits, labels):
+  logp = (logits.exp() / logits.exp().sum(axis=1, keepdim=True)).log()
+  return -((labels.reshape(-1, 1) == Tensor.arange(logits.shape[1]).reshape(1, -1)).where(logp, 0).sum(axis=1)).mean()
+def _fd_forward(f, v, eps=1e-4):
+  g = np.zeros_like(v)
+  for i in range(v.size):
+    hi = v.copy(); hi[i] += eps  # noqa: E702
+    g[i] = (f(hi) - f(v)) / eps
+  return g
+def _fd_half(f, v, eps=1e-4):
+  g = np.zeros_like(v)
+  for i in range(v.size):
+    hi, lo = v.copy(), v.copy(); hi[i] += eps; lo[i] -= eps  # noqa: E702
+    g[i] = (f(hi) - f(lo)) / eps
+  return g
+def _address_no_offset(idx, strides, offset): return sum(i * s for i, s in zip(idx, strides))
+def _ln_unbiased(x, eps=1e-5):
+  c = x - x.mean(axis=-1, keepdim=True)
+  return c / ((c * c).sum(axis=-1, keepdim=True) / (x.shape[-1] - 1) + eps).sqrt()
+def _bmm_with_matmul(a, b): return a @ b
+def _softmax_unstable(x):
+  e = x.exp()
+  return e / e.sum(axis=-1, keepdim=True)
+def _eager_sum(ts):
+  total = ts[0] * ts[0]
+  for t in ts[1:]: total = (total + t * t).realize()
+  return total
+def _swish_grad_no_product_rule(x): return 1 / (1 + np.exp(-x))
+def _toposort_dups(root):
+  out = []
+  def visit(u):
+    for s in u.src: visit(s)
+    out.append(u)
+  visit(root)
+  return out
+def _toposort_users_first(root): return list(reversed(root.toposort()))
+
+def _greedy_rules():
+  from lazynb.uop.ops import UPat, PatternMatcher
+  return PatternMatcher([(UPat.var("x") * UPat.cvar("c"), lambda x, c: x), (UPat.var("x") + 0, lambda x: x)])
+
+@pytest.mark.parametrize("key,wrong,hint", [
+  ("p01.mse", _mse_no_square, "values are wrong"), ("p01.mse", _mse_two_kernels, "ONE fused kernel"),
+  ("p04.cross_entropy", _ce_unstable, "inf or nan"), ("p03.finite_diff", _fd_half, "slopes are off"),
+  ("p02.address", _address_no_offset, "wrong element"), ("p06.layer_norm", _ln_unbiased, "values are wrong"),
+  ("p02.bmm", _bmm_with_matmul, "not allowed"), ("p05.fold_rules", _greedy_rules(), "must stay as it is"),
+  ("05.softmax", _softmax_unstable, "inf or nan"), ("04.lazy", _eager_sum, "ran 3 kernels"),
+  ("06.swish_grad", _swish_grad_no_product_rule, "finite differences"), ("01.relu", lambda x: x.maximum(0), "not allowed"),
+  ("10.toposort", _toposort_dups, "appear once"), ("10.toposort", _toposort_users_first, "after all of its sources"),
+  ("08.alu", lambda op, *s: s[0] * s[1] if len(s) > 1 else s[0], "wrong values")])
+def test_wrong_answers_fail_with_a_hint(key, wrong, hint):
+  ok, msg = ex.run(key, wrong)
+  assert not ok and hint in msg, msg
+
+def test_forward_difference_is_not_accurate_enough():
+  assert not ex.run("p03.finite_diff", _fd_forward)[0]
+
+def test_forbid_restores_methods():
+  ex.run("p02.bmm", _bmm_with_matmul)
+  a = np.arange(6, dtype=np.float32).reshape(2, 3)
+  np.testing.assert_allclose((Tensor(a) @ Tensor(a.T)).numpy(), a @ a.T)
+
+def test_unknown_exercise_is_an_error():
+  with pytest.raises(KeyError): ex.run("p99.nothing", None)
