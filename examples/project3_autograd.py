@@ -61,10 +61,11 @@ def task2_xor(steps: int = 150) -> float:
   Xt, Yt = Tensor(X), Tensor(Y)
   loss_v = float("nan")
   for i in range(steps):
-    opt.zero_grad()
-    loss = (model(Xt).sigmoid() - Yt).square().mean()
-    loss.backward()
-    opt.step()  # realizes the gradients, the loss and the update in one schedule
+    with Tensor.train():  # an optimizer steps only in training mode (as tinygrad)
+      opt.zero_grad()
+      loss = (model(Xt).sigmoid() - Yt).square().mean()
+      loss.backward()
+      opt.step()  # realizes the gradients, the loss and the update in one schedule
     loss_v = loss.item()
     if i % 50 == 0 or i == steps - 1: print(f"  step {i:3d} loss {loss_v:.5f}")
   pred = model(Xt).sigmoid().numpy()

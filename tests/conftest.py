@@ -16,6 +16,14 @@ def pytest_configure(config):
   config.addinivalue_line("markers", "torch: compares against torch (skipped when torch cannot be imported)")
 
 
+@pytest.fixture
+def training_mode():
+  """Optimizers step only in training mode (tinygrad 0.10 raises otherwise, and so does lazynb): their tests run in it."""
+  from lazynb import Tensor
+  prev, Tensor.training = Tensor.training, True
+  yield
+  Tensor.training = prev
+
 @pytest.fixture(autouse=True)
 def _drop_last_failure():
   """pytest keeps the last exception's traceback (sys.last_traceback), and with it the failed test's tensors; free them,

@@ -151,6 +151,7 @@ def data(i):
   g = np.random.default_rng(1000 + i)
   return g.standard_normal((8, 4)).astype(np.float32), g.integers(0, 3, (8,)).astype(np.int32)
 
+@pytest.mark.usefixtures("training_mode")
 @pytest.mark.parametrize("opt_kw", [dict(momentum=0.9), dict(momentum=0.0)], ids=["momentum", "plain"])
 def test_jitted_training_step_matches_unjitted(opt_kw):
   def run(jit: bool):
@@ -175,6 +176,7 @@ def test_jitted_training_step_matches_unjitted(opt_kw):
   np.testing.assert_allclose(bj, bu, rtol=1e-5, atol=1e-6)
   assert len(set(np.round(lj, 6))) == len(lj), "different batches should give different losses"
 
+@pytest.mark.usefixtures("training_mode")
 def test_jitted_training_step_matches_torch():
   torch = pytest.importorskip("torch")
   l = make_model(1)

@@ -447,6 +447,7 @@ def test_lars_matches_reference(kw):
       opt.step()
   np.testing.assert_allclose(p.numpy(), lars_reference(p0, c, 3, **args), rtol=1e-5, atol=1e-6)
 
+@pytest.mark.usefixtures("training_mode")
 def test_sgd_classic_momentum_applies_lr_before_the_buffer():
   from lazynb.nn.optim import SGD
   p0, c = rnd(5, seed=72), rnd(5, seed=73)
@@ -459,6 +460,7 @@ def test_sgd_classic_momentum_applies_lr_before_the_buffer():
   exp = lars_reference(p0, c, 3, lr=0.05, momentum=0.8, weight_decay=0.1, nesterov=False, classic=True, tcoef=0.0)
   np.testing.assert_allclose(p.numpy(), exp, rtol=1e-5, atol=1e-6)
 
+@pytest.mark.usefixtures("training_mode")
 def test_optimizer_group_steps_every_optimizer_like_torch():
   from lazynb.nn.optim import SGD, Adam, OptimizerGroup
   a0, b0, x = rnd(4, 3, seed=74), rnd(3, seed=75), rnd(2, 4, seed=76)

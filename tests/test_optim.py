@@ -7,7 +7,8 @@ from lazynb import Tensor, nn
 from lazynb.nn import optim
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.torch
+# optimizers step only in training mode (as tinygrad)
+pytestmark = [pytest.mark.torch, pytest.mark.usefixtures("training_mode")]
 
 STEPS = 5
 
@@ -229,3 +230,15 @@ def test_sgd_momentum_two_params_of_the_same_shape_matches_torch():
     topt.step()
     np.testing.assert_allclose(pa.numpy(), ta.detach().numpy(), rtol=1e-4, atol=1e-6, err_msg=f"a after step {step}")
     np.testing.assert_allclose(pb.numpy(), tb.detach().numpy(), rtol=1e-4, atol=1e-6, err_msg=f"b after step {step}")
+
+
+def test_step_outside_training_mode_raises_as_tinygrad():
+  """tinygrad 0.10's Optimizer refuses to step unless Tensor.training is set (RuntimeError); the message names the fix."""
+  Tensor.training = False  # (the module's fixture restores it)
+  w = Tensor([1.0, 2.0], requires_grad=True)
+  opt = optim.SGD([w], lr=0.1)
+  (w * w).sum().backward()
+  with pytest.raises(RuntimeError, match=r"with Tensor.train\(\):"): opt.step()
+  np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])  # nothing was written
+  with Tensor.train(): opt.step()
+  np.testing.assert_allclose(w.numpy(), [0.8, 1.6])

@@ -79,6 +79,7 @@ def test_get_parameters_finds_all_tensors_deduplicated(model):
   assert len({id(p) for p in params}) == len(params)
   assert any(p is model.heads["cls"].weight for p in params)
 
+@pytest.mark.usefixtures("training_mode")
 def test_get_parameters_trains_a_model_end_to_end():
   Tensor.manual_seed(1)
   m = [nn.Linear(2, 3), nn.Linear(3, 1)]
@@ -189,6 +190,7 @@ def test_load_state_dict_accepts_numpy_values_and_casts_dtype():
   np.testing.assert_array_equal(l.weight.numpy(), w.astype(np.float32))
   np.testing.assert_array_equal(l.bias.numpy(), b)
 
+@pytest.mark.usefixtures("training_mode")
 def test_loaded_model_trains_and_original_file_unchanged(tmp_path):
   l = nn.Linear(2, 1)
   path = tmp_path / "l.safetensors"

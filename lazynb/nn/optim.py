@@ -24,6 +24,9 @@ class Optimizer:
     """The tensors to realize for one update: the parameters and optimizer state, and with them the
     gradients and the loss of the last backward() (they read the old parameters, so they run first)."""
     if Tensor.no_grad: raise RuntimeError("optimizer step while gradients are off")
+    if not Tensor.training:  # as tinygrad 0.10: training mode is what turns dropout (and batchnorm's batch statistics) on
+      raise RuntimeError("Tensor.training is False: an optimizer steps only in training mode. Run the step inside "
+                         "`with Tensor.train():` (or decorate it with @Tensor.train(), or set Tensor.training = True)")
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"parameter of shape {p.shape} has no .grad: call loss.backward() before step()")
     grads = [p.grad for p in self.params]

@@ -183,6 +183,18 @@ q_step = quiz("w = Tensor([1.0, 2.0], requires_grad=True); SGD with lr=0.1; loss
                       "write it computes, in the same schedule, every lazy tensor still reading the old weights: the "
                       "gradients, the loss, and probe too.")
 
+# %% [markdown]
+# First, one line the course's snippet leaves out: an optimizer steps only in **training mode**. tinygrad 0.10 raises
+# `RuntimeError` when `Tensor.training` is False, and so does lazynb. `with Tensor.train():` turns it on for a block;
+# this notebook switches it on for the rest of its cells.
+
+# %%
+try: nn.optim.SGD([Tensor([1.0], requires_grad=True)]).step()
+except RuntimeError as e: refused = str(e)
+print("outside training mode:", refused[:70], "...")
+assert refused.startswith("Tensor.training is False")
+Tensor.training = True
+
 # %%
 w = Tensor([1.0, 2.0], requires_grad=True)
 opt = nn.optim.SGD([w], lr=0.1)

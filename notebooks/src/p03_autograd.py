@@ -134,11 +134,12 @@ class NoHidden:
 
 def train(model, steps=150, lr=0.05):
   opt = nn.optim.Adam(get_parameters(model), lr=lr)
-  for i in range(steps):
-    opt.zero_grad()
-    loss = (model(Xt).sigmoid() - Yt).square().mean()
-    loss.backward()
-    opt.step()   # one schedule: the gradients, the loss and the update
+  with Tensor.train():   # an optimizer steps only in training mode (as tinygrad)
+    for i in range(steps):
+      opt.zero_grad()
+      loss = (model(Xt).sigmoid() - Yt).square().mean()
+      loss.backward()
+      opt.step()   # one schedule: the gradients, the loss and the update
   return loss.item()
 
 # %%
@@ -159,7 +160,7 @@ GlobalCounters.reset()
 popt.zero_grad()
 ploss = (probe(Xt).sigmoid() - Yt).square().mean()
 ploss.backward()
-popt.step()
+with Tensor.train(): popt.step()
 step_kernels = GlobalCounters.kernel_count
 
 # %%
