@@ -11,7 +11,8 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite, sym_eq, variables, VariableError
+from lazynb.shape.view import _ge
 from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule, write_host
@@ -21,10 +22,11 @@ def _shape_arg(shape) -> tuple:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
   return tuple(shape)
 
-def _check_shape(shape: tuple) -> tuple[int, ...]:
-  for s in shape:
+def _check_shape(shape: tuple) -> tuple:
+  for s in shape:  # a size is an int, or a symbolic one (a bound Variable, or an expression of them)
+    if isinstance(s, UOp) and s.dtype is dtypes.int32 and s.op is not Ops.DEFINE_VAR: continue
     if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0: raise ValueError(f"invalid shape {shape}: sizes must be ints >= 0")
-  return tuple(int(s) for s in shape)
+  return tuple(s if isinstance(s, UOp) else int(s) for s in shape)
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   n = max(len(s) for s in shapes)
@@ -305,6 +307,7 @@ class Tensor(NNMixin):
     if not is_contiguous_view_of_buffer(t.uop): t = t.contiguous().realize()
     return t.uop.base.buffer
   def numpy(self) -> np.ndarray:
+    if variables(self.shape): raise VariableError(f"no data if shape is symbolic, shape={self.shape}: reduce over the variable's axes first")
     if self.numel() == 0: return np.zeros(self.shape, dtype=self.dtype.np)
     buf = self._buffer().allocate()
     return buf.numpy().reshape(self.shape)
@@ -415,7 +418,7 @@ class Tensor(NNMixin):
       if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape {self.shape} to {shape}")
       shape = tuple(self.numel() // known if s == -1 else s for s in shape)
     shape = _check_shape(shape)
-    if prod(shape) != self.numel(): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
+    if not sym_eq(prod(shape), self.numel()): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
     return self._mv(self.uop.reshape(shape))
   def view(self, *shape) -> Tensor: return self.reshape(*shape)
   def permute(self, *order) -> Tensor:
@@ -447,9 +450,9 @@ class Tensor(NNMixin):
   def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
   def shrink(self, arg) -> Tensor:
     if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")
-    arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
+    arg = tuple((0, s) if a is None else _check_shape(a) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
-      if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
+      if not all(_ge(y, x) for x, y in ((0, b), (b, e), (e, s))): raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
     return self._mv(self.uop.shrink(arg))
   def flip(self, axis) -> Tensor:
     axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
@@ -916,6 +919,7 @@ class Tensor(NNMixin):
     n = prod(self.shape[a] for a in self._axes(axis))
     # a half mean can fit where the half sum would overflow; ints sum exactly (a float32 sum stops counting at 2**24)
     s = x.sum(axis, keepdim, dtype=dtypes.float32) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(dtypes.float32)
+    if isinstance(n, UOp): return (s / Tensor(UOp.const(dtypes.float32, n, (UOp(Ops.DEVICE, dtypes.void, (), self.device),)))).cast(x.dtype)
     return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
     x = self._float()

@@ -19,13 +19,15 @@ Everything is plain data (strings, numbers, lists): the renderers treat it as un
 from __future__ import annotations
 import json, re, time
 from lazynb.helpers import strip_ansi, ContextVar
-from lazynb.uop.ops import UOp, Ops, GroupOp
+from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
 
 VERSION = 1
 MIME = "application/vnd.lazynb.trace+json"
 GRAPH_NODE_LIMIT = 400
 
 # op kind -> colour family, used by every graph view
+def _num(x): return sym_str(x) if isinstance(x, UOp) else x  # a variable size shows as its expression ("i", "(i*4)")
+
 def op_kind(op: Ops) -> str:
   if op in GroupOp.Movement or op is Ops.VIEW: return "movement"
   if op in (Ops.REDUCE_AXIS, Ops.REDUCE, Ops.DEFINE_ACC, Ops.ASSIGN): return "reduce"
@@ -121,9 +123,10 @@ class Trace:
     def kernel_for(prg, kernel=None, lowered=None, item=None) -> dict:
       if id(prg) in by_prog: return by_prog[id(prg)]
       k = {"id": len(kernels), "name": prg.name, "display_name": strip_ansi(prg.display_name), "name_parts": name_parts(prg.display_name),
-           "device": prg.device, "language": prg.language, "source": prg.src, "global_size": list(prg.global_size),
-           "local_size": list(prg.local_size), "opts": [repr(o) for o in prg.opts], "full_shape": list(prg.full_shape),
-           "axis_types": list(prg.axis_types), "time_s": 0.0, "runs": 0, "compile_s": compile_s.get(prg.name), "op_estimate": prg.op_estimate,
+           "device": prg.device, "language": prg.language, "source": prg.src, "global_size": [_num(g) for g in prg.global_size],
+           "local_size": list(prg.local_size), "opts": [repr(o) for o in prg.opts], "full_shape": [_num(x) for x in prg.full_shape],
+           "vars": [v.arg[0] for v in prg.vars],
+           "axis_types": list(prg.axis_types), "time_s": 0.0, "runs": 0, "compile_s": compile_s.get(prg.name), "op_estimate": _num(prg.op_estimate),
            "mem_estimate": 0, "gflops": 0.0, "gbs": 0.0, "timings": dict(prg.timings),
            "uops": uop_rows(prg.uops), "uops_total": len(prg.uops),
            "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
@@ -146,7 +149,7 @@ class Trace:
           schedule.append({"index": len(schedule), "kind": si.kind, "reason": si.reason, "kernel": None,
                            "bufs": [{"buf": buf_id(b), "role": "out" if i == 0 else "in", "size": b.size, "dtype": b.dtype.name, "device": b.device}
                                     for i, b in enumerate(si.bufs)],
-                           "graph": graphs.add(si.ast), "_item": si})
+                           "graph": graphs.add(si.ast), "var_vals": dict(si.var_vals), "_item": si})
       elif ev.kind == "exec":
         run_s += d["seconds"]
         if d["kind"] != "kernel": continue
@@ -157,6 +160,7 @@ class Trace:
         k["runs"] += 1
         k["time_s"] += d["seconds"]
         k["mem_estimate"] = d["mem_estimate"]
+        if prg.vars: k["op_estimate"], k["var_vals"] = d["op_estimate"], dict(d.get("var_vals") or {})  # this run's values
         if k["time_s"] > 0:
           k["gflops"] = k["op_estimate"] * k["runs"] / k["time_s"] * 1e-9
           k["gbs"] = k["mem_estimate"] * k["runs"] / k["time_s"] * 1e-9

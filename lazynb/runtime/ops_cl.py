@@ -41,7 +41,7 @@ class CLProgram(Runner):
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     gws = [g * l for g, l in zip(global_size, local_size)]
     st = time.perf_counter()
-    ev = self.kernel(self.dev.queue, gws, list(local_size), *bufs)
+    ev = self.kernel(self.dev.queue, gws, list(local_size), *bufs, *[np.int32(v) for v in vals])
     if wait:
       ev.wait()
       return time.perf_counter() - st
