@@ -33,7 +33,7 @@ class CompiledRunner:
     t = self.fxn(*[b._buf for b in bufs], global_size=gs, local_size=self.p.local_size, vals=vals, wait=wait)
     return t if t is not None else 0.0
 
-# TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast), ("copy", None, bufs, None),
+# TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast, var_vals), ("copy", None, bufs, None),
 # and every host write into a buffer: ("random", refill, [buf], None) for random numbers (drawn again on replay),
 # ("data", (shape, dtype), [buf], digest) for anything else (frozen; TinyJit checks it did not change between calls)
 capturing: list | None = None
@@ -74,7 +74,7 @@ def exec_item(si: ScheduleItem) -> float:
     return t
   if si.bufs[0].size == 0: return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
-  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs), si.ast))
+  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
   t = runner(list(si.bufs), si.var_vals)
   mem = sum(b.nbytes for b in si.bufs)
   GlobalCounters.kernel_count += 1

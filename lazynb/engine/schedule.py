@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, smax, unbind
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, smax, unbind, variables
+from lazynb.helpers import dedup
 from lazynb.shape.shapetracker import ShapeTracker
 
 class Realized:
@@ -304,13 +305,19 @@ class Scheduler:
       return self.load_root(self.root, n, "reduce", st)
     raise NotImplementedError(f"the scheduler cannot handle {op}")
 
+def ast_vars(ast: UOp) -> list[UOp]:
+  """The variables (DEFINE_VARs) a kernel AST uses: in its views, and as values (a mean over a variable axis)."""
+  return dedup([v for u in ast.toposort() if u.op is Ops.VIEW for v in u.arg.vars()] +
+               [v for u in ast.toposort() if u.op is Ops.CONST and isinstance(u.arg, UOp) for v in variables(u.arg)])
+
 def unbind_ast(ast: UOp) -> tuple[UOp, dict[str, int], dict[UOp, UOp]]:
   """The kernel with each bound variable (BIND) replaced by its DEFINE_VAR, and the values: kernels for different
   values are then one AST, compiled once; the values are passed as int arguments when it runs."""
   vals: dict[UOp, int] = {}
   sub = {u: u.replace(arg=u.arg.unbind(vals)) for u in ast.toposort() if u.op is Ops.VIEW and u.arg.vars()}
-  sub.update({u: u.replace(arg=unbind(u.arg, vals)) for u in ast.toposort() if u.op is Ops.CONST and isinstance(u.arg, UOp)})
-  return (ast.substitute(sub) if sub else ast), {v.arg[0]: x for v, x in vals.items()}, sub
+  consts = {u: u.replace(arg=unbind(u.arg, vals), src=tuple(sub.get(s, s) for s in u.src)) for u in ast.toposort()
+            if u.op is Ops.CONST and isinstance(u.arg, UOp)}
+  return (ast.substitute({**sub, **consts}) if sub or consts else ast), {v.arg[0]: x for v, x in vals.items()}, sub
 
 def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Kernels for `outs`, in order, and for each out the view of a buffer that will hold it."""

@@ -8,7 +8,7 @@ Every movement op is a cheap edit of these four fields; no data moves:
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.helpers import prod
-from lazynb.uop.ops import UOp, sym_eq
+from lazynb.uop.ops import UOp, sym_eq, sym_ge
 from lazynb.dtype import dtypes
 
 def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -20,9 +20,7 @@ def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 # sizes may be symbolic (int UOps of variables, see UOp.variable): these decide by the variables' bounds
 def _is_sym(*xs) -> bool: return any(isinstance(x, UOp) for x in xs)
-def _ge(a, b) -> bool:
-  """a >= b for every value of the variables (False when that depends on them)."""
-  return a is b or (a - b).vmin >= 0 if _is_sym(a, b) else a >= b
+_ge = sym_ge
 def _clamp(lo, hi, s) -> tuple:
   """(max(0, lo), min(s, hi))."""
   if not _is_sym(lo, hi, s): return (max(0, lo), min(s, hi))
@@ -87,7 +85,7 @@ class View:
     """The same view with regrouped dims, or None when that needs a second view."""
     new_shape = tuple(new_shape)
     if new_shape == self.shape: return self
-    if not sym_eq(prod(new_shape), self.size): raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
+    if not sym_eq(prod(new_shape), self.size, bound=True): raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
     if self.contiguous: return View.create(new_shape)
     if _is_sym(*self.shape, *new_shape):  # symbolic: only adding or removing size-1 dims, else a new view
       if [s for s in self.shape if s != 1] != [s for s in new_shape if s != 1]: return None

@@ -325,27 +325,37 @@ def smax(x) -> int: return x.vmax if isinstance(x, UOp) else x
 def variables(x) -> list[UOp]:
   """The DEFINE_VARs and BINDs in a size (or a tuple of them)."""
   if isinstance(x, (tuple, list)): return [v for y in x for v in variables(y)]
-  return [n for n in x.toposort() if n.op in (Ops.DEFINE_VAR, Ops.BIND)] if isinstance(x, UOp) else []
+  if not isinstance(x, UOp): return []
+  topo = x.toposort()
+  bound = {n.src[0] for n in topo if n.op is Ops.BIND}
+  return [n for n in topo if n.op is Ops.BIND or n.op is Ops.DEFINE_VAR and n not in bound]
 def sym_eval(x, vals: dict[str, int] | None = None):
   """The int a size stands for: bound variables take their value, others `vals[name]`."""
   if not isinstance(x, UOp): return x
   memo: dict[UOp, Any] = {}
   for n in x.toposort():
     if n.op is Ops.BIND: memo[n] = n.src[1].arg
-    elif n.op is Ops.DEFINE_VAR:
-      if vals is None or n.arg[0] not in vals: raise VariableError(f"variable {n.arg[0]!r} has no value: bind it (Variable(...).bind(n))")
-      memo[n] = vals[n.arg[0]]
+    elif n.op is Ops.DEFINE_VAR: memo[n] = (vals or {}).get(n.arg[0])  # None: no value (fine under its BIND)
     elif n.op is Ops.CONST: memo[n] = n.arg
-    else: memo[n] = exec_alu(n.op, dtypes.int64 if n.dtype is not dtypes.bool else n.dtype, tuple(memo[s] for s in n.src))
+    else:
+      if (free := next((s for s in n.src if memo[s] is None), None)) is not None:
+        raise VariableError(f"variable {free.arg[0]!r} has no value: bind it (Variable(...).bind(n))")
+      memo[n] = exec_alu(n.op, dtypes.int64 if n.dtype is not dtypes.bool else n.dtype, tuple(memo[s] for s in n.src))
+  if memo[x] is None: raise VariableError(f"variable {x.arg[0]!r} has no value: bind it (Variable(...).bind(n))")
   return memo[x]
-def sym_eq(a, b) -> bool:
-  """Are two sizes equal for every value of their variables? (Checked at each variable's min, max and bound value.)"""
-  if a is b: return True
-  if not isinstance(a, UOp) and not isinstance(b, UOp): return a == b
-  vs = {v if v.op is Ops.DEFINE_VAR else v.src[0] for v in variables((a, b))}
-  pts = [{v.arg[0]: v.arg[1] for v in vs}, {v.arg[0]: v.arg[2] for v in vs}, {v.arg[0]: (v.arg[1] + v.arg[2]) // 2 for v in vs}]
-  unbound = lambda x: x.substitute({n: n.src[0] for n in x.toposort() if n.op is Ops.BIND}) if isinstance(x, UOp) else x  # noqa: E731
-  return all(sym_eval(unbound(a), p) == sym_eval(unbound(b), p) for p in pts)
+def _corners(*xs) -> list[tuple]:
+  """Each size evaluated at every corner of its variables' box (each at its min or its max); bound ones keep their value
+  when `bound`. For sizes built from +, *, // and max of variables (monotone in each one) the corners hold the extremes."""
+  vs = sorted({v if v.op is Ops.DEFINE_VAR else v.src[0] for v in variables(xs)}, key=lambda v: v.arg[0])
+  free = [x.substitute({n: n.src[0] for n in x.toposort() if n.op is Ops.BIND}) if isinstance(x, UOp) else x for x in xs]
+  return [tuple(sym_eval(x, {v.arg[0]: v.arg[2 if (c >> k) & 1 else 1] for k, v in enumerate(vs)}) for x in free) for c in range(2 ** len(vs))]
+def sym_eq(a, b, bound: bool = False) -> bool:
+  """Are two sizes equal for every value of their variables? (bound=True: for the bound values, when all are bound)"""
+  if bound and all(v.op is Ops.BIND for v in variables((a, b))): return sym_eval(a) == sym_eval(b)
+  return a is b or (a == b if not isinstance(a, UOp) and not isinstance(b, UOp) else all(x == y for x, y in _corners(a, b)))
+def sym_ge(a, b) -> bool:
+  """a >= b for every value of their variables (False when that depends on the values)."""
+  return a is b or (a >= b if not isinstance(a, UOp) and not isinstance(b, UOp) else all(x >= y for x, y in _corners(a, b)))
 def unbind(x, vals: dict[UOp, int]):
   """A size as kernel index math: every variable a DEFINE_VAR of dtype index; bound values are recorded in `vals`."""
   if not isinstance(x, UOp): return x
