@@ -28,6 +28,12 @@ GRAPH_NODE_LIMIT = 400
 # op kind -> colour family, used by every graph view
 def _num(x): return sym_str(x) if isinstance(x, UOp) else x  # a variable size shows as its expression ("i", "(i*4)")
 
+def _sym_repr(arg) -> str:
+  """repr, with variable sizes as names: ((0, i), (0, 4))."""
+  if isinstance(arg, UOp): return sym_str(arg)
+  if isinstance(arg, tuple): return "(" + ", ".join(map(_sym_repr, arg)) + ("," if len(arg) == 1 else "") + ")"
+  return repr(arg)
+
 def op_kind(op: Ops) -> str:
   if op in GroupOp.Movement or op is Ops.VIEW: return "movement"
   if op in (Ops.REDUCE_AXIS, Ops.REDUCE, Ops.DEFINE_ACC, Ops.ASSIGN): return "reduce"
@@ -66,7 +72,7 @@ class GraphStore:
       keep = [n for n in topo if n in kept]
     ids = {n: i for i, n in enumerate(keep)}
     nodes = [{"id": i, "op": n.op.name, "dtype": str(n.dtype).removeprefix("dtypes."), "arg": _arg_str(n),
-              "shape": list(n.shape) if n.op not in (Ops.DEVICE, Ops.UNIQUE) and n.shape is not None else None, "kind": op_kind(n.op)}
+              "shape": [_num(x) for x in n.shape] if n.op not in (Ops.DEVICE, Ops.UNIQUE) and n.shape is not None else None, "kind": op_kind(n.op)}
              for n, i in ids.items()]
     edges = [[ids[s], ids[n]] for n in keep for s in n.src if s in ids]
     self.graphs[gid] = {"nodes": nodes, "edges": edges, "root": ids[root], "total_nodes": len(topo), "truncated": len(topo) > len(keep)}
@@ -223,10 +229,12 @@ def kernel_views(ast: UOp, kernel, item) -> list[dict]:
   for access, buf, view in accesses:
     st = kernel.view_st(view)
     idx, valid = st.render(names)
-    out.append({"buf": buf, "access": access, "index": idx, "valid": valid, "shape": list(st.shape), "axis_names": names,
-                "views": [{"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset, "mask": [list(m) for m in v.mask] if v.mask else None,
+    out.append({"buf": buf, "access": access, "index": idx, "valid": valid, "shape": [_num(x) for x in st.shape], "axis_names": names,
+                "views": [{"shape": [_num(x) for x in v.shape], "strides": [_num(x) for x in v.strides], "offset": _num(v.offset),
+                           "mask": [[_num(x) for x in m] for m in v.mask] if v.mask else None,
                            "contiguous": v.contiguous} for v in st.views],
-                "ast_views": [{"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset, "mask": [list(m) for m in v.mask] if v.mask else None}
+                "ast_views": [{"shape": [_num(x) for x in v.shape], "strides": [_num(x) for x in v.strides], "offset": _num(v.offset),
+                           "mask": [[_num(x) for x in m] for m in v.mask] if v.mask else None}
                               for v in view.arg.views],
-                "movement": [[op, repr(arg)] for op, arg in origins.get(view, ())]})
+                "movement": [[op, _sym_repr(arg)] for op, arg in origins.get(view, ())]})
   return out
