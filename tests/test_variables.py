@@ -145,3 +145,9 @@ def test_jit_prune_keeps_variable_kernels():
   v, base = Variable("i", 1, 10), Tensor(A).realize()
   jf = TinyJit(lambda n: base.shrink(((0, n), (0, 4))).sum(0).realize(), prune=True)
   for n in [2, 3, 8, 5]: np.testing.assert_allclose(jf(v.bind(n)).numpy(), A[:n].sum(0))
+
+def test_html_view_shows_variables():
+  from lazynb.notebook.html import render_html
+  with capture(rewrites=False) as tr: rows(Tensor(A), 7).max(0).numpy()
+  page = render_html(tr.to_json())
+  assert "<th>variables</th>" in page and "<code>i=7</code>" in page

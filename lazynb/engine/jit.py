@@ -101,7 +101,7 @@ class TinyJit:
     self.input_spec, self.input_bufs, self.frozen_args = spec, [t.uop.base.buffer for t in inputs], frozen
     self.captured = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
     self.ret, self.cnt = ret, 2
-    trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels())
+    trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
     return ret
 
   def _kernels(self) -> int: return sum(e[0] == "kernel" for e in self.captured)
@@ -121,7 +121,7 @@ class TinyJit:
       else:
         what(bufs, {**rest[1], **{k: v for k, v in self.var_vals.items() if k in rest[1]}})
         GlobalCounters.kernel_count += 1
-    trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels())
+    trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
     self.cnt += 1
     return self.ret
 
