@@ -151,3 +151,22 @@ def test_html_view_shows_variables():
   with capture(rewrites=False) as tr: rows(Tensor(A), 7).max(0).numpy()
   page = render_html(tr.to_json())
   assert "<th>variables</th>" in page and "<code>i=7</code>" in page
+
+def test_jitted_attention_over_a_variable_length():
+  """(L, L) scores, softmax and two matmuls with L symbolic: one capture serves every length."""
+  L, rng = Variable("L", 1, 16), np.random.default_rng(1)
+  X = rng.standard_normal((16, 8)).astype(np.float32)
+  ws = [rng.standard_normal((8, 8)).astype(np.float32) for _ in range(3)]
+  x_all, (wq, wk, wv) = Tensor(X).realize(), [Tensor(w).realize() for w in ws]
+  def ref(n):
+    q, k, v = (X[:n] @ w for w in ws)
+    s = q @ k.T / 8 ** 0.5
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True) @ v).sum(0)
+  attn = TinyJit(lambda x: (((x @ wq) @ (x @ wk).T / 8 ** 0.5).softmax(-1) @ (x @ wv)).sum(0).realize())
+  method_cache.clear()
+  with Recorder(rewrites=False) as rec:
+    for call, n in enumerate([5, 9, 16, 1, 7]):
+      np.testing.assert_allclose(attn(x_all.shrink(((0, L.bind(n)), None))).numpy(), ref(n), rtol=1e-4, atol=1e-4, err_msg=f"L={n}")
+      if call == 0: first = programs(rec)
+  assert first >= 3 and programs(rec) == first
