@@ -3,7 +3,7 @@ each value; errors for values out of range, unbound variables and symbolic data.
 import json
 import numpy as np
 import pytest
-from lazynb import Tensor, Variable, TinyJit, GlobalCounters, UOp, Ops, dtypes
+from lazynb import Tensor, Variable, TinyJit, GlobalCounters, UOp, Ops, dtypes, Device
 from lazynb.trace import Recorder, capture
 from lazynb.engine.realize import method_cache
 
@@ -50,7 +50,9 @@ def test_shrink_must_fit_for_every_value():
 
 # ---------------------------------------------------------------- values against numpy, one kernel per shape
 
-@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+CL = pytest.param("CL", marks=pytest.mark.skipif(not Device.available("CL")[0], reason="no OpenCL device (GPU hardware or PoCL)"))
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", CL])
 def test_reduce_and_elementwise_over_a_variable_axis(device):
   t = Tensor(A, device=device)
   cases = {"sum": (lambda s: s.sum(), lambda a: a.sum()), "sum0": (lambda s: s.sum(0), lambda a: a.sum(0)),
@@ -170,3 +172,14 @@ def test_jitted_attention_over_a_variable_length():
       np.testing.assert_allclose(attn(x_all.shrink(((0, L.bind(n)), None))).numpy(), ref(n), rtol=1e-4, atol=1e-4, err_msg=f"L={n}")
       if call == 0: first = programs(rec)
   assert first >= 3 and programs(rec) == first
+
+@pytest.mark.parametrize("name", ["ridx0", "data1", "int", "acc0"])
+def test_variable_names_that_would_shadow_kernel_names(name):
+  with pytest.raises(ValueError, match="clashes"): rows(Tensor(A), 3, Variable(name, 1, 10)).sum(0).numpy()
+
+def test_variable_down_to_zero():
+  v = Variable("n", 0, 10)
+  for n in (0, 1, 4):
+    s = Tensor(A).shrink(((0, v.bind(n)), None))
+    np.testing.assert_allclose(s.sum(0).numpy(), A[:n].sum(0))
+    assert (s > 0).sum().item() == (A[:n] > 0).sum()

@@ -6,11 +6,15 @@ accumulators accN, shared values aluN. The renderer also records which UOps each
 so a viewer can link the two.
 """
 from __future__ import annotations
-import math, struct, threading
+import math, re, struct, threading
 from typing import Callable
 from lazynb.dtype import DType, dtypes
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str, smax
 from lazynb.renderer import Renderer
+
+_C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
+return short signed sizeof static struct switch typedef union unsigned void volatile while half bool kernel global local constant
+blockIdx threadIdx blockDim gridDim get_global_id get_local_id get_group_id INFINITY NAN""".split())
 
 class CStyleLanguage(Renderer):
   global_style = "args"
@@ -75,6 +79,9 @@ class CStyleLanguage(Renderer):
     return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
   def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
     params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
+    for v in vars_:  # a variable named like a kernel's own names (ridx0, data1) or a C word would silently shadow it
+      if re.fullmatch(r"(data|val|acc|alu|gidx|lidx|ridx|tidx|unused|temp|upcast|unroll)\d+|lz_\w*", v.arg[0]) or v.arg[0] in _C_WORDS:
+        raise ValueError(f"variable name {v.arg[0]!r} clashes with a name in the generated kernel; rename the Variable")
     params += [f"{self.arg_int_prefix} {v.arg[0]}" for v in vars_]  # symbolic sizes: one int argument per variable
     ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point

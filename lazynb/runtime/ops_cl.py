@@ -2,6 +2,7 @@
 (pip install pyopencl pocl-binary-distribution)."""
 from __future__ import annotations
 import time
+import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
 from lazynb.renderer.cstyle import OpenCLRenderer
 

@@ -119,7 +119,7 @@ class ShapeTracker:
     """Per dim, the stride in memory, or None where moving along the dim does not move by a constant."""
     if len(self.views) == 1: return self.views[0].strides
     from lazynb.uop.symbolic import symbolic, split_terms, term_coeff
-    rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if s != 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
+    rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if isinstance(s, UOp) or s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
     idx, _ = self.to_indexed_uops(rngs)
     out: list[int | None] = [0] * len(self.shape)
     for t in split_terms(graph_rewrite(idx, symbolic)):
