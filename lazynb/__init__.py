@@ -11,6 +11,7 @@ from lazynb.tensor import Tensor  # noqa: E402,F401
 from lazynb.engine.jit import TinyJit  # noqa: E402,F401
 from lazynb import nn  # noqa: E402,F401
 from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E402,F401
+Variable = UOp.variable  # Variable("i", 1, 10).bind(3): a symbolic size (tinygrad 0.10's name)
 from lazynb import debug as _debug  # noqa: E402,F401  (the DEBUG printer subscribes to the trace bus)
 
 __version__ = "0.1.0"

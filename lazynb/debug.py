@@ -17,8 +17,9 @@ def _line_for_exec(d: dict) -> str:
   gflops = d["op_estimate"] / t * 1e-9 if t > 0 else 0.0
   gbs = d["mem_estimate"] / t * 1e-9 if t > 0 else 0.0
   kind = colored("copy", "yellow") if d["kind"] == "copy" else "    "
+  vals = "".join(f"  {k}={v}" for k, v in (d.get("var_vals") or {}).items())  # variables' values for this run
   return (f"*** {d['device']:6s} {GlobalCounters.kernel_count:4d} {kind} {ansistrip_pad(name, 30)} "
-          f"tm {fmt_time(t)}  {gflops:8.2f} GFLOPS {gbs:7.2f} GB/s")
+          f"tm {fmt_time(t)}  {gflops:8.2f} GFLOPS {gbs:7.2f} GB/s{vals}")
 
 def print_event(ev: trace.Event):
   lvl = DEBUG.value
@@ -42,6 +43,8 @@ def print_event(ev: trace.Event):
     for i, si in enumerate(d["items"]): print(f"  {i}: {si.kind:6s} reason={si.reason:8s} bufs={[f'{b.size}x{b.dtype.name}' for b in si.bufs]}")
     if d.get("constants"): print(f"  {d['constants']} of the tensors are constants after folding: no kernel (fold constants)")
   elif ev.kind == "rewrite" and lvl >= 6: print(f"rewrite {d['name']}: {len(d['steps'])} steps")
-  elif ev.kind == "jit" and lvl >= 2: print(colored(f"JIT {d['phase']} {d.get('name', '')}: {d.get('kernels', 0)} kernels", "cyan"))
+  elif ev.kind == "jit" and lvl >= 2:
+    vals = "".join(f"  {k}={v}" for k, v in (d.get("var_vals") or {}).items())
+    print(colored(f"JIT {d['phase']} {d.get('name', '')}: {d.get('kernels', 0)} kernels{vals}", "cyan"))
 
 trace.subscribe(print_event)

@@ -11,33 +11,15 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite, sym_eq, variables, VariableError, smax
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule, write_host
 from lazynb.tensor_nn import NNMixin
 from lazynb.tensor_loss import LossMixin
 from lazynb.tensor_index import IndexMixin
 from lazynb.tensor_math import MathMixin
-
-def _shape_arg(shape) -> tuple:
-  if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
-  return tuple(shape)
-
-def _check_shape(shape: tuple) -> tuple[int, ...]:
-  for s in shape:
-    if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0: raise ValueError(f"invalid shape {shape}: sizes must be ints >= 0")
-  return tuple(int(s) for s in shape)
-
-def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-  n = max(len(s) for s in shapes)
-  padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
-  out = []
-  for dims in zip(*padded):
-    sizes = {d for d in dims if d != 1}
-    if len(sizes) > 1: raise ValueError(f"shapes {' and '.join(map(str, shapes))} cannot be broadcast together")
-    out.append(sizes.pop() if sizes else 1)
-  return tuple(out)
+from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge  # noqa: F401
 
 _grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
 _live: weakref.WeakSet = weakref.WeakSet()  # every tensor: a realize that overwrites memory first computes the lazy ones that read it
@@ -221,6 +203,12 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     """The kernels that realize() would run, without running them."""
     items, _ = create_schedule([t.uop for t in (self,) + lst])
     return items
+  @staticmethod
+  def _sym_count(n: UOp, device: str) -> Tensor: return Tensor(UOp.const(dtypes.float32, n.maximum(0), (UOp(Ops.DEVICE, dtypes.void, (), device),)))
+  def schedule_with_vars(self, *lst: Tensor) -> tuple[list[ScheduleItem], dict[UOp, int]]:
+    """The kernels, and the value of each variable (symbolic size) they run with."""
+    items = self.schedule(*lst)
+    return items, {UOp.variable(*v.arg): si.var_vals[v.arg[0]] for si in items if si.var_vals for v in ast_vars(si.ast)}
   def realize(self, *lst: Tensor) -> Tensor:
     Tensor.realize_all(self, *lst)
     return self
@@ -314,6 +302,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     if not is_contiguous_view_of_buffer(t.uop): t = t.contiguous().realize()
     return t.uop.base.buffer
   def numpy(self) -> np.ndarray:
+    if variables(self.shape): raise VariableError(f"no data if shape is symbolic, shape={self.shape}: reduce over the variable's axes first")
     if self.numel() == 0: return np.zeros(self.shape, dtype=self.dtype.np)
     buf = self._buffer().allocate()
     return buf.numpy().reshape(self.shape)
@@ -420,7 +409,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
       if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape {self.shape} to {shape}")
       shape = tuple(self.numel() // known if s == -1 else s for s in shape)
     shape = _check_shape(shape)
-    if prod(shape) != self.numel(): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
+    if not sym_eq(prod(shape), self.numel(), bound=True): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
     return self._mv(self.uop.reshape(shape))
   def view(self, *shape) -> Tensor: return self.reshape(*shape)
   def permute(self, *order) -> Tensor:
@@ -452,9 +441,10 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
   def shrink(self, arg) -> Tensor:
     if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")
-    arg = tuple((0, s) if a is None else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
+    arg = tuple((0, s) if a is None else _check_shape(a) if variables(tuple(a)) else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
-      if not 0 <= b <= e <= s: raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
+      if not all(_ge(y, x) for x, y in ((0, b), (b, e), (e, s))):  # a variable: for every value in its [min, max]
+        raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}" + (" for some value of its variables" if variables(arg) else ""))
     return self._mv(self.uop.shrink(arg))
   def flip(self, axis) -> Tensor:
     axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
@@ -882,7 +872,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
-    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype, prod(self.shape[a] for a in self._axes(axis)))
+    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype, smax(prod(self.shape[a] for a in self._axes(axis))))
     x = self.cast(acc) if acc is not dtypes.float16 else self.cast(dtypes.float32)
     ret = x._reduce(Ops.ADD, axis, keepdim)
     return ret.cast(acc)
@@ -900,11 +890,13 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     n = prod(self.shape[a] for a in self._axes(axis))
     # a half mean can fit where the half sum would overflow; ints sum exactly (a float32 sum stops counting at 2**24)
     s = x.sum(axis, keepdim, dtype=dtypes.float32) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(dtypes.float32)
+    if isinstance(n, UOp): return (s / Tensor._sym_count(n, self.device)).cast(x.dtype)  # a variable count, computed in the kernel
     return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
     x = self._float()
     n = prod(self.shape[a] for a in self._axes(axis))
     d = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
+    if isinstance(n, UOp): return d / Tensor._sym_count(n - correction, self.device)  # a variable count (NaN where it is <= 0)
     return d / max(0, n - correction) if n - correction > 0 else d * math.nan
   def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
   def softmax(self, axis: int = -1) -> Tensor:

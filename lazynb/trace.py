@@ -9,9 +9,9 @@ Event kinds and their data:
   rewrite    name, before, after, steps [(before, after, UPat)] after a graph_rewrite (only if a reader asked)
   program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times
   compile    name, device, seconds, cached                    after the device compiler ran
-  exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs
+  exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs, var_vals (name -> int)
   realize    kernels, copies, seconds                          after a schedule has run
-  jit        phase ("capture" | "replay"), name, kernels       TinyJit
+  jit        phase ("capture" | "replay"), name, kernels, var_vals      TinyJit
   beam       name, cached, opts, rounds, tried, seconds        after a BEAM search picked a kernel's opts
 """
 from __future__ import annotations

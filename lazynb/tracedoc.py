@@ -20,13 +20,21 @@ Everything is plain data (strings, numbers, lists): the renderers treat it as un
 from __future__ import annotations
 import json, re, time
 from lazynb.helpers import strip_ansi, ContextVar
-from lazynb.uop.ops import UOp, Ops, GroupOp
+from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
 
 VERSION = 1
 MIME = "application/vnd.lazynb.trace+json"
 GRAPH_NODE_LIMIT = 400
 
 # op kind -> colour family, used by every graph view
+def _num(x): return sym_str(x) if isinstance(x, UOp) else x  # a variable size shows as its expression ("i", "(i*4)")
+
+def _sym_repr(arg) -> str:
+  """repr, with variable sizes as names: ((0, i), (0, 4))."""
+  if isinstance(arg, UOp): return sym_str(arg)
+  if isinstance(arg, tuple): return "(" + ", ".join(map(_sym_repr, arg)) + ("," if len(arg) == 1 else "") + ")"
+  return repr(arg)
+
 def op_kind(op: Ops) -> str:
   if op in GroupOp.Movement or op is Ops.VIEW: return "movement"
   if op in (Ops.REDUCE_AXIS, Ops.REDUCE, Ops.DEFINE_ACC, Ops.ASSIGN): return "reduce"
@@ -65,7 +73,7 @@ class GraphStore:
       keep = [n for n in topo if n in kept]
     ids = {n: i for i, n in enumerate(keep)}
     nodes = [{"id": i, "op": n.op.name, "dtype": str(n.dtype).removeprefix("dtypes."), "arg": _arg_str(n),
-              "shape": list(n.shape) if n.op not in (Ops.DEVICE, Ops.UNIQUE) and n.shape is not None else None, "kind": op_kind(n.op)}
+              "shape": [_num(x) for x in n.shape] if n.op not in (Ops.DEVICE, Ops.UNIQUE) and n.shape is not None else None, "kind": op_kind(n.op)}
              for n, i in ids.items()]
     edges = [[ids[s], ids[n]] for n in keep for s in n.src if s in ids]
     self.graphs[gid] = {"nodes": nodes, "edges": edges, "root": ids[root], "total_nodes": len(topo), "truncated": len(topo) > len(keep)}
@@ -123,9 +131,10 @@ class Trace:
     def kernel_for(prg, kernel=None, lowered=None, item=None) -> dict:
       if id(prg) in by_prog: return by_prog[id(prg)]
       k = {"id": len(kernels), "name": prg.name, "display_name": strip_ansi(prg.display_name), "name_parts": name_parts(prg.display_name),
-           "device": prg.device, "language": prg.language, "source": prg.src, "global_size": list(prg.global_size),
-           "local_size": list(prg.local_size), "opts": [repr(o) for o in prg.opts], "full_shape": list(prg.full_shape),
-           "axis_types": list(prg.axis_types), "time_s": 0.0, "runs": 0, "compile_s": compile_s.get(prg.name), "op_estimate": prg.op_estimate,
+           "device": prg.device, "language": prg.language, "source": prg.src, "global_size": [_num(g) for g in prg.global_size],
+           "local_size": list(prg.local_size), "opts": [repr(o) for o in prg.opts], "full_shape": [_num(x) for x in prg.full_shape],
+           "vars": [v.arg[0] for v in prg.vars],
+           "axis_types": list(prg.axis_types), "time_s": 0.0, "runs": 0, "compile_s": compile_s.get(prg.name), "op_estimate": _num(prg.op_estimate),
            "mem_estimate": 0, "gflops": 0.0, "gbs": 0.0, "timings": dict(prg.timings),
            "uops": uop_rows(prg.uops), "uops_total": len(prg.uops),
            "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
@@ -149,7 +158,7 @@ class Trace:
           schedule.append({"index": len(schedule), "kind": si.kind, "reason": si.reason, "kernel": None,
                            "bufs": [{"buf": buf_id(b), "role": "out" if i == 0 else "in", "size": b.size, "dtype": b.dtype.name, "device": b.device}
                                     for i, b in enumerate(si.bufs)],
-                           "graph": graphs.add(si.ast), "_item": si})
+                           "graph": graphs.add(si.ast), "var_vals": dict(si.var_vals), "_item": si})
       elif ev.kind == "exec":
         run_s += d["seconds"]
         if d["kind"] != "kernel": continue
@@ -160,6 +169,7 @@ class Trace:
         k["runs"] += 1
         k["time_s"] += d["seconds"]
         k["mem_estimate"] = d["mem_estimate"]
+        if prg.vars: k["op_estimate"], k["var_vals"] = d["op_estimate"], dict(d.get("var_vals") or {})  # this run's values
         if k["time_s"] > 0:
           k["gflops"] = k["op_estimate"] * k["runs"] / k["time_s"] * 1e-9
           k["gbs"] = k["mem_estimate"] * k["runs"] / k["time_s"] * 1e-9
@@ -222,10 +232,12 @@ def kernel_views(ast: UOp, kernel, item) -> list[dict]:
   for access, buf, view in accesses:
     st = kernel.view_st(view)
     idx, valid = st.render(names)
-    out.append({"buf": buf, "access": access, "index": idx, "valid": valid, "shape": list(st.shape), "axis_names": names,
-                "views": [{"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset, "mask": [list(m) for m in v.mask] if v.mask else None,
+    out.append({"buf": buf, "access": access, "index": idx, "valid": valid, "shape": [_num(x) for x in st.shape], "axis_names": names,
+                "views": [{"shape": [_num(x) for x in v.shape], "strides": [_num(x) for x in v.strides], "offset": _num(v.offset),
+                           "mask": [[_num(x) for x in m] for m in v.mask] if v.mask else None,
                            "contiguous": v.contiguous} for v in st.views],
-                "ast_views": [{"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset, "mask": [list(m) for m in v.mask] if v.mask else None}
+                "ast_views": [{"shape": [_num(x) for x in v.shape], "strides": [_num(x) for x in v.strides], "offset": _num(v.offset),
+                           "mask": [[_num(x) for x in m] for m in v.mask] if v.mask else None}
                               for v in view.arg.views],
-                "movement": [[op, repr(arg)] for op, arg in origins.get(view, ())]})
+                "movement": [[op, _sym_repr(arg)] for op, arg in origins.get(view, ())]})
   return out

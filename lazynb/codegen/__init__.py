@@ -19,7 +19,7 @@ def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Ker
   if opts is not None:
     for o in opts: k.apply_opt(o)
   elif not NOOPT:
-    if BEAM >= 1:
+    if BEAM >= 1 and not any(k.is_sym(i) for i in range(len(k.full_shape))):  # BEAM times with concrete sizes
       from lazynb.codegen.search import beam_search
       k = beam_search(k, int(BEAM))
     else: hand_coded_optimizations(k)
@@ -32,16 +32,16 @@ def full_rewrite_to_sink(ast: UOp, renderer: Renderer | None = None, opts: list[
 
 def estimates(uops: list[UOp]) -> int:
   """FLOPs the program does: each non-index ALU op once per loop iteration it runs in."""
-  flops, mult, stack = 0, 1, []
+  flops, mult, stack = 0, 1, []  # with variable loop sizes the count is an expression in the variables
   for u in uops:
-    if u.op is Ops.RANGE: stack.append(u.arg[1]); mult *= u.arg[1]  # noqa: E702
-    elif u.op is Ops.ENDRANGE: mult //= max(1, stack.pop())
-    elif u.op is Ops.SPECIAL: mult *= u.arg[1]
-    elif u.op in GroupOp.ALU and u.dtype is not dtypes.bool and not _is_index(u): flops += mult
+    if u.op is Ops.RANGE: stack.append(mult); mult = mult * u.arg[1]  # noqa: E702
+    elif u.op is Ops.ENDRANGE: mult = stack.pop()
+    elif u.op is Ops.SPECIAL: mult = mult * u.arg[1]
+    elif u.op in GroupOp.ALU and u.dtype is not dtypes.bool and not _is_index(u): flops = flops + mult
   return flops
 
 def _is_index(u: UOp) -> bool:
-  return u.dtype is dtypes.index and all(s.op in (Ops.RANGE, Ops.SPECIAL, Ops.CONST) or s.op in GroupOp.ALU and _is_index(s) for s in u.src)
+  return u.dtype is dtypes.index and all(s.op in (Ops.RANGE, Ops.SPECIAL, Ops.CONST, Ops.DEFINE_VAR) or s.op in GroupOp.ALU and _is_index(s) for s in u.src)
 
 def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> ProgramSpec:
   t0 = time.perf_counter()
@@ -61,7 +61,8 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,
                     [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
                     list(getattr(renderer, "line_map", [])),
-                    {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3}, k, lowered)
+                    {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3}, k, lowered,
+                    [u for u in uops if u.op is Ops.DEFINE_VAR])
   trace.emit("program", program=prg, kernel=k, lowered=lowered)
   if DEBUG >= 6: print(src)
   return prg

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from lazynb.helpers import prod, colored, to_function_name, dedup
-from lazynb.uop.ops import UOp, Ops
+from lazynb.uop.ops import UOp, Ops, sym_str, smax
 from lazynb.shape.shapetracker import ShapeTracker
 
 class AxisType(enum.Enum):
@@ -44,7 +44,8 @@ class Kernel:
     self.reduceop = next((u for u in ast.toposort() if u.op is Ops.REDUCE_AXIS), None)
     self.bufs = sorted({u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL}, key=lambda u: u.arg)
     out_shape = self.sts[0].shape if self.sts else ()
-    self.full_shape: tuple[int, ...] = tuple(max(s[i] for s in (st.shape for st in self.sts)) for i in range(len(out_shape))) if self.sts else ()
+    # per axis the size that is not 1 (a size may be a variable: those axes are never split by opts)
+    self.full_shape: tuple = tuple(next((s[i] for s in (st.shape for st in self.sts) if s[i] != 1), 1) for i in range(len(out_shape))) if self.sts else ()
     self.axis_types = [AxisType.REDUCE if o != f else AxisType.GLOBAL for o, f in zip(out_shape, self.full_shape)]
     self.applied_opts: list[Opt] = []
     # canonical loop order: global axes first, then reduce axes; then merge what can be merged
@@ -75,7 +76,7 @@ class Kernel:
   def _merge_adjacent(self):
     i = len(self.full_shape) - 2
     while i >= 0:
-      if self.axis_types[i] == self.axis_types[i + 1]:
+      if self.axis_types[i] == self.axis_types[i + 1] and not self.is_sym(i) and not self.is_sym(i + 1):
         merged = []
         for st in self.sts:
           if len(st.views) > 1 and st.shape[i] * st.shape[i + 1] > 1: break  # would put div/mod in the index math
@@ -107,8 +108,10 @@ class Kernel:
 
   # ---- opts
   def axes_of(self, *types: AxisType) -> list[int]: return [i for i, t in enumerate(self.axis_types) if t in types]
+  def is_sym(self, axis: int) -> bool: return isinstance(self.full_shape[axis], UOp)
   def apply_opt(self, opt: Opt):
     if opt.axis < 0 or opt.axis >= len(self.full_shape): raise KernelOptError(f"{opt}: axis out of range for shape {self.full_shape}")
+    if self.is_sym(opt.axis): raise KernelOptError(f"{opt}: axis {opt.axis} has a variable size ({sym_str(self.full_shape[opt.axis])})")
     size, t = self.full_shape[opt.axis], self.axis_types[opt.axis]
     if opt.op is OptOps.PADTO: return self._padto(opt, size, t)
     amt = opt.arg if opt.arg != 0 else size
@@ -160,7 +163,7 @@ class Kernel:
   @property
   def name(self) -> str:
     prefix = "r" if self.reduceop is not None else "E"
-    return prefix + "".join(f"_{colored(str(s), t.value)}" for s, t in zip(self.full_shape, self.axis_types))
+    return prefix + "".join(f"_{colored(sym_str(s), t.value)}" for s, t in zip(self.full_shape, self.axis_types))
   @property
   def function_name(self) -> str: return to_function_name(self.name)
   def describe(self) -> dict:
@@ -225,6 +228,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
       cands = []
       strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
       for a in k.axes_of(AxisType.GLOBAL):
+        if k.is_sym(a): continue
         zeros = frozenset(i for i, rs in enumerate(strides[1:], 1) if rs is not None and rs[a] == 0)
         # prefer axes along which every access moves by a constant: the lanes then share their index math
         linear = all(rs[a] is not None for rs in strides if rs is not None)
@@ -238,18 +242,18 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         fits = [r for r in (8, 4) if r * vectors <= regs // 2 and n % r == 0] or [4]
         amts = [next((r for r in fits if (n // r) % max(1, k.renderer.threads) == 0), fits[0])]
       if all(_try(k, Opt(OptOps.UPCAST, a, amt)) for amt in amts): used.append(zeros)
-    reds = [a for a in k.axes_of(AxisType.REDUCE) if k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4 and a not in arange_axes(k)]
+    reds = [a for a in k.axes_of(AxisType.REDUCE) if not k.is_sym(a) and k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4 and a not in arange_axes(k)]
     if reds and k.upcast_size() <= 256: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
-    elif not used and (g := k.axes_of(AxisType.GLOBAL)) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
-  elif (globals_ := k.axes_of(AxisType.GLOBAL)):
+    elif not used and (g := k.axes_of(AxisType.GLOBAL)) and not k.is_sym(g[-1]) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
+  elif (globals_ := k.axes_of(AxisType.GLOBAL)) and not k.is_sym(globals_[-1]):
     last = globals_[-1]
     s = k.full_shape[last]
     if s <= 8 and s * k.upcast_size() <= 16: _try(k, Opt(OptOps.UPCAST, last, 0))
     elif s % 4 == 0: _try(k, Opt(OptOps.UPCAST, last, 4))
   # spread the outer loop over cores when there is enough work
-  if getattr(k.renderer, "has_threads", False) and (g := k.axes_of(AxisType.GLOBAL)) and g[0] == 0:
+  if getattr(k.renderer, "has_threads", False) and (g := k.axes_of(AxisType.GLOBAL)) and g[0] == 0 and not k.is_sym(0):
     n = k.renderer.threads
-    if prod(k.full_shape) >= 1 << 16 and n > 1:
+    if prod(smax(s) for s in k.full_shape) >= 1 << 16 and n > 1:
       for t in range(n, 1, -1):
         if k.full_shape[0] % t == 0 and _try(k, Opt(OptOps.THREAD, 0, t)): break
   return k.applied_opts
@@ -263,7 +267,7 @@ def all_opt_candidates(k: Kernel) -> list[Opt]:
   """Every single action that could be applied next (the moves of a search)."""
   out, keep = [], arange_axes(k)
   for i, (s, t) in enumerate(zip(k.full_shape, k.axis_types)):
-    if i in keep: continue
+    if i in keep or k.is_sym(i): continue
     if t in (AxisType.GLOBAL, AxisType.REDUCE) and s > 4 and s % 4 and not any(o.op is OptOps.PADTO for o in k.applied_opts):
       out.append(Opt(OptOps.PADTO, i, 4))
     if t is AxisType.GLOBAL:

@@ -51,6 +51,7 @@ def linearize(sink: UOp) -> list[UOp]:
   reduce_ranges = {r for n in nodes if n.op is Ops.DEFINE_ACC for r in n.src[1:]}
   outer = sorted([n for n in nodes if n.op is Ops.RANGE and n not in reduce_ranges], key=lambda r: r.arg[0])
   out = sorted([n for n in nodes if n.op is Ops.DEFINE_GLOBAL], key=lambda n: n.arg)  # parameters in buffer order
+  out += sorted([n for n in nodes if n.op is Ops.DEFINE_VAR], key=lambda n: n.arg[0])  # then the variables, by name
   out += [n for n in nodes if n.op in (Ops.DEFINE_LOCAL, Ops.SPECIAL, Ops.CONST)]
   out += outer
   placed = set(out)

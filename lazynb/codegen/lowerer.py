@@ -8,10 +8,10 @@ stands for "accumulate this over these RANGEs"; the linearizer turns it into an 
 from __future__ import annotations
 import itertools
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, exec_alu
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, exec_alu, variables
 from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
-from lazynb.helpers import prod
+from lazynb.helpers import prod, dedup
 
 def reduce_identity(op: Ops, dtype):
   if op is Ops.ADD: return False if dtype is dtypes.bool else 0
@@ -64,7 +64,7 @@ def lower(k: Kernel) -> UOp:
       index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
       ret = UOp(Ops.LOAD, u.dtype, (index,))
     elif u.op is Ops.CONST:
-      ret = UOp.const(u.dtype, u.arg)
+      ret = u.arg.cast(u.dtype) if isinstance(u.arg, UOp) else UOp.const(u.dtype, u.arg)  # a size as a number (mean over i)
       if u.src:  # a masked constant: zero outside the mask
         _, valid = k.view_st(u.src[0]).to_indexed_uops(idxs_for(k.view_st(u.src[0]), env))
         if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
@@ -118,8 +118,13 @@ def lower(k: Kernel) -> UOp:
       valid = valid & group_first  # after a GROUP reduce every work-item of the group has the answer: one stores it
       index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
       stores.append(UOp(Ops.STORE, dtypes.void, (index, ld(val, env))))
-  # every buffer stays a parameter, even one whose loads folded away: the runtime passes them all, in order
-  return graph_rewrite(UOp.sink(*stores, *k.bufs), lower_rules, name="lower: index math")
+  # every buffer stays a parameter, even one whose loads folded away: the runtime passes them all, in order; so does every variable
+  return graph_rewrite(UOp.sink(*stores, *k.bufs, *kernel_vars(k)), lower_rules, name="lower: index math")
+
+def kernel_vars(k: Kernel) -> list[UOp]:
+  """The kernel's variables (symbolic sizes), by name: each becomes an int argument."""
+  consts = [v for u in k.ast.toposort() if u.op is Ops.CONST and isinstance(u.arg, UOp) for v in variables(u.arg)]
+  return sorted(dedup([v for st in k.sts for v in st.vars()] + consts), key=lambda v: v.arg[0])
 
 def fold_onehot(red: UOp) -> UOp | None:
   """sum over r of where(e == r, v(r), 0) is v(e) where 0 <= e < N, else 0: a one-hot sum (how x[idx] is written with an
@@ -130,6 +135,7 @@ def fold_onehot(red: UOp) -> UOp | None:
   for r in red.src[1:]:
     for a, e in (ne.src, ne.src[::-1]):
       if (a.src[0] if a.op is Ops.CAST else a) is not r or r in e.toposort(): continue
+      if isinstance(r.arg[1], UOp): continue
       if a.op is Ops.CAST and not (dtypes.is_int(a.dtype) and a.dtype.itemsize >= 4 and r.arg[1] - 1 <= dtypes.max(a.dtype)): continue
       e = e.cast(dtypes.index)
       ok = (e < r.arg[1]) & (e < 0).ne(True)
@@ -146,7 +152,7 @@ def reduce_const(r: UOp) -> UOp | None:
   """A sum of a constant over loops is the constant times the trip count, computed exactly here: adding it in a
   float32 accumulator stops growing at 2**24 (and costs a loop of 2**33 steps for Tensor.ones(2**33).sum())."""
   c = r.src[0]
-  if c.op is not Ops.CONST or not all(s.op is Ops.RANGE for s in r.src[1:]): return None
+  if c.op is not Ops.CONST or not all(s.op is Ops.RANGE and not isinstance(s.arg[1], UOp) for s in r.src[1:]): return None
   if r.arg is Ops.MAX or r.dtype is dtypes.bool: return c
   if r.arg is Ops.ADD: return c.const_like(exec_alu(Ops.MUL, r.dtype, (c.arg, prod(s.arg[1] for s in r.src[1:]))))
   return None

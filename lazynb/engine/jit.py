@@ -12,6 +12,8 @@ What a replay keeps, and what it redoes:
   - Any other host data made inside the function (`Tensor([step])`) is frozen at capture. If it differed
     between the first two calls, capturing it would give wrong numbers later, so that is an error.
   - Other arguments (Python numbers, strings) are frozen too: a replay with different ones is an error.
+  - Variables (symbolic sizes) are not frozen: a bound Variable passed as an argument, or in the shape of an input,
+    gives the replayed kernels its new value (one compiled kernel for every sequence length).
 """
 from __future__ import annotations
 import functools
@@ -19,7 +21,7 @@ from typing import Any
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters
-from lazynb.uop.ops import Ops
+from lazynb.uop.ops import Ops, UOp, unbind
 from lazynb.engine import realize as _realize
 from lazynb.engine.schedule import chain_st, realized
 from lazynb.tensor import Tensor
@@ -74,8 +76,11 @@ class TinyJit:
   def __call__(self, *args, **kwargs):
     named, frozen = self._inputs(args, kwargs)
     inputs = [t for _, t in named]
-    # the kernels read an input's underlying buffer through its view: the view must stay the same
-    spec = [(n, t.shape, t.dtype, t.device, chain_st(t.uop)) for n, t in named]
+    # the kernels read an input's underlying buffer through its view: the view must stay the same (up to variables' values)
+    vals: dict[UOp, int] = {}
+    spec = [(n, tuple(unbind(s, vals) for s in t.shape), t.dtype, t.device, chain_st(t.uop).unbind(vals)) for n, t in named]
+    frozen = [(n, unbind(a, vals) if isinstance(a, UOp) and a.op is Ops.BIND else a) for n, a in frozen]
+    self.var_vals = {v.arg[0]: x for v, x in vals.items()}
     if self.cnt >= 2: return self._replay(spec, inputs, frozen)
     # a result computed from these inputs before (the expression cache) would not be recorded: it is computed again
     _realize.capturing, realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
@@ -96,7 +101,7 @@ class TinyJit:
     self.input_spec, self.input_bufs, self.frozen_args = spec, [t.uop.base.buffer for t in inputs], frozen
     self.captured = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
     self.ret, self.cnt = ret, 2
-    trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels())
+    trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
     return ret
 
   def _kernels(self) -> int: return sum(e[0] == "kernel" for e in self.captured)
@@ -109,14 +114,14 @@ class TinyJit:
       raise JitError(f"TinyJit: non-Tensor arguments changed since capture: got {frozen!r}, captured {self.frozen_args!r}; they are "
                      "frozen into the captured kernels, so pass changing values as Tensors (or call .reset())")
     swap = {id(old): t.uop.base.buffer for old, t in zip(self.input_bufs, inputs)}
-    for kind, what, bufs, _ in self.captured:
+    for kind, what, bufs, *rest in self.captured:
       bufs = [swap.get(id(b), b) for b in bufs]
       if kind == "copy": _realize.run_copy(bufs[0], bufs[1])
       elif kind == "random": _realize.write_host(bufs[0], what())
       else:
-        what(bufs)
+        what(bufs, {**rest[1], **{k: v for k, v in self.var_vals.items() if k in rest[1]}})
         GlobalCounters.kernel_count += 1
-    trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels())
+    trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
     self.cnt += 1
     return self.ret
 
@@ -126,7 +131,7 @@ class TinyJit:
     steps = [e for e in log if e[0] != "data"]
     writes: dict[int, int] = {}
     reads: list[set[int]] = []
-    for kind, _, bufs, ast in steps:
+    for kind, _, bufs, ast, *_ in steps:
       if kind in ("kernel", "copy"): writes[id(bufs[0])] = writes.get(id(bufs[0]), 0) + 1
       # an in-place update loads its own output (global 0): it reads what it writes
       own = kind == "kernel" and any(u.op is Ops.LOAD and u.src[0].op is Ops.DEFINE_GLOBAL and u.src[0].arg == 0 for u in ast.toposort())
@@ -135,10 +140,11 @@ class TinyJit:
     keep = [e[0] == "random" for e in steps]
     while True:
       grew = False
-      for i, (kind, _, bufs, _) in enumerate(steps):
+      for i, (kind, _, bufs, *_) in enumerate(steps):
         if keep[i]: continue
         out, ins = id(bufs[0]), reads[i]
         # kept: reads something that changes, updates its own output in place, or shares its output with another writer
-        if ins & changing or out in ins or writes[out] > 1: keep[i], grew = True, True; changing.add(out)  # noqa: E702
+        # (or runs with variables: their values change between calls)
+        if ins & changing or out in ins or writes[out] > 1 or kind == "kernel" and steps[i][4]: keep[i], grew = True, True; changing.add(out)  # noqa: E702
       if not grew: break
     return [e for e, k in zip(steps, keep) if k]

@@ -7,7 +7,7 @@ from lazynb import trace
 from lazynb.device import Device, Buffer, Runner  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
 from lazynb.helpers import GlobalCounters
 from lazynb.renderer import ProgramSpec
-from lazynb.uop.ops import UOp
+from lazynb.uop.ops import UOp, sym_eval
 from lazynb.engine.schedule import ScheduleItem
 
 class CompiledRunner:
@@ -25,12 +25,15 @@ class CompiledRunner:
     self.compile_s = time.perf_counter() - st
     trace.emit("compile", name=prg.name, display_name=prg.display_name, device=prg.device, seconds=self.compile_s, cached=cached)
     self.fxn = dev.runtime(prg.name, self.lib)
-  def __call__(self, bufs: list[Buffer], wait: bool = True) -> float:
+  def __call__(self, bufs: list[Buffer], var_vals: dict[str, int] | None = None, wait: bool = True) -> float:
+    """Run on `bufs`; `var_vals` gives each variable of a symbolic kernel its value (name -> int) for this run."""
     bufs[0].version += 1
-    t = self.fxn(*[b._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, wait=wait)
+    vals = [sym_eval(v, var_vals) for v in self.p.vars]
+    gs = tuple(sym_eval(g, var_vals) for g in self.p.global_size)
+    t = self.fxn(*[b._buf for b in bufs], global_size=gs, local_size=self.p.local_size, vals=vals, wait=wait)
     return t if t is not None else 0.0
 
-# TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast), ("copy", None, bufs, None),
+# TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast, var_vals), ("copy", None, bufs, None),
 # and every host write into a buffer: ("random", refill, [buf], None) for random numbers (drawn again on replay),
 # ("data", (shape, dtype), [buf], digest) for anything else (frozen; TinyJit checks it did not change between calls)
 capturing: list | None = None
@@ -71,16 +74,16 @@ def exec_item(si: ScheduleItem) -> float:
     return t
   if si.bufs[0].size == 0: return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
-  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs), si.ast))
-  t = runner(list(si.bufs))
+  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
+  t = runner(list(si.bufs), si.var_vals)
   mem = sum(b.nbytes for b in si.bufs)
   GlobalCounters.kernel_count += 1
-  GlobalCounters.global_ops += runner.p.op_estimate
+  GlobalCounters.global_ops += sym_eval(runner.p.op_estimate, si.var_vals)
   GlobalCounters.global_mem += mem
   GlobalCounters.time_sum_s += t
   trace.emit("exec", name=runner.p.name, display_name=runner.p.display_name, device=si.bufs[0].device, kind="kernel", seconds=t,
-             global_size=runner.p.global_size, local_size=runner.p.local_size, op_estimate=runner.p.op_estimate, mem_estimate=mem,
-             bufs=si.bufs, item=si, program=runner.p)
+             global_size=tuple(sym_eval(g, si.var_vals) for g in runner.p.global_size), local_size=runner.p.local_size, op_estimate=sym_eval(runner.p.op_estimate, si.var_vals),
+             mem_estimate=mem, bufs=si.bufs, item=si, program=runner.p, var_vals=si.var_vals)
   return t
 
 def run_schedule(items: list[ScheduleItem]) -> None:

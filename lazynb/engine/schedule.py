@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
-from lazynb.helpers import prod
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu
+from lazynb.helpers import prod, dedup
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu, smax, unbind, variables
 from lazynb.shape.shapetracker import ShapeTracker
 
 class Realized:
@@ -81,6 +81,7 @@ class ScheduleItem:
   out: UOp | None = None        # the graph node this item computes
   buf_uops: tuple[UOp, ...] = field(default_factory=tuple)
   view_origins: dict = field(default_factory=dict)  # VIEW uop -> movement ops (name, arg) that produced it
+  var_vals: dict = field(default_factory=dict)      # variable name -> its bound value in this run (symbolic sizes)
   def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
@@ -174,7 +175,8 @@ class Scheduler:
       self.roots[n] = reason
       if n.op is Ops.BUFFER: raise RuntimeError("a buffer cannot be a root")
       # ASSIGN(target, value) stores into the target's existing buffer
-      self.out_buf[n] = n.src[0].base if n.op is Ops.ASSIGN else new_buffer(n.device, n.size, n.dtype)
+      # a variable size gets memory for its largest value (a TinyJit replay may run with any value)
+      self.out_buf[n] = n.src[0].base if n.op is Ops.ASSIGN else new_buffer(n.device, smax(n.size), n.dtype)
     return self.out_buf[n]
 
   def run(self) -> list[ScheduleItem]:
@@ -254,9 +256,10 @@ class Scheduler:
         self.add_root(root.src[1], "realize")
         return self.build(root)
     out = UOp(Ops.STORE, dtypes.void, (UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0), UOp(Ops.VIEW, dtypes.void, (), store_st), value))
-    ast = UOp.sink(out)
+    ast, var_vals, sub = unbind_ast(UOp.sink(out))
     bufs = tuple(buffers[b] for b in self.globals)
-    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), dict(self.origins))
+    origins = {sub.get(v, v): o for v, o in self.origins.items()}
+    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), origins, var_vals)
 
   def prebuilt(self, root: UOp) -> ScheduleItem:
     """ASSIGN(BUFFER, KERNEL(*inputs)) made by kernelize(): the kernel is already decided."""
@@ -343,6 +346,20 @@ class Scheduler:
       return self.load_root(self.root, n, "reduce", st)
     raise NotImplementedError(f"the scheduler cannot handle {op}")
 
+def ast_vars(ast: UOp) -> list[UOp]:
+  """The variables (DEFINE_VARs) a kernel AST uses: in its views, and as values (a mean over a variable axis)."""
+  return dedup([v for u in ast.toposort() if u.op is Ops.VIEW for v in u.arg.vars()] +
+               [v for u in ast.toposort() if u.op is Ops.CONST and isinstance(u.arg, UOp) for v in variables(u.arg)])
+
+def unbind_ast(ast: UOp) -> tuple[UOp, dict[str, int], dict[UOp, UOp]]:
+  """The kernel with each bound variable (BIND) replaced by its DEFINE_VAR, and the values: kernels for different
+  values are then one AST, compiled once; the values are passed as int arguments when it runs."""
+  vals: dict[UOp, int] = {}
+  sub = {u: u.replace(arg=u.arg.unbind(vals)) for u in ast.toposort() if u.op is Ops.VIEW and u.arg.vars()}
+  consts = {u: u.replace(arg=unbind(u.arg, vals), src=tuple(sub.get(s, s) for s in u.src)) for u in ast.toposort()
+            if u.op is Ops.CONST and isinstance(u.arg, UOp)}
+  return (ast.substitute({**sub, **consts}) if sub or consts else ast), {v.arg[0]: x for v, x in vals.items()}, sub
+
 def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Kernels for `outs`, in order, and for each out the view of a buffer that will hold it."""
   s = Scheduler(outs)
@@ -358,6 +375,7 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
       bufmap[r] = r.src[0].substitute({b: nb})  # the target's view, of the new name
       continue
     if r.op in (Ops.CONTIGUOUS, Ops.COPY): owned.add(b)
+    if isinstance(r.size, UOp): b = b.shrink(((0, r.size),))  # a variable size: the first `size` elements of the largest
     bufmap[r] = b.reshape(r.shape) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs):
     becomes[orig] = o.substitute(bufmap) if bufmap else o

@@ -43,6 +43,13 @@ def _num(x, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
   try: return fmt.format(float(x) * scale)
   except (TypeError, ValueError): return esc(x)
 
+def _vars_row(k: dict) -> str:
+  """Variables (symbolic sizes): the int arguments of the kernel and their values in its last run."""
+  if not k.get("vars"): return ""
+  vals = _dict(k.get("var_vals"))
+  return ('<tr><th>variables</th><td colspan="3"><code>' + ", ".join(f"{esc(n)}={esc(vals.get(n, '?'))}" for n in k["vars"]) +
+          "</code> (int arguments: one compiled kernel for every value)</td></tr>")
+
 def _tuple(xs) -> str:
   return "(" + ", ".join(esc(x) for x in xs) + ("," if len(xs) == 1 else "") + ")" if isinstance(xs, list) else esc(xs)
 
@@ -271,7 +278,7 @@ def view_kernels(ctx: _Ctx) -> str:
                f'<td><code>{_tuple(k.get("local_size"))}</code></td></tr>'
                f'<tr><th>full shape</th><td class="lzt-mono">{shape}</td><th>applied opts</th><td>{opts}</td></tr>'
                f'<tr><th>estimates</th><td>{esc(k.get("op_estimate"))} ops, {esc(k.get("mem_estimate"))} bytes</td>'
-               f'<th>codegen</th><td>{stages or "-"}</td></tr></table>{srcnote}<div class="lzt-src">{body}</div>{uops}</div>')
+               f'<th>codegen</th><td>{stages or "-"}</td></tr>{_vars_row(k)}</table>{srcnote}<div class="lzt-src">{body}</div>{uops}</div>')
   if len(ks) > MAX_KERNELS: out.append(_note(f"Showing {MAX_KERNELS} of {len(ks)} kernels."))
   return ('<p class="lzt-muted">Name colours: ' + " ".join(f'<span class="lzt-ax-{a}">{a}</span>' for a in AXIS_KINDS) + "</p>"
           + "".join(out))

@@ -45,3 +45,5 @@ class ProgramSpec:
   timings: dict = field(default_factory=dict)               # seconds per codegen stage
   kernel: object = None                                     # the optimized Kernel (views, axis kinds)
   lowered: UOp | None = None                                # the lowered graph, before linearization
+  vars: list = field(default_factory=list)                  # DEFINE_VARs, in argument order: ints passed after the buffers
+  # global_size and op_estimate may be expressions in the vars (sym_eval them with the values of a run)

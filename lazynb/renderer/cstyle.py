@@ -6,11 +6,15 @@ accumulators accN, shared values aluN. The renderer also records which UOps each
 so a viewer can link the two.
 """
 from __future__ import annotations
-import math, struct, threading
+import math, re, struct, threading
 from typing import Callable
 from lazynb.dtype import DType, dtypes
-from lazynb.uop.ops import UOp, Ops, GroupOp
+from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str, smax
 from lazynb.renderer import Renderer
+
+_C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
+return short signed sizeof static struct switch typedef union unsigned void volatile while half bool kernel global local constant
+blockIdx threadIdx blockDim gridDim get_global_id get_local_id get_group_id INFINITY NAN""".split())
 
 class CStyleLanguage(Renderer):
   global_style = "args"
@@ -73,20 +77,24 @@ class CStyleLanguage(Renderer):
   def render_workitem(self, u: UOp) -> str:
     name, size = u.arg
     return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
-  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp]) -> str:
+  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
     params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
+    for v in vars_:  # a variable named like a kernel's own names (ridx0, data1) or a C word would silently shadow it
+      if re.fullmatch(r"(data|val|acc|alu|gidx|lidx|ridx|tidx|unused|temp|upcast|unroll)\d+|lz_\w*", v.arg[0]) or v.arg[0] in _C_WORDS:
+        raise ValueError(f"variable name {v.arg[0]!r} clashes with a name in the generated kernel; rename the Variable")
+    params += [f"{self.arg_int_prefix} {v.arg[0]}" for v in vars_]  # symbolic sizes: one int argument per variable
     ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
     params += [f"{self.arg_int_prefix} {n}" for n in ids]
     return self.extra_header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
   def render_range(self, u: UOp) -> list[str]:
     name = u.arg[2]
-    return [f"for ({self.index_type} {name} = 0; {name} < {u.arg[1]}; {name}++) {{"]
+    return [f"for ({self.index_type} {name} = 0; {name} < {sym_str(u.arg[1], c=True)}; {name}++) {{"]
 
   def render(self, name: str, uops: list[UOp]) -> str:
     self.line_map: list[list[int]] = []
     # a loop variable counts up to its bound (the `i < n` test sees n itself): a bound of 2**31 needs 64 bits too
-    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and u.arg[1] > 2**31 - 1 for u in uops)
+    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
     self.index_type = self.wide_index if wide else "int"
     pos = {u: i for i, u in enumerate(uops)}
     uses: dict[UOp, int] = {}
@@ -118,8 +126,9 @@ class CStyleLanguage(Renderer):
       elif op is Ops.SPECIAL:
         r[u] = u.arg[0]
         if self.global_style == "special" and not u.arg[0].startswith("t"):
-          emit(f"{self.index_type} {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][4:]))}; /* {u.arg[1]} */", [pos[u]])
+          emit(f"{self.index_type} {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][4:]))}; /* {sym_str(u.arg[1])} */", [pos[u]])
         elif wide: r[u] = f"(({self.index_type}){u.arg[0]})"  # an int argument: widen before multiplying
+      elif op is Ops.DEFINE_VAR: r[u] = u.arg[0] if not wide else f"(({self.index_type}){u.arg[0]})"
       elif op is Ops.DEFINE_LOCAL:
         r[u] = u.arg[0]
         emit(f"{self.smem_prefix}{self.render_dtype(u.dtype.base)} {u.arg[0]}[{u.arg[1]}];", [pos[u]])
@@ -170,7 +179,7 @@ class CStyleLanguage(Renderer):
           r[u] = expr
           members[u] = mem(u)
       else: raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
-    return self.render_kernel(name, body, bufs, specials)
+    return self.render_kernel(name, body, bufs, specials, tuple(u for u in uops if u.op is Ops.DEFINE_VAR))
 
 # float16 without the compiler's _Float16: 16 bits in memory, float in registers. The conversions follow IEEE (and
 # numpy): round to nearest even, subnormals, overflow to inf, NaN payloads kept (a NaN never becomes inf).
@@ -238,8 +247,8 @@ class ClangRenderer(CStyleLanguage):
     if dt is not dtypes.float16 or op in self.exact_half_ops: return super().render_alu(op, srcs, dt)
     if op is Ops.MULACC: return self._round(f"{self._round(f'{srcs[0]}*{srcs[1]}')}+{srcs[2]}")  # two roundings, as numpy's a*b+c
     return self._round(super().render_alu(op, srcs, dt))
-  def render_kernel(self, name, body, bufs, specials) -> str:
-    src = super().render_kernel(name, body, bufs, specials)
+  def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
+    src = super().render_kernel(name, body, bufs, specials, vars_)
     if not self.emulating: return src
     self.line_map[:0] = [[] for _ in HALF_EMULATION_C.splitlines()]  # the viewer maps source lines to UOps
     return HALF_EMULATION_C + src
@@ -261,9 +270,9 @@ class OpenCLRenderer(CStyleLanguage):
                  Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})",
                  Ops.MOD: lambda a, b, dt: f"fmod({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
   def render_buffer_dtype(self, dt: DType) -> str: return "uchar" if dt is dtypes.bool else self.render_dtype(dt)
-  def render_kernel(self, name, body, bufs, specials) -> str:
+  def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
     pre = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if any(dt is dtypes.float16 for _, dt, _ in bufs) or "half" in "\n".join(body) else ""
-    return pre + super().render_kernel(name, body, bufs, specials)
+    return pre + super().render_kernel(name, body, bufs, specials, vars_)
   def render_const(self, x, dt: DType) -> str:
     if dt is dtypes.int64: return f"{int(x)}l"
     return super().render_const(x, dt)
@@ -283,6 +292,6 @@ class CUDARenderer(CStyleLanguage):
   code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2f({x})", Ops.LOG2: lambda x, dt: f"log2f({x})",
                  Ops.SIN: lambda x, dt: f"sinf({x})", Ops.SQRT: lambda x, dt: f"sqrtf({x})", Ops.TRUNC: lambda x, dt: f"truncf({x})",
                  Ops.MOD: lambda a, b, dt: f"fmodf({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
-  def render_kernel(self, name, body, bufs, specials) -> str:
+  def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
     pre = "#include <cuda_fp16.h>\n" if "half" in "\n".join(body) or any(dt is dtypes.float16 for _, dt, _ in bufs) else ""
-    return pre + super().render_kernel(name, body, bufs, specials)
+    return pre + super().render_kernel(name, body, bufs, specials, vars_)

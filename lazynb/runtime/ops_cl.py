@@ -2,6 +2,7 @@
 (pip install pyopencl pocl-binary-distribution)."""
 from __future__ import annotations
 import time
+import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
 from lazynb.renderer.cstyle import OpenCLRenderer
 
@@ -41,7 +42,7 @@ class CLProgram(Runner):
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     gws = [g * l for g, l in zip(global_size, local_size)]
     st = time.perf_counter()
-    ev = self.kernel(self.dev.queue, gws, list(local_size), *bufs)
+    ev = self.kernel(self.dev.queue, gws, list(local_size), *bufs, *[np.int32(v) for v in vals])
     if wait:
       ev.wait()
       return time.perf_counter() - st

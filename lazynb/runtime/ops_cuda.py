@@ -80,7 +80,7 @@ class CUDAProgram(Runner):
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     import numpy as np
     drv = self.dev.driver
-    ptrs = [np.array([int(b)], dtype=np.uint64) for b in bufs]
+    ptrs = [np.array([int(b)], dtype=np.uint64) for b in bufs] + [np.array([v], dtype=np.int32) for v in vals]
     args = np.array([p.ctypes.data for p in ptrs], dtype=np.uint64)
     st = time.perf_counter()
     _check(drv.cuLaunchKernel(self.fxn, *global_size, *local_size, 0, 0, args.ctypes.data, 0), "cuLaunchKernel")

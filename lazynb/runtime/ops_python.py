@@ -22,10 +22,18 @@ class PythonRenderer(Renderer):
     return "\n".join(lines)
 
 def _encode(arg):
-  """Literal-safe args: ops by name, inf/nan as tagged strings (literal_eval cannot read them)."""
+  """Literal-safe args: ops by name, inf/nan as tagged strings (literal_eval cannot read them), a variable loop size as
+  a tree ("var", name) / ("sym", op, *srcs) evaluated when the program runs."""
   if isinstance(arg, Ops): return arg.name
+  if isinstance(arg, tuple): return tuple(_encode(a) for a in arg)
+  if isinstance(arg, UOp):
+    if arg.op is Ops.DEFINE_VAR: return ("var", arg.arg[0])
+    return arg.arg if arg.op is Ops.CONST else ("sym", arg.op.name, *(_encode(s) for s in arg.src))
   if isinstance(arg, float) and not math.isfinite(arg): return ("float", repr(arg))
   return arg
+def _size(x, env: dict[str, int]) -> int:
+  if not isinstance(x, tuple): return x
+  return env[x[1]] if x[0] == "var" else exec_alu(Ops[x[1]], dtypes.index, tuple(_size(a, env) for a in x[2:]))
 def _decode(arg):
   return float(arg[1]) if isinstance(arg, tuple) and len(arg) == 2 and arg[0] == "float" else arg
 
@@ -40,6 +48,8 @@ class PythonProgram(Runner):
     views = {}
     vals_: dict[int, object] = {}
     loop_start: dict[int, int] = {}
+    env = dict(zip([a[0] for _, op, _, _, a in prog if op == "DEFINE_VAR"], vals))  # variable name -> value
+    bound: dict[int, int] = {}
     pc = 0
     while pc < len(prog):
       i, opname, dtname, src, arg = prog[pc]
@@ -50,14 +60,15 @@ class PythonProgram(Runner):
         b = bufs[arg]
         views[i] = b[:len(b) - len(b) % dt.itemsize].view(dt.np)
       elif op is Ops.CONST: vals_[i] = arg
+      elif op is Ops.DEFINE_VAR: vals_[i] = env[arg[0]]
       elif op is Ops.RANGE:
         if i not in loop_start or loop_start[i] != pc:
-          vals_[i], loop_start[i] = 0, pc
-        if arg[1] <= 0: pc = _skip_loop(prog, pc, i); continue  # noqa: E702
+          vals_[i], loop_start[i], bound[i] = 0, pc, _size(arg[1], env)
+        if bound[i] <= 0: pc = _skip_loop(prog, pc, i); continue  # noqa: E702
       elif op is Ops.ENDRANGE:
         r = src[0]
         vals_[r] += 1
-        if vals_[r] < prog[r][4][1]: pc = loop_start[r] + 1; continue  # noqa: E702
+        if vals_[r] < bound[r]: pc = loop_start[r] + 1; continue  # noqa: E702
         del loop_start[r]
       elif op is Ops.SPECIAL: raise RuntimeError("the PYTHON device has no work-item axes")
       elif op is Ops.INDEX: vals_[i] = (src[0], vals_[src[1]], vals_[src[2]] if len(src) > 2 else True)

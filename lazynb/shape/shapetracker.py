@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from lazynb.dtype import dtypes
-from lazynb.helpers import prod
-from lazynb.shape.view import View
-from lazynb.uop.ops import UOp, Ops, graph_rewrite
+from lazynb.helpers import prod, dedup
+from lazynb.shape.view import View, _ge
+from lazynb.uop.ops import UOp, Ops, graph_rewrite, variables, unbind
 
 @dataclass(frozen=True)
 class ShapeTracker:
@@ -23,11 +23,20 @@ class ShapeTracker:
   def contiguous(self) -> bool: return len(self.views) == 1 and self.views[0].contiguous
   @property
   def has_mask(self) -> bool: return any(v.mask is not None for v in self.views)
+  def vars(self) -> list[UOp]:
+    """The variables (DEFINE_VAR, BIND) in this tracker's sizes, strides, offsets and masks."""
+    return dedup(variables([x for v in self.views for x in (*v.shape, *v.strides, v.offset, *(m for mm in v.mask or () for m in mm))]))
+  def unbind(self, vals: dict[UOp, int]) -> ShapeTracker:
+    """The tracker as kernels see it: each bound variable a plain DEFINE_VAR (its value goes into `vals`)."""
+    if not self.vars(): return self
+    ub = lambda x: unbind(x, vals)  # noqa: E731
+    return ShapeTracker(tuple(View(tuple(map(ub, v.shape)), tuple(map(ub, v.strides)), ub(v.offset),
+                                   tuple((ub(a), ub(b)) for a, b in v.mask) if v.mask else None, v.contiguous) for v in self.views))
 
   def _top(self, v: View) -> ShapeTracker:
     # a view where nothing is valid reads no memory: the views below it (maybe of size 0, whose index math would
     # divide by 0) are dropped
-    return ShapeTracker((v,) if v.mask is not None and any(lo >= hi for lo, hi in v.mask) else self.views[:-1] + (v,))
+    return ShapeTracker((v,) if v.mask is not None and any(_ge(lo, hi) for lo, hi in v.mask) else self.views[:-1] + (v,))
   def permute(self, order) -> ShapeTracker: return self._top(self.views[-1].permute(tuple(order)))
   def expand(self, shape) -> ShapeTracker: return self._top(self.views[-1].expand(tuple(shape)))
   def pad(self, arg) -> ShapeTracker: return self._top(self.views[-1].pad(tuple(arg)))
@@ -49,7 +58,7 @@ class ShapeTracker:
   def simplify(self) -> ShapeTracker:
     if len(self.views) < 2: return self
     below, top = self.views[-2], self.views[-1]
-    if top.mask is not None and any(lo >= hi for lo, hi in top.mask): return ShapeTracker((top,))
+    if top.mask is not None and any(_ge(lo, hi) for lo, hi in top.mask): return ShapeTracker((top,))
     if below.contiguous: return ShapeTracker(self.views[:-2] + (top,)).simplify()
     if top.contiguous and top.size == below.size and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
     if (v := merge_views(below, top)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
@@ -110,7 +119,7 @@ class ShapeTracker:
     """Per dim, the stride in memory, or None where moving along the dim does not move by a constant."""
     if len(self.views) == 1: return self.views[0].strides
     from lazynb.uop.symbolic import symbolic, split_terms, term_coeff
-    rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
+    rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if isinstance(s, UOp) or s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
     idx, _ = self.to_indexed_uops(rngs)
     out: list[int | None] = [0] * len(self.shape)
     for t in split_terms(graph_rewrite(idx, symbolic)):
@@ -141,7 +150,7 @@ def merge_views(below: View, top: View) -> View | None:
   """One View equal to `top` over `below`, if there is one: guess its strides by evaluating the stack at a
   corner and one step along each dim, then prove the guess by simplifying the stack's index expression to
   exactly that affine form. Masks in `below` need more than a box, so those stacks stay."""
-  if below.mask is not None: return None
+  if below.mask is not None or any(isinstance(x, UOp) for v in (below, top) for x in v.shape + v.strides + (v.offset,)): return None
   from lazynb.uop.symbolic import symbolic
   lo = [m[0] for m in top.mask] if top.mask else [0] * len(top.shape)
   hi = [m[1] for m in top.mask] if top.mask else list(top.shape)
@@ -161,6 +170,7 @@ def expr_str(u: UOp) -> str:
   """Index math as readable text: ((gidx0*4)+ridx0)."""
   if u.op is Ops.CONST: return str(u.arg)
   if u.op is Ops.SPECIAL: return u.arg[0]
+  if u.op in (Ops.DEFINE_VAR, Ops.BIND): return u.expr
   if u.op is Ops.RANGE: return u.arg[2]
   if u.op in _INFIX:
     a, b = u.src

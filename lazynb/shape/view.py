@@ -8,7 +8,7 @@ Every movement op is a cheap edit of these four fields; no data moves:
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.helpers import prod
-from lazynb.uop.ops import UOp
+from lazynb.uop.ops import UOp, sym_eq, sym_ge
 from lazynb.dtype import dtypes
 
 def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -17,6 +17,17 @@ def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     out.append(acc if s != 1 else 0)
     acc *= s
   return tuple(reversed(out))
+
+# sizes may be symbolic (int UOps of variables, see UOp.variable): these decide by the variables' bounds
+def _is_sym(*xs) -> bool: return any(isinstance(x, UOp) for x in xs)
+_ge = sym_ge
+def _clamp(lo, hi, s) -> tuple:
+  """(max(0, lo), min(s, hi))."""
+  if not _is_sym(lo, hi, s): return (max(0, lo), min(s, hi))
+  lo = lo if _ge(lo, 0) else 0 if _ge(0, lo) else None
+  hi = hi if _ge(s, hi) else s if _ge(hi, s) else None
+  if lo is None or hi is None: raise NotImplementedError("a mask whose bounds depend on a variable's value in both directions")
+  return (lo, hi)
 
 @dataclass(frozen=True)
 class View:
@@ -29,11 +40,11 @@ class View:
   @staticmethod
   def create(shape: tuple[int, ...], strides: tuple[int, ...] | None = None, offset: int = 0,
              mask: tuple[tuple[int, int], ...] | None = None) -> View:
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(s if isinstance(s, UOp) else int(s) for s in shape)
     strides = strides_for_shape(shape) if strides is None else tuple(0 if s == 1 else st for s, st in zip(shape, strides))
     if mask is not None:
-      mask = tuple((max(0, lo), min(s, hi)) for (lo, hi), s in zip(mask, shape))
-      if any(lo >= hi for lo, hi in mask):  # nothing is valid: a view of zeros
+      mask = tuple(_clamp(lo, hi, s) for (lo, hi), s in zip(mask, shape))
+      if any(_ge(lo, hi) for lo, hi in mask):  # nothing is valid: a view of zeros
         return View(shape, (0,) * len(shape), 0, ((0, 0),) * len(shape), False)
       if all(m == (0, s) for m, s in zip(mask, shape)): mask = None
     contiguous = offset == 0 and mask is None and strides == strides_for_shape(shape)
@@ -74,8 +85,13 @@ class View:
     """The same view with regrouped dims, or None when that needs a second view."""
     new_shape = tuple(new_shape)
     if new_shape == self.shape: return self
-    if prod(new_shape) != self.size: raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
+    if not sym_eq(prod(new_shape), self.size, bound=True): raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
     if self.contiguous: return View.create(new_shape)
+    if _is_sym(*self.shape, *new_shape):  # symbolic: only adding or removing size-1 dims, else a new view
+      if [s for s in self.shape if s != 1] != [s for s in new_shape if s != 1]: return None
+      old = iter([(st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1])
+      kept = [next(old) if s != 1 else (0, (0, 1)) for s in new_shape]
+      return View.create(new_shape, tuple(st for st, _ in kept), self.offset, tuple(m for _, m in kept) if self.mask else None)
     if self.mask is not None and any(lo >= hi for lo, hi in self.mask):  # nothing valid: keep it that way
       return View.create(new_shape, mask=((0, 0),) * len(new_shape)) if new_shape else None
     if self.size == 0: return View.create(new_shape)
@@ -114,18 +130,19 @@ class View:
   # ---- index math
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
     """(index, valid) as UOps for one index expression per dim."""
-    idx = UOp.const(dtypes.index, self.offset)
+    idx = self.offset if isinstance(self.offset, UOp) else UOp.const(dtypes.index, self.offset)
     for i, st in zip(idxs, self.strides):
       if st != 0: idx = idx + i * st
     valid = UOp.const(dtypes.bool, True)
     if self.mask is not None:
       for i, (lo, hi), s in zip(idxs, self.mask, self.shape):
-        if lo != 0: valid = valid & (UOp.const(dtypes.index, lo - 1) < i)
+        if lo != 0: valid = valid & ((lo - 1 if isinstance(lo, UOp) else UOp.const(dtypes.index, lo - 1)) < i)
         if hi != s: valid = valid & (i < hi)
     return idx, valid
 
   def minify(self) -> View:
     """Merge dims that are one strided run (used to show the simplest equivalent view)."""
+    if _is_sym(*self.shape, *self.strides): return self
     shape, strides, mask = list(self.shape), list(self.strides), list(self.mask) if self.mask else None
     i = len(shape) - 1
     while i > 0:

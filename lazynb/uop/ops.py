@@ -15,6 +15,7 @@ class Ops(enum.Enum):
   # graph structure
   SINK = enum.auto(); UNIQUE = enum.auto(); DEVICE = enum.auto(); BUFFER = enum.auto(); KERNEL = enum.auto()  # noqa: E702
   COPY = enum.auto(); CONST = enum.auto(); ASSIGN = enum.auto(); CONTIGUOUS = enum.auto(); DETACH = enum.auto()  # noqa: E702
+  DEFINE_VAR = enum.auto(); BIND = enum.auto()  # a named int in [min, max] (symbolic shapes), and one with its value  # noqa: E702
   ARANGE = enum.auto()  # the number line 0, 1, ..., arg-1: a constant whose value is its own position (no memory)
   # movement ops: only change how indices map to memory (ShapeTracker)
   RESHAPE = enum.auto(); PERMUTE = enum.auto(); EXPAND = enum.auto(); PAD = enum.auto(); SHRINK = enum.auto(); FLIP = enum.auto()  # noqa: E702
@@ -152,6 +153,7 @@ class UOp(metaclass=UOpMetaClass):
   @staticmethod
   def const(dtype: DType, b: Any, src: tuple = ()) -> UOp:
     if dtype is dtypes.index and type(b) is int and -2**63 <= b < 2**63: return UOp(Ops.CONST, dtype, src, b)  # the common case, fast
+    if isinstance(b, UOp): return UOp(Ops.CONST, dtype, src, b)  # a symbolic size as a value: computed in the kernel
     return UOp(Ops.CONST, dtype, src, cast_scalar(b, dtype) if not (isinstance(b, float) and math.isnan(b) and dtypes.is_float(dtype)) else b)
   def const_like(self, b: Any) -> UOp:
     """A constant with self's dtype; in a tensor graph also on self's device and broadcast to self's shape."""
@@ -165,12 +167,14 @@ class UOp(metaclass=UOpMetaClass):
     dtype = dtypes.bool if op in GroupOp.Comparison else self.dtype
     return UOp(op, dtype, (self,) + src)
   def ufix(self, x) -> UOp: return x if isinstance(x, UOp) else self.const_like(x)
-  def __add__(self, x): return self.alu(Ops.ADD, self.ufix(x))
-  def __radd__(self, x): return self.ufix(x).alu(Ops.ADD, self)
-  def __sub__(self, x): return self + (-self.ufix(x))
+  # symbolic sizes are int UOps: x+0, x*1, x-c stay short (shapes stay readable: `i*4`, not `((1*i)*4)+0`)
+  def _int(self, x) -> bool: return type(x) is int and dtypes.is_int(self.dtype)
+  def __add__(self, x): return self if self._int(x) and x == 0 else self.alu(Ops.ADD, self.ufix(x))
+  def __radd__(self, x): return self if self._int(x) and x == 0 else self.ufix(x).alu(Ops.ADD, self)
+  def __sub__(self, x): return self + (-x) if self._int(x) else self + (-self.ufix(x))
   def __rsub__(self, x): return self.ufix(x) + (-self)
-  def __mul__(self, x): return self.alu(Ops.MUL, self.ufix(x))
-  def __rmul__(self, x): return self.ufix(x).alu(Ops.MUL, self)
+  def __mul__(self, x): return self if self._int(x) and x == 1 else self.alu(Ops.MUL, self.ufix(x))
+  def __rmul__(self, x): return self if self._int(x) and x == 1 else self.ufix(x).alu(Ops.MUL, self)
   def __floordiv__(self, x): return self.alu(Ops.IDIV, self.ufix(x))
   def __mod__(self, x): return self.alu(Ops.MOD, self.ufix(x))
   def __neg__(self): return self.alu(Ops.NEG) if self.dtype is not dtypes.bool else self.alu(Ops.XOR, self.const_like(True))
@@ -185,6 +189,22 @@ class UOp(metaclass=UOpMetaClass):
                                                                                                    b if isinstance(b, UOp) else a.const_like(b))))
   def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))
   __hash__ = object.__hash__
+
+  # ---- variables: symbolic sizes (one kernel for every sequence length)
+  @staticmethod
+  def variable(name: str, min_val: int, max_val: int, dtype: DType = dtypes.int32) -> UOp:
+    """A named int in [min_val, max_val]; `.bind(value)` gives it a value. Used as a size in shapes."""
+    if not isinstance(name, str) or not name.isidentifier(): raise ValueError(f"a variable's name must be an identifier, got {name!r}")
+    return UOp(Ops.DEFINE_VAR, dtype, (), (name, int(min_val), int(max_val)))
+  def bind(self, val: int) -> UOp:
+    if self.op is not Ops.DEFINE_VAR: raise ValueError(f"only a variable (DEFINE_VAR) can be bound, not {self.op}")
+    if not (self.arg[1] <= val <= self.arg[2]): raise VariableError(f"bind {val} not in range [{self.arg[1]}, {self.arg[2]}]")
+    return UOp(Ops.BIND, self.dtype, (self, UOp.const(self.dtype, int(val))))
+  def unbind(self) -> tuple[UOp, int]:
+    if self.op is not Ops.BIND: raise ValueError(f"only a bound variable (BIND) can be unbound, not {self.op}")
+    return self.src[0], self.src[1].arg
+  @property
+  def expr(self) -> str: return self.arg[0] if self.op is Ops.DEFINE_VAR else self.src[0].arg[0]
 
   # ---- symbolic bounds, used to simplify index math
   @property
@@ -264,8 +284,9 @@ def _minmax(u: UOp) -> tuple:
 def _minmax_raw(u: UOp) -> tuple:
   dt, op = u.dtype, u.op
   if op is Ops.CONST: return (u.arg, u.arg)
-  if op is Ops.RANGE: return (0, u.arg[1] - 1)
-  if op is Ops.SPECIAL: return (0, u.arg[1] - 1)
+  if op is Ops.RANGE or op is Ops.SPECIAL: return (0, smax(u.arg[1]) - 1)
+  if op is Ops.DEFINE_VAR: return (u.arg[1], u.arg[2])
+  if op is Ops.BIND: return u.src[0]._minmax()
   if op in GroupOp.ALU and dtypes.is_int(dt) or dt is dtypes.bool:
     s = [x._minmax() for x in u.src]
     if op is Ops.ADD: return (s[0][0] + s[1][0], s[0][1] + s[1][1])
@@ -294,6 +315,72 @@ def _minmax_raw(u: UOp) -> tuple:
     lo, hi = u.src[0]._minmax()
     if dtypes.min(dt) <= lo and hi <= dtypes.max(dt): return (int(lo), int(hi))
   return (dtypes.min(dt), dtypes.max(dt))
+
+# ---------------------------------------------------------------- symbolic sizes: an int, or an int UOp of variables
+
+class VariableError(ValueError, AssertionError):
+  """A variable bound outside [min, max], or used without a value (tinygrad raises AssertionError here)."""
+
+def smax(x) -> int: return x.vmax if isinstance(x, UOp) else x
+def variables(x) -> list[UOp]:
+  """The DEFINE_VARs and BINDs in a size (or a tuple of them)."""
+  if isinstance(x, (tuple, list)): return [v for y in x for v in variables(y)]
+  if not isinstance(x, UOp): return []
+  topo = x.toposort()
+  bound = {n.src[0] for n in topo if n.op is Ops.BIND}
+  return [n for n in topo if n.op is Ops.BIND or n.op is Ops.DEFINE_VAR and n not in bound]
+def sym_eval(x, vals: dict[str, int] | None = None):
+  """The int a size stands for: bound variables take their value, others `vals[name]`."""
+  if not isinstance(x, UOp): return x
+  memo: dict[UOp, Any] = {}
+  for n in x.toposort():
+    if n.op is Ops.BIND: memo[n] = n.src[1].arg
+    elif n.op is Ops.DEFINE_VAR: memo[n] = (vals or {}).get(n.arg[0])  # None: no value (fine under its BIND)
+    elif n.op is Ops.CONST: memo[n] = n.arg
+    else:
+      if (free := next((s for s in n.src if memo[s] is None), None)) is not None:
+        raise VariableError(f"variable {free.arg[0]!r} has no value: bind it (Variable(...).bind(n))")
+      memo[n] = exec_alu(n.op, dtypes.int64 if n.dtype is not dtypes.bool else n.dtype, tuple(memo[s] for s in n.src))
+  if memo[x] is None: raise VariableError(f"variable {x.arg[0]!r} has no value: bind it (Variable(...).bind(n))")
+  return memo[x]
+def _corners(*xs) -> list[tuple]:
+  """Each size evaluated at every corner of its variables' box (each at its min or its max); bound ones keep their value
+  when `bound`. For sizes built from +, *, // and max of variables (monotone in each one) the corners hold the extremes."""
+  vs = sorted({v if v.op is Ops.DEFINE_VAR else v.src[0] for v in variables(xs)}, key=lambda v: v.arg[0])
+  free = [x.substitute({n: n.src[0] for n in x.toposort() if n.op is Ops.BIND}) if isinstance(x, UOp) else x for x in xs]
+  return [tuple(sym_eval(x, {v.arg[0]: v.arg[2 if (c >> k) & 1 else 1] for k, v in enumerate(vs)}) for x in free) for c in range(2 ** len(vs))]
+def sym_eq(a, b, bound: bool = False) -> bool:
+  """Are two sizes equal for every value of their variables? (bound=True: for the bound values, when all are bound)"""
+  if bound and all(v.op is Ops.BIND for v in variables((a, b))): return sym_eval(a) == sym_eval(b)
+  return a is b or (a == b if not isinstance(a, UOp) and not isinstance(b, UOp) else all(x == y for x, y in _corners(a, b)))
+def sym_ge(a, b) -> bool:
+  """a >= b for every value of their variables (False when that depends on the values)."""
+  return a is b or (a >= b if not isinstance(a, UOp) and not isinstance(b, UOp) else all(x >= y for x, y in _corners(a, b)))
+def unbind(x, vals: dict[UOp, int]):
+  """A size as kernel index math: every variable a DEFINE_VAR of dtype index; bound values are recorded in `vals`."""
+  if not isinstance(x, UOp): return x
+  memo: dict[UOp, UOp] = {}
+  for n in x.toposort():
+    if n.op in (Ops.DEFINE_VAR, Ops.BIND):
+      v = UOp(Ops.DEFINE_VAR, dtypes.index, (), (n.arg if n.op is Ops.DEFINE_VAR else n.src[0].arg))
+      if n.op is Ops.BIND:
+        if vals.get(v, n.src[1].arg) != n.src[1].arg: raise VariableError(f"variable {v.arg[0]!r} is bound to {vals[v]} and {n.src[1].arg} at once")
+        vals[v] = n.src[1].arg
+      memo[n] = v
+    elif n.op is Ops.CONST: memo[n] = UOp.const(dtypes.index if n.dtype is not dtypes.bool else n.dtype, n.arg)
+    else: memo[n] = UOp(n.op, dtypes.bool if n.op in GroupOp.Comparison else dtypes.index, tuple(memo[s] for s in n.src), n.arg)
+  return memo[x]
+_SYM = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.CMPLT: "<", Ops.MAX: "max"}
+def sym_str(x, c: bool = False) -> str:
+  """A size as text: `i`, `(i*4)`, `(i+1)`; c=True writes C (`/` for //). Bound variables show only their name."""
+  if not isinstance(x, UOp): return str(x)
+  if x.op in (Ops.DEFINE_VAR, Ops.BIND): return x.expr
+  if x.op is Ops.CONST: return str(x.arg)
+  if x.op is Ops.NEG: return f"(-{sym_str(x.src[0], c)})"
+  if x.op is Ops.CAST: return sym_str(x.src[0], c)
+  a, b = (sym_str(s, c) for s in x.src[:2])
+  if x.op is Ops.MAX: return f"(({a}>{b})?{a}:{b})" if c else f"max({a},{b})"
+  return f"({a}{'/' if c and x.op is Ops.IDIV else _SYM[x.op]}{b})"
 
 # ---------------------------------------------------------------- printing
 

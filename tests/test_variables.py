@@ -1,0 +1,185 @@
+"""Variables: symbolic sizes. One kernel (compiled once) serves every value of a variable; results match numpy for
+each value; errors for values out of range, unbound variables and symbolic data."""
+import json
+import numpy as np
+import pytest
+from lazynb import Tensor, Variable, TinyJit, GlobalCounters, UOp, Ops, dtypes, Device
+from lazynb.trace import Recorder, capture
+from lazynb.engine.realize import method_cache
+
+A = np.arange(40, dtype=np.float32).reshape(10, 4) * 0.5 - 3
+W = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+
+def rows(t: Tensor, n: int, v=None) -> Tensor:
+  return t.shrink(((0, (v or Variable("i", 1, 10)).bind(n)), (0, 4)))
+
+def programs(rec: Recorder) -> int: return len(rec.of("program"))  # kernels compiled (codegen runs on a method_cache miss)
+
+# ---------------------------------------------------------------- the API, as tinygrad 0.10 has it
+
+def test_variable_and_bind():
+  v = Variable("i", 1, 10)
+  assert v is UOp.variable("i", 1, 10) and v.op is Ops.DEFINE_VAR and v.arg == ("i", 1, 10)
+  b = v.bind(3)
+  assert b.op is Ops.BIND and b.unbind() == (v, 3)
+  assert v.bind(3) is b and v.bind(4) is not b
+  t = rows(Tensor(A), 3)
+  assert t.shape[0] is b and t.shape[1] == 4
+
+@pytest.mark.parametrize("val", [0, 11, -1])
+def test_bind_out_of_range(val):
+  with pytest.raises(AssertionError, match="not in range"): Variable("i", 1, 10).bind(val)
+  with pytest.raises(ValueError): Variable("i", 1, 10).bind(val)
+
+def test_symbolic_data_and_unbound_errors():
+  t = rows(Tensor(A), 3)
+  with pytest.raises(AssertionError, match="symbolic"): t.numpy()
+  with pytest.raises(ValueError, match="bind"): Tensor(A).reshape(Variable("i", 1, 10), 4)
+  with pytest.raises(ValueError, match="can be bound"): UOp.const(dtypes.int32, 1).bind(2)
+  # one variable with two values in one computation: each kernel runs with its own
+  got = (rows(Tensor(A), 3).sum(1) * rows(Tensor(A), 4).sum(1).sum()).sum().numpy()
+  np.testing.assert_allclose(got, (A[:3].sum(1) * A[:4].sum()).sum(), rtol=1e-6)
+  with pytest.raises(ValueError, match="broadcast"): rows(Tensor(A), 3) + rows(Tensor(A), 4)
+
+def test_shrink_must_fit_for_every_value():
+  v = Variable("s", 0, 9)
+  with pytest.raises(ValueError, match="variables"): Tensor(A).shrink(((v.bind(2), v.bind(2) + 2), None))
+  w = Variable("s", 0, 8)  # start_pos style: a window that moves with the variable
+  for s in (0, 3, 8):
+    np.testing.assert_allclose(Tensor(A).shrink(((w.bind(s), w.bind(s) + 2), None)).sum(0).numpy(), A[s:s + 2].sum(0))
+
+# ---------------------------------------------------------------- values against numpy, one kernel per shape
+
+CL = pytest.param("CL", marks=pytest.mark.skipif(not Device.available("CL")[0], reason="no OpenCL device (GPU hardware or PoCL)"))
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", CL])
+def test_reduce_and_elementwise_over_a_variable_axis(device):
+  t = Tensor(A, device=device)
+  cases = {"sum": (lambda s: s.sum(), lambda a: a.sum()), "sum0": (lambda s: s.sum(0), lambda a: a.sum(0)),
+           "sum1": (lambda s: (s * 2 + 1).sum(1).sum(), lambda a: (a * 2 + 1).sum(1).sum()),
+           "mean": (lambda s: s.mean(), lambda a: a.mean()), "mean0": (lambda s: s.mean(0), lambda a: a.mean(0)),
+           "max0": (lambda s: s.max(0), lambda a: a.max(0)), "exp": (lambda s: s.exp().sum(0), lambda a: np.exp(a).sum(0))}
+  method_cache.clear()
+  with Recorder(rewrites=False) as rec:
+    for i, n in enumerate([3, 1, 10, 7, 5, 2, 9, 4]):
+      for name, (f, ref) in cases.items():
+        np.testing.assert_allclose(f(rows(t, n)).numpy(), ref(A[:n]), rtol=1e-5, atol=1e-5, err_msg=f"{name} i={n}")
+      if i == 0: first = programs(rec)
+      if i == 3: four = programs(rec)
+  # one program per kernel, whatever the value (a few more appear when a cached sum lets a mean run only its division)
+  assert len(cases) <= first <= four <= len(cases) + 3 and programs(rec) == four
+
+def test_kernel_takes_the_variable_as_an_int_argument():
+  with capture(rewrites=False) as tr:
+    out = (rows(Tensor(A), 6) * 2).sum(0).numpy()
+  np.testing.assert_allclose(out, (A[:6] * 2).sum(0))
+  k = next(k for k in tr.kernels if k["vars"])
+  assert k["vars"] == ["i"] and "const int i" in k["source"] and "< i;" in k["source"]
+  assert k["full_shape"][0] == "i" and k["var_vals"] == {"i": 6}
+  assert any(s["var_vals"] == {"i": 6} for s in tr.schedule)
+  assert [e.data["var_vals"] for e in tr.events if e.kind == "exec" and e.data.get("var_vals")] == [{"i": 6}]
+  json.dumps(tr.to_json())  # the views get plain data
+
+def test_expression_cache_keeps_values_apart():
+  t = Tensor(A)
+  got = [rows(t, n).sum(0).numpy() for n in (3, 4, 3, 4)]
+  for g, n in zip(got, (3, 4, 3, 4)): np.testing.assert_allclose(g, A[:n].sum(0))
+  s3 = rows(t, 3) * 2
+  s3.realize()  # a symbolic-shaped result in memory sized for the largest value
+  np.testing.assert_allclose(s3.sum(0).numpy(), (A[:3] * 2).sum(0))
+  np.testing.assert_allclose((rows(t, 5) * 2).sum(0).numpy(), (A[:5] * 2).sum(0))
+
+def test_reshape_pad_expand_and_creation():
+  v = Variable("n", 1, 8)
+  for n in (2, 5):
+    np.testing.assert_allclose(Tensor(A[:n]).reshape(v.bind(n), 4).sum(0).numpy(), A[:n].sum(0))
+    np.testing.assert_allclose(Tensor(A[:n].reshape(-1)).reshape(v.bind(n) * 4).reshape(v.bind(n), 4).max(0).numpy(), A[:n].max(0))
+    s = rows(Tensor(A), n, v)
+    np.testing.assert_allclose(s.pad(((2, 1), (1, 0))).sum(0).numpy(), np.pad(A[:n], ((2, 1), (1, 0))).sum(0))
+    np.testing.assert_allclose(s.reshape(v.bind(n) * 4).sum().numpy(), A[:n].sum(), rtol=1e-6)
+    assert Tensor.ones(1, 4).expand(v.bind(n), 4).sum().item() == 4 * n
+    assert Tensor.ones(v.bind(n), 3).sum().item() == 3 * n
+    assert Tensor.full((v.bind(n),), 2).sum().item() == 2 * n
+    np.testing.assert_allclose(s.std(0).numpy(), A[:n].std(0, ddof=1) if n > 1 else np.full(4, np.nan), rtol=1e-5)
+
+def test_matmul_with_a_variable_dim():
+  t, w = Tensor(A), Tensor(W)
+  with Recorder(rewrites=False) as rec:
+    for i, n in enumerate([4, 9, 2]):
+      s = rows(t, n)
+      np.testing.assert_allclose((s @ w).relu().sum(0).numpy(), np.maximum(A[:n] @ W, 0).sum(0), rtol=1e-5, atol=1e-5)
+      np.testing.assert_allclose((s.T @ s).numpy(), A[:n].T @ A[:n], rtol=1e-5)
+      if i == 0: first = programs(rec)
+  assert programs(rec) == first
+
+def test_schedule_with_vars():
+  v = Variable("i", 1, 10)
+  items, var_vals = (rows(Tensor(A).realize(), 4, v) * 3).sum(0).schedule_with_vars()
+  assert var_vals == {v: 4} and [si.var_vals for si in items] == [{"i": 4}]
+
+# ---------------------------------------------------------------- TinyJit: one capture, every length
+
+def test_jit_bound_variable_argument():
+  v, base = Variable("i", 1, 10), Tensor(A).realize()
+  jf = TinyJit(lambda x, n: (x.shrink(((0, n), (0, 4))) * 2).sum(0).realize())
+  method_cache.clear()
+  with Recorder(rewrites=False) as rec:
+    for call, n in enumerate([3, 4, 5, 10, 1, 7]):
+      GlobalCounters.reset()
+      np.testing.assert_allclose(jf(base, v.bind(n)).numpy(), (A[:n] * 2).sum(0), err_msg=f"call {call + 1}, i={n}")
+      if call == 0: first = programs(rec)
+      if call >= 2: assert GlobalCounters.kernel_count == 1  # a replay: the one captured kernel
+  assert first == 1 and programs(rec) == 1 and [e.data["phase"] for e in rec.of("jit")] == ["capture"] + ["replay"] * 4
+
+def test_jit_input_with_a_variable_shape():
+  v, base, w = Variable("i", 1, 10), Tensor(A).realize(), Tensor(W).realize()
+  jf = TinyJit(lambda x: ((x @ w).relu() + 1).mean(0).realize())
+  method_cache.clear()
+  with Recorder(rewrites=False) as rec:
+    for call, n in enumerate([2, 6, 9, 3, 10]):
+      GlobalCounters.reset()
+      np.testing.assert_allclose(jf(rows(base, n, v)).numpy(), (np.maximum(A[:n] @ W, 0) + 1).mean(0), rtol=1e-5, atol=1e-6)
+      if call == 0: first = programs(rec)
+      if call >= 2: assert GlobalCounters.kernel_count == first
+  assert first >= 1 and programs(rec) == first and [e.data["phase"] for e in rec.of("jit")] == ["capture"] + ["replay"] * 3
+
+def test_jit_prune_keeps_variable_kernels():
+  v, base = Variable("i", 1, 10), Tensor(A).realize()
+  jf = TinyJit(lambda n: base.shrink(((0, n), (0, 4))).sum(0).realize(), prune=True)
+  for n in [2, 3, 8, 5]: np.testing.assert_allclose(jf(v.bind(n)).numpy(), A[:n].sum(0))
+
+def test_html_view_shows_variables():
+  from lazynb.notebook.html import render_html
+  with capture(rewrites=False) as tr: rows(Tensor(A), 7).max(0).numpy()
+  page = render_html(tr.to_json())
+  assert "<th>variables</th>" in page and "<code>i=7</code>" in page
+
+def test_jitted_attention_over_a_variable_length():
+  """(L, L) scores, softmax and two matmuls with L symbolic: one capture serves every length."""
+  L, rng = Variable("L", 1, 16), np.random.default_rng(1)
+  X = rng.standard_normal((16, 8)).astype(np.float32)
+  ws = [rng.standard_normal((8, 8)).astype(np.float32) for _ in range(3)]
+  x_all, (wq, wk, wv) = Tensor(X).realize(), [Tensor(w).realize() for w in ws]
+  def ref(n):
+    q, k, v = (X[:n] @ w for w in ws)
+    s = q @ k.T / 8 ** 0.5
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True) @ v).sum(0)
+  attn = TinyJit(lambda x: (((x @ wq) @ (x @ wk).T / 8 ** 0.5).softmax(-1) @ (x @ wv)).sum(0).realize())
+  method_cache.clear()
+  with Recorder(rewrites=False) as rec:
+    for call, n in enumerate([5, 9, 16, 1, 7]):
+      np.testing.assert_allclose(attn(x_all.shrink(((0, L.bind(n)), None))).numpy(), ref(n), rtol=1e-4, atol=1e-4, err_msg=f"L={n}")
+      if call == 0: first = programs(rec)
+  assert first >= 3 and programs(rec) == first
+
+@pytest.mark.parametrize("name", ["ridx0", "data1", "int", "acc0"])
+def test_variable_names_that_would_shadow_kernel_names(name):
+  with pytest.raises(ValueError, match="clashes"): rows(Tensor(A), 3, Variable(name, 1, 10)).sum(0).numpy()
+
+def test_variable_down_to_zero():
+  v = Variable("n", 0, 10)
+  for n in (0, 1, 4):
+    s = Tensor(A).shrink(((0, v.bind(n)), None))
+    np.testing.assert_allclose(s.sum(0).numpy(), A[:n].sum(0))
+    assert (s > 0).sum().item() == (A[:n] > 0).sum()
