@@ -1,7 +1,8 @@
 """dtypes: defaults, promotion between tensors, weak Python scalars, casts, and per-dtype math, against numpy.
 
-The promotion lattice is bool < uint8 < int32 < int64 < float16 < float32. It agrees with numpy except that
-int + float gives the float type (int32 + float32 -> float32, int64 + float16 -> float16), never float64.
+Among these six dtypes the promotion lattice is bool < uint8 < int32 < int64 < float16 < float32. It agrees with numpy
+except that int + float gives the float type (int32 + float32 -> float32, int64 + float16 -> float16), never float64.
+The other dtypes (int8, uint16, float64, bfloat16, ...) are tested in test_dtypes_more.py.
 """
 import itertools, os
 import numpy as np
