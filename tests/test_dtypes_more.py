@@ -252,3 +252,22 @@ def test_safetensors_roundtrip_new_dtypes(tmp_path):
   back = safe_load(tmp_path / "m.safetensors")
   for k, t in ts.items():
     assert back[k].dtype is t.dtype and back[k].numpy().tolist() == t.numpy().tolist()
+
+def test_float64_gradients_match_torch():
+  v = [1.5, -2.25, 7.0]
+  x = Tensor(np.array(v), requires_grad=True)
+  ((x * x) % 2.5 + x.exp()).sum().backward()
+  tx = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+  ((tx * tx) % 2.5 + tx.exp()).sum().backward()
+  assert x.grad.dtype is dtypes.float64
+  np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+def test_safetensors_bfloat16(tmp_path):
+  from safetensors.torch import save_file
+  from lazynb.nn.state import safe_save, safe_load
+  w = torch.tensor([[1.5, -2.0, 3.140625]], dtype=torch.bfloat16)
+  save_file({"w": w, "b": torch.tensor([1.0, 2.0], dtype=torch.float64)}, str(tmp_path / "bf.safetensors"))
+  back = safe_load(tmp_path / "bf.safetensors")
+  assert back["w"].dtype is dtypes.bfloat16 and back["w"].numpy().tolist() == w.float().tolist()
+  assert back["b"].dtype is dtypes.float64 and back["b"].numpy().tolist() == [1.0, 2.0]
+  with pytest.raises(NotImplementedError, match="bfloat16"): safe_save({"w": back["w"]}, tmp_path / "out.safetensors")
