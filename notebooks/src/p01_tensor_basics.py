@@ -34,7 +34,7 @@ print("default device:", Device.DEFAULT)
 
 # %%
 q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], answer="int32",
-               explain="Python ints become the default int, int32; Python floats (and numpy float64) become float32.")
+               explain="Python ints become the default int, int32; Python floats become float32 (a numpy array keeps its dtype).")
 
 # %%
 made = {
@@ -51,7 +51,7 @@ for name, t in made.items(): print(f"{name:42s} shape={str(t.shape):8s} dtype={t
 
 # %%
 assert q_dtype.correct == "int32" and made["Tensor([1, 2, 3, 4])"].dtype == dtypes.int32
-assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float32   # lazynb has no float64
+assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float64   # a numpy array keeps its dtype
 assert made["Tensor.arange(0, 10, 2)"].tolist() == [0, 2, 4, 6, 8]
 assert (made["Tensor.eye(4)"].numpy() == np.eye(4)).all()
 r = made["Tensor.rand(3, 4)"].numpy()
