@@ -96,10 +96,11 @@ def test_float64_keeps_double_precision():
 
 def test_default_float_from_environment():
   code = "from lazynb import Tensor, dtypes; print(Tensor([1.5]).dtype, (Tensor([1]) / 2).dtype, dtypes.default_float)"
-  env = {**os.environ, "DEFAULT_FLOAT": "HALF"}
-  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this checkout's lazynb, not an installed one
+  env = {**os.environ, "DEFAULT_FLOAT": "HALF", "PYTHONPATH": root}
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=root).stdout.split()
   assert out == ["dtypes.half"] * 3
-  bad = subprocess.run([sys.executable, "-c", code], env={**env, "DEFAULT_FLOAT": "INT"}, capture_output=True, text=True)
+  bad = subprocess.run([sys.executable, "-c", code], env={**env, "DEFAULT_FLOAT": "INT"}, capture_output=True, text=True, cwd=root)
   assert bad.returncode != 0 and "DEFAULT_FLOAT=INT" in bad.stderr
 
 # ---------------------------------------------------------------- arithmetic on every device
