@@ -133,8 +133,6 @@ class Tensor(NNMixin, DTypeMixin):
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
-  @property
-  def nbytes(self) -> int: return self.numel() * self.element_size()
   def __len__(self):
     if not self.shape: raise TypeError("len() of a 0-d tensor")
     return self.shape[0]
@@ -601,7 +599,8 @@ class Tensor(NNMixin, DTypeMixin):
       elif isinstance(y, float): dt = dtypes.default_float
       elif isinstance(y, bool) or not dtypes.is_bool(x.dtype): dt = x.dtype
       else: dt = dtypes.from_py(y)
-      if cmp and not isinstance(y, (bool, float)) and not int_fits(y, dt): dt = dtypes.from_py(y) if y < 0 else dtypes.int64
+      if cmp and not isinstance(y, (bool, float)) and not int_fits(y, dt):  # an exact common type (uint64 vs a negative: float64 keeps the order)
+        dt = dtypes.float64 if dt is dtypes.uint64 else dtypes.from_py(y) if y < 0 and dt.itemsize < 4 else dtypes.int64
       y = Tensor(Tensor._const_uop(y, dt, x.device, ()))
     else: raise TypeError(f"unsupported operand type {type(y).__name__} for a Tensor")
     x, y = x.cast(dt), y.cast(dt)

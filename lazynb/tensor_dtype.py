@@ -15,6 +15,8 @@ class DTypeMixin:
   def long(self): return self.cast(dtypes.int64)
   def bool(self): return self.cast(dtypes.bool)
   def element_size(self) -> int: return self.dtype.itemsize
+  @property
+  def nbytes(self) -> int: return self.numel() * self.element_size()
   def is_floating_point(self) -> bool:
     """True for float64, float32, float16 and bfloat16 tensors."""
     return dtypes.is_float(self.dtype)

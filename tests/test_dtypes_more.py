@@ -272,3 +272,19 @@ def test_safetensors_bfloat16(tmp_path):
   assert back["w"].dtype is dtypes.bfloat16 and back["w"].numpy().tolist() == w.float().tolist()
   assert back["b"].dtype is dtypes.float64 and back["b"].numpy().tolist() == [1.0, 2.0]
   with pytest.raises(NotImplementedError, match="bfloat16"): safe_save({"w": back["w"]}, tmp_path / "out.safetensors")
+
+@pytest.mark.parametrize("dt", NEW_INTS)
+def test_compare_new_ints_with_out_of_range_python_ints(dt):
+  """A Python int the dtype cannot hold is compared exactly (never wrapped into the dtype)."""
+  x = np.array([0, 5, dtypes.max(dt)], dtype=dt.np)
+  for y in [-1, -300, 2**40, dtypes.max(dt) + 1, dtypes.min(dt) - 1]:
+    if abs(y) >= 2**63: continue
+    want = np.array([int(v) > y for v in x]), np.array([int(v) == y for v in x]), np.array([int(v) < y for v in x])
+    got = (Tensor(x) > y).numpy(), (Tensor(x) == y).numpy(), (Tensor(x) < y).numpy()
+    for g, w in zip(got, want): np.testing.assert_array_equal(g, w, err_msg=f"{dt} vs {y}")
+
+@pytest.mark.parametrize("dt", NEW_INTS + [dtypes.float64])
+def test_mean_of_new_dtypes(dt):
+  x = np.array([1, 2, 4, 100]).astype(dt.np)
+  m = Tensor(x).mean()
+  assert m.dtype is (dtypes.float64 if dt is dtypes.float64 else dtypes.float32) and m.item() == pytest.approx(x.astype(np.float64).mean(), rel=1e-6)
