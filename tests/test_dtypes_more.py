@@ -288,3 +288,13 @@ def test_mean_of_new_dtypes(dt):
   x = np.array([1, 2, 4, 100]).astype(dt.np)
   m = Tensor(x).mean()
   assert m.dtype is (dtypes.float64 if dt is dtypes.float64 else dtypes.float32) and m.item() == pytest.approx(x.astype(np.float64).mean(), rel=1e-6)
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_extreme_constants_render_exactly(dev):
+  """The 64-bit extremes and a float64 constant that float32 cannot hold, written into kernels as literals."""
+  t = Tensor(np.array([5, -7], np.int64), device=dev)
+  np.testing.assert_array_equal(t.minimum(-2**63).numpy(), np.minimum(np.array([5, -7], np.int64), np.int64(-2**63)))
+  u = Tensor(np.array([1, 2], np.uint64), device=dev)
+  np.testing.assert_array_equal(u.maximum(2**64 - 1).numpy(), np.full(2, 2**64 - 1, np.uint64))
+  np.testing.assert_array_equal((Tensor(np.array([1.5]), device=dev) * 0.1).numpy(), np.array([1.5]) * 0.1)
+  np.testing.assert_array_equal((Tensor(np.array([1, 2], np.uint32), device=dev) + 4294967290).numpy(), np.array([4294967291, 4294967292], np.uint32))
