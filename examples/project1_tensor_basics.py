@@ -27,7 +27,7 @@ def task1_factories():
   print("default device:", Device.DEFAULT)
   cases = {
     "Tensor([1, 2, 3, 4])": (Tensor([1, 2, 3, 4]), (4,), dtypes.int32),
-    "Tensor(np.array([[1., 2.], [3., 4.]]))": (Tensor(np.array([[1.0, 2.0], [3.0, 4.0]])), (2, 2), dtypes.float32),
+    "Tensor(np.array([[1., 2.], [3., 4.]]))": (Tensor(np.array([[1.0, 2.0], [3.0, 4.0]])), (2, 2), dtypes.float64),  # numpy keeps its dtype
     "Tensor.zeros(3, 4)": (Tensor.zeros(3, 4), (3, 4), dtypes.float32),
     "Tensor.ones(3, 4)": (Tensor.ones(3, 4), (3, 4), dtypes.float32),
     "Tensor.randn(3, 4)": (Tensor.randn(3, 4), (3, 4), dtypes.float32),
@@ -38,7 +38,7 @@ def task1_factories():
   for name, (t, shape, dtype) in cases.items():
     print(f"  {name:42s} shape={t.shape} dtype={t.dtype}")
     assert t.shape == shape and t.dtype == dtype, (name, t.shape, t.dtype)
-  # numpy's float64 becomes lazynb's default float, float32 (lazynb has no float64)
+  # a numpy float64 array stays float64 (as in tinygrad); Python floats become the default float, float32
   assert cases["Tensor.zeros(3, 4)"][0].numpy().sum() == 0 and cases["Tensor.ones(3, 4)"][0].numpy().sum() == 12
   r = cases["Tensor.rand(3, 4)"][0].numpy()
   assert ((r >= 0) & (r < 1)).all()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib, importlib, os, pathlib, sqlite3, tempfile, threading
 from typing import Any
 import numpy as np
-from lazynb.dtype import DType
+from lazynb.dtype import DType, np_storage
 from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, getenv
 
 class Allocator:
@@ -54,6 +54,10 @@ class Compiled:
   def can_run(self) -> tuple[bool, str]:
     """(True, "") if kernels can run here; devices that can only compile (CUDA with no GPU) say why not."""
     return True, ""
+  def supports(self, dtype: DType) -> bool:
+    """Can this device's kernels use `dtype`? Every renderer here writes every dtype (bfloat16, and float16 where
+    the compiler lacks it, are emulated in float); a device whose hardware may lack one (OpenCL) asks it."""
+    return True
 
 class DeviceUnavailable(RuntimeError):
   """The device exists but cannot run here (no GPU, a missing package); the message says what to install."""
@@ -100,6 +104,13 @@ class _Device:
     except Exception as e: return False, str(e)
 
 Device = _Device()
+
+def is_dtype_supported(dtype: DType, device: str | None = None) -> bool:
+  """Whether kernels with `dtype` compile and run on `device` (default: Device.DEFAULT). False for a device that
+  cannot be opened here."""
+  try: dev = Device[device if device is not None else Device.DEFAULT]
+  except Exception: return False
+  return dev.supports(dtype)
 
 # freed device memory is kept for reuse (a fresh allocation costs page faults on first touch)
 _POOL_LIMIT = 1 << 29
@@ -152,7 +163,7 @@ class Buffer:
     if self.nbytes: self.allocator.copyout(data, self._buf)
     return data
   def numpy(self) -> np.ndarray:
-    out = np.empty(self.size, dtype=self.dtype.np)
+    out = np.empty(self.size, dtype=np_storage(self.dtype))  # bfloat16: its 16 bits
     self.copyout(memoryview(out.view(np.uint8)))
     return out
   def __repr__(self): return f"<buf {self.device} size={self.size} {self.dtype}{' alloc' if self._buf is not None else ''}>"

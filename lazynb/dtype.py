@@ -1,13 +1,18 @@
 """Data types and the promotion rules between them.
 
-Promotion follows a small lattice (bool < uint8 < int32 < int64 < float16 < float32), which agrees with numpy
-for every pair of these types except int+float, where numpy would widen to float64: here the result is
-float32, the default float. Python scalars are "weak": `int_tensor * 2.5` is float32, `half_tensor * 2.5`
-stays float16.
+The types are tinygrad 0.10's: bool, the signed ints char/short/int/long (int8..int64), the unsigned uchar/ushort/
+uint/ulong (uint8..uint64), and half, bfloat16, float, double. Promotion follows tinygrad's lattice (see _PARENTS):
+it agrees with numpy except that an int meeting a float gives that float (numpy may widen to float64), int64 meeting
+uint64 gives half (the lowest type above both; numpy: float64), and bfloat16 (not in numpy) meets ints as half does.
+Python scalars are "weak": `int_tensor * 2.5` is the default float, `half_tensor * 2.5` stays half.
+
+numpy has no bfloat16: a bfloat16 buffer holds the upper 16 bits of a float32 (np_storage), and reading one gives
+float32 values, as tinygrad's .numpy() does. DEFAULT_FLOAT=HALF (or any float name) in the environment changes the
+default float.
 """
 from __future__ import annotations
 from dataclasses import dataclass
-import math
+import math, os
 import numpy as np
 
 @dataclass(frozen=True, eq=True)
@@ -34,13 +39,21 @@ class PtrDType(DType):
 class dtypes:
   void = DType(-1, 0, "void", None)
   bool = DType(0, 1, "bool", "?")
-  uint8 = DType(1, 1, "uint8", "B")
+  int8 = DType(1, 1, "char", "b")
+  uint8 = DType(2, 1, "uint8", "B")
+  int16 = DType(3, 2, "short", "h")
+  uint16 = DType(4, 2, "ushort", "H")
   int32 = DType(5, 4, "int", "i")
+  uint32 = DType(6, 4, "uint", "I")
   int64 = DType(7, 8, "long", "q")
-  float16 = DType(9, 2, "half", "e")
-  float32 = DType(11, 4, "float", "f")
+  uint64 = DType(8, 8, "ulong", "Q")
+  float16 = DType(11, 2, "half", "e")
+  bfloat16 = DType(12, 2, "bfloat16", None)
+  float32 = DType(13, 4, "float", "f")
+  float64 = DType(14, 8, "double", "d")
   # aliases, tinygrad style
-  int, long, uchar, half, float = int32, int64, uint8, float16, float32
+  char, uchar, short, ushort, int, uint, long, ulong = int8, uint8, int16, uint16, int32, uint32, int64, uint64
+  half, float, double = float16, float32, float64
   default_float: DType = float32
   default_int: DType = int32
   # index arithmetic inside kernels: exact (64-bit) while rewriting; a renderer writes it as `int` when every
@@ -52,11 +65,15 @@ class dtypes:
   @staticmethod
   def is_int(x: DType) -> bool: return type(x) is DType and x.name in _INT_NAMES
   @staticmethod
-  def is_unsigned(x: DType) -> bool: return x.scalar is dtypes.uint8
+  def is_unsigned(x: DType) -> bool: return x.scalar in _UNSIGNED
   @staticmethod
   def is_bool(x: DType) -> bool: return x.scalar is dtypes.bool
   @staticmethod
-  def all() -> list[DType]: return [dtypes.bool, dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32]
+  def all() -> list[DType]: return sorted(set(_FIELDS.values()))
+  @staticmethod
+  def fields() -> dict[str, DType]:
+    """Every dtype by each of its names ("float32", "float", ...), as tinygrad's dtypes.fields()."""
+    return dict(_FIELDS)
   @staticmethod
   def from_py(x) -> DType:
     if isinstance(x, (bool, np.bool_)): return dtypes.bool
@@ -70,12 +87,9 @@ class dtypes:
   @staticmethod
   def from_np(x) -> DType:
     x = np.dtype(x)
-    if x == np.float64: return dtypes.default_float
     for d in dtypes.all():
-      if d.np == x: return d
-    if x.kind == "u" and x.itemsize >= 4 or x.kind == "i" and x.itemsize >= 8: return dtypes.int64  # uint32 does not fit int32
-    if x.kind in "iu": return dtypes.int32
-    raise TypeError(f"lazynb has no dtype for numpy dtype {x}; supported: {', '.join(d.name for d in dtypes.all())} (float64 becomes float)")
+      if d.np is not None and np.dtype(d.np) == x: return d
+    raise TypeError(f"lazynb has no dtype for numpy dtype {x}; supported: {', '.join(str(np.dtype(d.np)) for d in dtypes.all() if d.np)}")
   @staticmethod
   def min(d: DType):
     if d is dtypes.bool: return False
@@ -86,54 +100,87 @@ class dtypes:
     if d is dtypes.bool: return True
     if dtypes.is_int(d): return 2**(8*d.itemsize)-1 if dtypes.is_unsigned(d) else 2**(8*d.itemsize-1)-1
     return math.inf
+  @staticmethod
+  def finfo(d: DType) -> tuple[int, int]:
+    """(exponent bits, mantissa bits) of a float dtype."""
+    if not dtypes.is_float(d): raise ValueError(f"{d} is not a floating point type")
+    return {"half": (5, 10), "bfloat16": (8, 7), "float": (8, 23), "double": (11, 52)}[d.name]
 
 def _too_big(x):
   raise OverflowError(f"{x} does not fit in a 64-bit integer")
 
-_FLOAT_NAMES, _INT_NAMES = frozenset({"half", "float"}), frozenset({"uint8", "int", "long", "index"})
-_TO_NP = {"bool": np.bool_, "uint8": np.uint8, "int": np.int32, "long": np.int64, "half": np.float16, "float": np.float32}
-_BY_NAME = {d.name: d for d in dtypes.all()} | {"int32": dtypes.int32, "int64": dtypes.int64, "float16": dtypes.float16,
-            "float32": dtypes.float32, "uchar": dtypes.uint8, "index": dtypes.index}
+_FLOAT_NAMES = frozenset({"half", "bfloat16", "float", "double"})
+_INT_NAMES = frozenset({"char", "uint8", "short", "ushort", "int", "uint", "long", "ulong", "index"})
+_UNSIGNED = frozenset({dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64})
+_TO_NP = {"bool": np.bool_, "char": np.int8, "uint8": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
+          "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16, "float": np.float32, "double": np.float64}
+_FIELDS = {n: getattr(dtypes, n) for n in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+           "bfloat16", "float32", "float64", "half", "float", "double", "uchar", "ushort", "uint", "ulong", "char", "short", "int", "long")}
+_BY_NAME = _FIELDS | {d.name: d for d in _FIELDS.values()} | {"index": dtypes.index}
+
+if (_env := os.environ.get("DEFAULT_FLOAT", "")):
+  if not dtypes.is_float(_BY_NAME.get(_env.lower(), dtypes.void)): raise ValueError(f"DEFAULT_FLOAT={_env}: not a float dtype")
+  dtypes.default_float = _BY_NAME[_env.lower()]
 
 def to_dtype(x) -> DType:
-  """Accept a DType, a name ("float32", "int") or a numpy dtype."""
+  """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype."""
   if isinstance(x, DType): return x
   if isinstance(x, str):
-    if x in _BY_NAME: return _BY_NAME[x]
+    if x.lower() in _BY_NAME: return _BY_NAME[x.lower()]
     raise TypeError(f"unknown dtype {x!r}; supported: {sorted(_BY_NAME)}")
   return dtypes.from_np(x)
 
+def np_storage(d: DType):
+  """The numpy type that holds d's bits in memory (bfloat16: uint16)."""
+  return np.uint16 if d is dtypes.bfloat16 else d.np
+
+def to_storage(arr, d: DType) -> np.ndarray:
+  """Values as d's in-memory bits. bfloat16 rounds float32 to the nearest even 16-bit value (NaN stays a quiet NaN)."""
+  if d is not dtypes.bfloat16: return np.asarray(arr).astype(d.np)
+  with np.errstate(over="ignore", invalid="ignore"): u = np.asarray(arr, dtype=np.float32).view(np.uint32).astype(np.uint64)
+  rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16
+  return np.where((u & 0x7fffffff) > 0x7f800000, (u >> 16) | 0x40, rounded).astype(np.uint16)
+
+def from_storage(arr: np.ndarray, d: DType) -> np.ndarray:
+  """d's in-memory bits as numpy values (bfloat16 -> float32)."""
+  return (arr.astype(np.uint32) << 16).view(np.float32) if d is dtypes.bfloat16 else arr
+
 # the promotion lattice: each type and the types it can widen to directly
-_PARENTS = {dtypes.bool: [dtypes.uint8], dtypes.uint8: [dtypes.int32], dtypes.int32: [dtypes.int64],
-            dtypes.int64: [dtypes.float16], dtypes.float16: [dtypes.float32], dtypes.float32: []}
-def _upward(d: DType) -> set[DType]:
-  out = {d}
-  for p in _PARENTS[d]: out |= _upward(p)
-  return out
+_PARENTS = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32],
+            dtypes.int32: [dtypes.int64], dtypes.int64: [dtypes.float16, dtypes.bfloat16],
+            dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
+            dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16, dtypes.bfloat16],
+            dtypes.float16: [dtypes.float32], dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64], dtypes.float64: []}
+_UP: dict[DType, frozenset] = {}
+def _upward(d: DType) -> frozenset:
+  if d not in _UP: _UP[d] = frozenset({d}).union(*[_upward(p) for p in _PARENTS[d]])
+  return _UP[d]
 
 def least_upper_dtype(*ds: DType) -> DType:
-  common = set.intersection(*[_upward(d) for d in ds])
-  return min(common)
+  return min(frozenset.intersection(*[_upward(d) for d in ds]))
 
 def sum_acc_dtype(d: DType, n: int = 1) -> DType:
-  """sum() of bools and small ints accumulates in the default int, as tinygrad does, as long as n terms of the largest
-  value cannot overflow it; a bigger reduce widens to int64 (no tensor that fits in memory can overflow that)."""
-  if dtypes.is_unsigned(d) or d is dtypes.bool:
-    return d if d.itemsize >= 4 else dtypes.default_int if n * int(dtypes.max(d)) <= dtypes.max(dtypes.default_int) else dtypes.int64
-  if dtypes.is_int(d): return least_upper_dtype(d, dtypes.default_int)
-  return d
+  """The dtype sum() accumulates in, as tinygrad: bools and signed ints at least int32, unsigned ints at least uint32.
+  Where n terms of the largest value would overflow that (only possible for the widened small types), the 64-bit
+  type of the same signedness. Floats keep their dtype (sum() itself adds halves and bfloat16s in float32)."""
+  if dtypes.is_float(d): return d
+  base = dtypes.uint32 if dtypes.is_unsigned(d) else dtypes.int32
+  if d.itemsize >= 4: return least_upper_dtype(d, base)
+  return base if n * int(dtypes.max(d)) <= dtypes.max(base) else dtypes.uint64 if base is dtypes.uint32 else dtypes.int64
 
 def int_fits(x, d: DType) -> bool:
   """Whether a Python int is a value of int dtype `d` (so making it a constant of `d` would not wrap around)."""
   return dtypes.min(d) <= x <= dtypes.max(d)
 
 def truncate(d: DType, x):
-  """Make a Python number behave like a value of dtype `d` (wraps ints, rounds halves)."""
+  """Make a Python number behave like a value of dtype `d` (wraps ints, rounds to the float's precision)."""
   if d is dtypes.bool: return bool(x)
   if dtypes.is_int(d):
     x = int(x) & ((1 << (8*d.itemsize)) - 1)
     if not dtypes.is_unsigned(d) and x >= 1 << (8*d.itemsize-1): x -= 1 << (8*d.itemsize)
     return x
-  if d is dtypes.float16: return float(np.float16(x))
-  if d is dtypes.float32: return float(np.float32(x))
-  return x
+  with np.errstate(over="ignore"):
+    if d is dtypes.float16: return float(np.float16(x))
+    if d is dtypes.float32: return float(np.float32(x))
+    if d is dtypes.bfloat16: return float(from_storage(to_storage(np.float32(x), d), d))
+  return float(x)

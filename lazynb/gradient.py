@@ -38,7 +38,7 @@ def _cos(x: UOp) -> UOp:
   s = (x * x.const_like(0.5)).alu(Ops.SIN)
   return x.const_like(1.0) - s * s * x.const_like(2.0)
 
-def _acc(d): return dtypes.float32 if d is dtypes.float16 else d
+def _acc(d): return dtypes.float32 if d in (dtypes.float16, dtypes.bfloat16) else d
 
 def _max_grad(ctx: UOp, ret: UOp) -> tuple:
   a, b = ret.src
@@ -71,7 +71,7 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.FLIP, name="ret"), lambda ctx, ret: (ctx.flip(ret.arg),)),
   # no gradient flows through these
   # float mod (fmod): x - trunc(x/y)*y
-  (UPat(Ops.MOD, dtype=(dtypes.float16, dtypes.float32), name="ret"),
+  (UPat(Ops.MOD, dtype=(dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64), name="ret"),
    lambda ctx, ret: (ctx, ctx * -UOp(Ops.TRUNC, ret.dtype, (ret.src[0] * UOp(Ops.RECIP, ret.dtype, (ret.src[1],)),)))),
   (UPat({Ops.DETACH, Ops.TRUNC, Ops.BITCAST} | GroupOp.Comparison | {Ops.IDIV, Ops.MOD, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR},
         name="ret"), lambda ret: (None,) * len(ret.src)),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits, to_storage
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite, sym_eq, variables, VariableError, smax
@@ -20,6 +20,7 @@ from lazynb.tensor_loss import LossMixin
 from lazynb.tensor_index import IndexMixin
 from lazynb.tensor_math import MathMixin
 from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge  # noqa: F401
+from lazynb.tensor_dtype import DTypeMixin
 
 _grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
 _live: weakref.WeakSet = weakref.WeakSet()  # every tensor: a realize that overwrites memory first computes the lazy ones that read it
@@ -34,7 +35,7 @@ def last_backward():
 class _RNG:
   gen = np.random.default_rng(0)
 
-class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
+class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
@@ -47,8 +48,8 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     if isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None or dt == data.dtype else data.cast(dt).uop
     elif isinstance(data, (bool, int, float, np.integer, np.floating, np.bool_)) and not isinstance(data, np.ndarray):
-      if isinstance(data, (np.integer, np.floating, np.bool_)): data = data.item()
-      uop = Tensor._const_uop(data, dt or dtypes.from_py(data), dev, ())
+      dt0, data = (dtypes.from_np(data.dtype), data.item()) if isinstance(data, np.generic) else (dtypes.from_py(data), data)  # numpy scalars keep their dtype
+      uop = Tensor._const_uop(data, dt or dt0, dev, ())
     elif isinstance(data, (list, tuple)): uop = Tensor._from_numpy(_list_to_numpy(data, dt), dev)
     elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(_np_cast(data, dt or dtypes.from_np(data.dtype)), dev)
     elif isinstance(data, (bytes, bytearray)): uop = Tensor._from_numpy(np.frombuffer(bytes(data), dtype=np.uint8), dev)
@@ -89,7 +90,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   @staticmethod
   def _const_buffer(u: UOp) -> UOp:
     buf = new_buffer(u.device, prod(u.shape), u.dtype)
-    write_host(buffers[buf], np.full(prod(u.shape), u.base.arg, dtype=u.dtype.np))
+    write_host(buffers[buf], to_storage(np.full(prod(u.shape), u.base.arg), u.dtype))
     owned.add(buf)
     return buf.reshape(u.shape)
   @staticmethod
@@ -117,8 +118,6 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
-  def element_size(self) -> int: return self.dtype.itemsize
-  def nbytes(self) -> int: return self.numel() * self.element_size()
   def __len__(self):
     if not self.shape: raise TypeError("len() of a 0-d tensor")
     return self.shape[0]
@@ -303,6 +302,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     return t.uop.base.buffer
   def numpy(self) -> np.ndarray:
     if variables(self.shape): raise VariableError(f"no data if shape is symbolic, shape={self.shape}: reduce over the variable's axes first")
+    if self.dtype is dtypes.bfloat16: return self.float().numpy()  # numpy has no bfloat16: float32 values, as tinygrad
     if self.numel() == 0: return np.zeros(self.shape, dtype=self.dtype.np)
     buf = self._buffer().allocate()
     return buf.numpy().reshape(self.shape)
@@ -344,9 +344,9 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     `random`: make() draws new numbers each call; a TinyJit replay calls it again instead of reusing the first draw."""
     shape = np.shape(arr := make())
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
-    def host() -> np.ndarray: return np.ascontiguousarray(np.asarray(make()).astype(dt.np)).reshape(shape)
+    def host() -> np.ndarray: return np.ascontiguousarray(to_storage(make(), dt)).reshape(shape)
     buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
-    first = np.ascontiguousarray(arr.astype(dt.np)).reshape(shape)
+    first = np.ascontiguousarray(to_storage(arr, dt)).reshape(shape)
     write_host(buffers[buf], first, host if random else None)
     owned.add(buf)
     return Tensor(buf.reshape(shape), **kw)
@@ -357,8 +357,8 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   @staticmethod
   def rand(*shape, device=None, dtype=None, **kw) -> Tensor:
     dt, shape = to_dtype(dtype or dtypes.default_float), _check_shape(_shape_arg(shape))
-    # rounding to half could reach 1.0: keep it below
-    def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32).astype(dt.np), np.nextafter(dt.np(1), dt.np(0)))
+    hi = 1 - 2.0 ** -(dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 1  # the largest dt below 1: rounding must not reach 1.0
+    def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32), hi)
     return Tensor._host(draw, device, dt, random=True, **kw)
   @staticmethod
   def randn(*shape, device=None, dtype=None, **kw) -> Tensor:
@@ -571,14 +571,6 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   # ---------------------------------------------------------------- elementwise
   def _unary(self, op: Ops) -> Tensor: return Tensor(UOp(op, self.dtype, (self.uop,)))
   def _float(self) -> Tensor: return self if dtypes.is_float(self.dtype) else self.cast(dtypes.default_float)
-  def cast(self, dtype) -> Tensor:
-    dt = to_dtype(dtype)
-    return self if dt == self.dtype else Tensor(self.uop.cast(dt))
-  def float(self) -> Tensor: return self.cast(dtypes.float32)
-  def half(self) -> Tensor: return self.cast(dtypes.float16)
-  def int(self) -> Tensor: return self.cast(dtypes.int32)
-  def long(self) -> Tensor: return self.cast(dtypes.int64)
-  def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
   def _broadcasted(self, y, reverse: bool = False, cmp: bool = False) -> tuple[Tensor, Tensor]:
     """Both operands in one dtype and one shape. A Python number is "weak" (it takes the tensor's dtype); an int that
@@ -593,7 +585,8 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
       elif isinstance(y, float): dt = dtypes.default_float
       elif isinstance(y, bool) or not dtypes.is_bool(x.dtype): dt = x.dtype
       else: dt = dtypes.from_py(y)
-      if cmp and not isinstance(y, (bool, float)) and not int_fits(y, dt): dt = dtypes.from_py(y) if y < 0 else dtypes.int64
+      if cmp and not isinstance(y, (bool, float)) and not int_fits(y, dt):  # an exact common type (uint64 vs a negative: float64 keeps the order)
+        dt = dtypes.float64 if dt is dtypes.uint64 else dtypes.from_py(y) if y < 0 and dt.itemsize < 4 else dtypes.int64
       y = Tensor(Tensor._const_uop(y, dt, x.device, ()))
     else: raise TypeError(f"unsupported operand type {type(y).__name__} for a Tensor")
     x, y = x.cast(dt), y.cast(dt)
@@ -809,11 +802,11 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
   def square(self) -> Tensor: return self * self
   def abs(self) -> Tensor:
     """|x|, +0.0 at zero with slope 0 there (as torch), NaN stays NaN."""
-    if self.dtype in (dtypes.bool, dtypes.uint8): return self
+    if self.dtype is dtypes.bool or dtypes.is_unsigned(self.dtype): return self
     return (self < 0).where(-self, self.ne(0).where(self, 0) if dtypes.is_float(self.dtype) else self)
   def sign(self) -> Tensor:
     if self.dtype is dtypes.bool: return self
-    if self.dtype is dtypes.uint8: return (self > 0).cast(self.dtype)
+    if dtypes.is_unsigned(self.dtype): return (self > 0).cast(self.dtype)
     ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
     return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
   def relu(self) -> Tensor: return ((self > 0) | self.ne(self)).where(self, 0)  # NaN stays NaN, as in numpy and torch
@@ -873,7 +866,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
     acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype, smax(prod(self.shape[a] for a in self._axes(axis))))
-    x = self.cast(acc) if acc is not dtypes.float16 else self.cast(dtypes.float32)
+    x = self.cast(acc) if acc not in (dtypes.float16, dtypes.bfloat16) else self.cast(dtypes.float32)
     ret = x._reduce(Ops.ADD, axis, keepdim)
     return ret.cast(acc)
   def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -889,7 +882,8 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin):
     x = self._float()
     n = prod(self.shape[a] for a in self._axes(axis))
     # a half mean can fit where the half sum would overflow; ints sum exactly (a float32 sum stops counting at 2**24)
-    s = x.sum(axis, keepdim, dtype=dtypes.float32) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(dtypes.float32)
+    acc = least_upper_dtype(x.dtype, dtypes.float32)  # half and bfloat16 add up in float32, float64 in float64
+    s = x.sum(axis, keepdim, dtype=acc) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(acc)
     if isinstance(n, UOp): return (s / Tensor._sym_count(n, self.device)).cast(x.dtype)  # a variable count, computed in the kernel
     return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
   def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:

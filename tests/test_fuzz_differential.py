@@ -1,6 +1,6 @@
 """Every device agrees: random chains of elementwise, reduce, movement, matmul and cast ops run on CPU, PYTHON, CPU with
 NOOPT=1 and (a subset) CPU with BEAM=1, each compared with numpy computing the same chain under lazynb's documented
-semantics (lazynb/dtype.py: the promotion lattice, weak Python scalars, sums of bool/uint8 in the default int; integers
+semantics (lazynb/dtype.py: the promotion lattice, weak Python scalars, sums of bool in the default int, of uint8 in uint32; integers
 wrap around; `//` and `%` floor like numpy, and x // 0 == x % 0 == 0 as numpy gives).
 
 A program is generated as source text, one line per op for lazynb and one for numpy, so a failure prints a program that
@@ -22,8 +22,11 @@ FLOAT_LIMIT = {"float16": 1024.0, "float32": float(1 << 20)}  # quarters below t
 CONFIGS = [("CPU", {}), ("PYTHON", {}), ("CPU", {"NOOPT": 1}), ("CPU", {"BEAM": 1})]
 BEAM_EVERY = 5  # BEAM searches are slow: about every 5th example only
 
-def lub(a: str, b: str) -> str: return DTYPES[max(DTYPES.index(a), DTYPES.index(b))]
-def sum_dtype(d: str) -> str: return "int32" if d in ("bool", "uint8") else d
+def lub(a: str, b: str) -> str:
+  """numpy's promotion, except an int meeting a float gives that float (tinygrad's rule; numpy may widen to float64)."""
+  if (a in FLOATS) != (b in FLOATS): return a if a in FLOATS else b
+  return "bool" if a == b == "bool" else str(np.promote_types(a, b))
+def sum_dtype(d: str) -> str: return "int32" if d == "bool" else "uint32" if d == "uint8" else d  # tinygrad: unsigned sums in uint32
 
 # ---------------------------------------------------------------- the numpy side of each op
 

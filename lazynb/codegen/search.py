@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib, json, os, statistics, sys, time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from lazynb import trace
+from lazynb.dtype import to_storage
 from lazynb.helpers import getenv, DEBUG, prod
 from lazynb.uop.ops import UOp, Ops, pretty
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, all_opt_candidates
@@ -42,7 +43,7 @@ def _buffers_for(k: Kernel):
   for i in range(len(sizes)):
     n, dt = sizes[i], globs[i]
     b = Buffer(k.renderer.device, max(n, 1), dt).allocate()
-    if i > 0: b.copyin(memoryview(np.random.default_rng(i).random(max(n, 1)).astype(dt.np).view(np.uint8)))
+    if i > 0: b.copyin(memoryview(to_storage(np.random.default_rng(i).random(max(n, 1)), dt).view(np.uint8)))
     bufs.append(b)
   return bufs
 

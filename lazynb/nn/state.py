@@ -1,6 +1,9 @@
 """Finding, saving and loading a model's tensors. Files are safetensors (via the `safetensors` package)."""
 from __future__ import annotations
 import os
+import json
+import numpy as np
+from lazynb.dtype import dtypes
 from lazynb.tensor import Tensor
 
 def get_state_dict(obj, prefix: str = "") -> dict[str, Tensor]:
@@ -50,11 +53,32 @@ def _safetensors():
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
   stn = _safetensors()
+  if bf := [k for k, t in tensors.items() if t.dtype is dtypes.bfloat16]:
+    raise NotImplementedError(f"safe_save cannot write bfloat16 yet ({bf}): the safetensors package reads it through numpy, which has no "
+                              "bfloat16; cast those tensors with .float() first")
   stn.save_file({k: t.numpy() for k, t in tensors.items()}, str(path), metadata=metadata)
 
 def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
   stn = _safetensors()
   if not os.path.isfile(path): raise FileNotFoundError(f"no such file: {path}")
   try: arrays = stn.load_file(str(path))
+  except TypeError as e:
+    if "bfloat16" in str(e): return _load_with_bf16(path)
+    raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
   except Exception as e: raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
   return {k: Tensor(v) for k, v in arrays.items()}
+
+_ST_DTYPES = {"BOOL": np.bool_, "I8": np.int8, "U8": np.uint8, "I16": np.int16, "U16": np.uint16, "BF16": np.uint16, "I32": np.int32,
+              "U32": np.uint32, "I64": np.int64, "U64": np.uint64, "F16": np.float16, "F32": np.float32, "F64": np.float64}
+def _load_with_bf16(path) -> dict[str, Tensor]:
+  """A safetensors file (8-byte header length, JSON header, data) with BF16 entries, which numpy cannot hold: their
+  16-bit patterns are read as uint16 and bitcast to bfloat16."""
+  raw = open(path, "rb").read()
+  n = int.from_bytes(raw[:8], "little")
+  out = {}
+  for k, v in json.loads(raw[8:8 + n]).items():
+    if k == "__metadata__": continue
+    a, b = v["data_offsets"]
+    arr = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=_ST_DTYPES[v["dtype"]]).reshape(v["shape"])
+    out[k] = Tensor(arr).bitcast(dtypes.bfloat16) if v["dtype"] == "BF16" else Tensor(arr)
+  return out

@@ -6,9 +6,9 @@ accumulators accN, shared values aluN. The renderer also records which UOps each
 so a viewer can link the two.
 """
 from __future__ import annotations
-import math, re, struct, threading
+import math, re, threading
 from typing import Callable
-from lazynb.dtype import DType, dtypes
+from lazynb.dtype import DType, dtypes, truncate
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str, smax
 from lazynb.renderer import Renderer
 
@@ -28,17 +28,23 @@ class CStyleLanguage(Renderer):
   barrier = ""
   code_for_workitem: dict[str, Callable] = {}
   extra_header = ""
-  type_map: dict[DType, str] = {dtypes.bool: "_Bool", dtypes.uint8: "unsigned char", dtypes.int32: "int", dtypes.int64: "long long",
-                                dtypes.float16: "_Float16", dtypes.float32: "float"}
+  type_map: dict[DType, str] = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
+                                dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int",
+                                dtypes.int64: "long long", dtypes.uint64: "unsigned long long", dtypes.float16: "_Float16",
+                                dtypes.float32: "float", dtypes.float64: "double"}
   infinity, nan = "__builtin_inff()", '__builtin_nanf("")'
+  # bfloat16 (and float16 where the compiler lacks it) is emulated: 16 bits in memory, float in registers, every
+  # operation rounded back. emu_fns: the functions that read and write the 16 bits; emu_header: their source.
+  emu_fns: dict[DType, tuple[str, str]] = {dtypes.bfloat16: ("lz_bf2f", "lz_f2bf"), dtypes.float16: ("lz_h2f", "lz_f2h")}
+  emu_storage = "unsigned short"
   code_for_op: dict[Ops, Callable] = {
     Ops.NEG: lambda x, dt: f"(!{x})" if dt is dtypes.bool else f"(-{x})",
-    Ops.EXP2: lambda x, dt: f"__builtin_exp2f({x})", Ops.LOG2: lambda x, dt: f"__builtin_log2f({x})",
-    Ops.SIN: lambda x, dt: f"__builtin_sinf({x})", Ops.SQRT: lambda x, dt: f"__builtin_sqrtf({x})",
-    Ops.TRUNC: lambda x, dt: f"__builtin_truncf({x})",
+    Ops.EXP2: lambda x, dt: f"__builtin_exp2{_f(dt)}({x})", Ops.LOG2: lambda x, dt: f"__builtin_log2{_f(dt)}({x})",
+    Ops.SIN: lambda x, dt: f"__builtin_sin{_f(dt)}({x})", Ops.SQRT: lambda x, dt: f"__builtin_sqrt{_f(dt)}({x})",
+    Ops.TRUNC: lambda x, dt: f"__builtin_trunc{_f(dt)}({x})",
     Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
-    Ops.MOD: lambda a, b, dt: f"__builtin_fmodf({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})",
+    Ops.MOD: lambda a, b, dt: f"__builtin_fmod{_f(dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})",
     # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does
     Ops.MAX: lambda a, b, dt: f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
@@ -46,28 +52,55 @@ class CStyleLanguage(Renderer):
     Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
     Ops.WHERE: lambda c, a, b, dt: f"({c}?{a}:{b})", Ops.MULACC: lambda a, b, c, dt: f"(({a}*{b})+{c})"}
 
+  exact_emu_ops = {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC}  # their result is one of their (16-bit) inputs, or exact
+
+  @property
+  def emu(self) -> frozenset:
+    """The dtypes emulated in the kernel this thread is rendering."""
+    return getattr(_rendering, "emu", frozenset())
+  def emulated(self, uops: list[UOp]) -> frozenset:
+    """Which dtypes of these uops to emulate: bfloat16 always (no C type for it everywhere)."""
+    return frozenset({dtypes.bfloat16}) if any(_is(u.dtype, dtypes.bfloat16) for u in uops) else frozenset()
+  def emu_header(self, emu: frozenset) -> str:
+    return EMU_BITS_C + (HALF_EMULATION_C if dtypes.float16 in emu else "") + (BF16_EMULATION_C if dtypes.bfloat16 in emu else "")
+  def _round(self, x: str, dt: DType) -> str:
+    load, store = self.emu_fns[dt]
+    return f"{load}({store}({x}))"
   def render_dtype(self, dt: DType) -> str:
     if dt is dtypes.index: return self.index_type
+    if dt in self.emu: return "float"
     if dt not in self.type_map: raise NotImplementedError(f"{type(self).__name__} cannot render {dt}")
     return self.type_map[dt]
-  def render_buffer_dtype(self, dt: DType) -> str: return self.render_dtype(dt)
+  def render_buffer_dtype(self, dt: DType) -> str: return self.emu_storage if dt in self.emu else self.render_dtype(dt)
   def render_const(self, x, dt: DType) -> str:
+    if dt in self.emu and math.isfinite(x): return self.render_const(truncate(dt, x), dtypes.float32)  # the 16-bit value
     if dtypes.is_float(dt):
       if math.isnan(x): s = self.nan
       elif math.isinf(x): s = ("-" if x < 0 else "") + self.infinity
-      else: s = f"{float(x)!r}f" if "e" in repr(float(x)) or "." in repr(float(x)) else f"{float(x)}.0f"
-      return s if dt is dtypes.float32 else f"(({self.render_dtype(dt)}){s})"
+      else: s = (repr(float(x)) if "e" in repr(float(x)) or "." in repr(float(x)) else f"{float(x)}.0") + _f(dt)
+      return s if dt in (dtypes.float32, dtypes.float64) or dt in self.emu else f"(({self.render_dtype(dt)}){s})"
     if dt is dtypes.bool: return "1" if x else "0"
-    if dt is dtypes.int64: return f"{int(x)}ll"
-    if dt is dtypes.uint8: return f"(({self.render_dtype(dt)}){int(x)})"
+    if dt in (dtypes.int64, dtypes.uint64, dtypes.uint32):
+      suffix = {dtypes.int64: "ll", dtypes.uint64: "ull", dtypes.uint32: "u"}[dt]
+      return f"{int(x)}{suffix}" if x != -2**63 else "(-9223372036854775807ll-1)"
+    if dt.itemsize < 4: return f"(({self.render_dtype(dt)}){int(x)})"
     return str(int(x)) if x != -2**31 else "(-2147483647-1)"
-  def render_cast(self, x: str, dt: DType) -> str: return f"(({self.render_dtype(dt)})({x}))"
+  def render_cast(self, x: str, dt: DType) -> str:
+    return self._round(f"(float)({x})", dt) if dt in self.emu else f"(({self.render_dtype(dt)})({x}))"
+  def render_bitcast(self, x: str, dt: DType, src: DType) -> str:
+    if src in self.emu: x = f"{self.emu_fns[src][1]}({x})"  # reinterpret the 16 stored bits, not the float
+    if dt in self.emu: return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage)})"
+    return self._bitcast(x, self.render_dtype(dt))
+  def _bitcast(self, x: str, ctype: str) -> str: return f"__builtin_bit_cast({ctype}, {x})"
   def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
+    if dt in self.emu and op not in self.exact_emu_ops:
+      if op is Ops.MULACC: return self._round(f"{self._round(f'{srcs[0]}*{srcs[1]}', dt)}+{srcs[2]}", dt)  # two roundings, as numpy
+      return self._round(self.render_alu(op, srcs, dtypes.float32), dt)
     if op is Ops.RECIP and dt is not dtypes.float32: return f"({self.render_const(1, dt)}/{srcs[0]})"
     return self.code_for_op[op](*srcs, dt)
-  # how a value of dtype dt is read from / written to memory (hooks for types kept in another storage format)
-  def render_load(self, ptr: str, dt: DType) -> str: return ptr
-  def render_store(self, val: str, dt: DType) -> str: return val
+  # how a value of dtype dt is read from / written to memory (emulated types are kept in 16 bits)
+  def render_load(self, ptr: str, dt: DType) -> str: return f"{self.emu_fns[dt][0]}({ptr})" if dt in self.emu else ptr
+  def render_store(self, val: str, dt: DType) -> str: return f"{self.emu_fns[dt][1]}({val})" if dt in self.emu else val
   def render_float_to_int(self, x: str, dt: DType) -> str:
     """C leaves float->int casts of NaN, inf and out-of-range values undefined: saturate to the int range, NaN -> 0
     (the rule cast_scalar follows, so folded and run casts agree). `x` must be a name: it is read four times."""
@@ -86,12 +119,16 @@ class CStyleLanguage(Renderer):
     ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
     params += [f"{self.arg_int_prefix} {n}" for n in ids]
-    return self.extra_header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
+    if self.emu and (header := self.emu_header(self.emu)):
+      self.line_map[:0] = [[] for _ in header.splitlines()]  # the viewer maps source lines to UOps
+    else: header = ""
+    return self.extra_header + header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
   def render_range(self, u: UOp) -> list[str]:
     name = u.arg[2]
     return [f"for ({self.index_type} {name} = 0; {name} < {sym_str(u.arg[1], c=True)}; {name}++) {{"]
 
   def render(self, name: str, uops: list[UOp]) -> str:
+    _rendering.emu = self.emulated(uops)
     self.line_map: list[list[int]] = []
     # a loop variable counts up to its bound (the `i < n` test sees n itself): a bound of 2**31 needs 64 bits too
     wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
@@ -147,13 +184,13 @@ class CStyleLanguage(Renderer):
       elif op is Ops.LOAD:
         idx = u.src[0]
         ptr = f"*{r[idx]}"
-        ptr = self.render_load(ptr, u.dtype)
+        if idx.src[0].op is Ops.DEFINE_GLOBAL: ptr = self.render_load(ptr, u.dtype)  # local memory holds registers' type
         val = f"({r[idx.src[2]]}?{ptr}:{self.render_const(0, u.dtype)})" if len(idx.src) > 2 else ptr
         r[u] = fresh("val")
         emit(f"{self.render_dtype(u.dtype)} {r[u]} = {val};", mem(u) + members.get(idx, []))
       elif op is Ops.STORE:
         idx, val = u.src
-        line = f"*{r[idx]} = {self.render_store(r[val], val.dtype)};"
+        line = f"*{r[idx]} = {self.render_store(r[val], val.dtype) if idx.src[0].op is Ops.DEFINE_GLOBAL else r[val]};"
         if len(idx.src) > 2: line = f"if ({r[idx.src[2]]}) {{ {line} }}"
         emit(line, sorted(set(mem(u) + members.get(idx, []) + members.get(val, []))))
       elif op is Ops.DEFINE_ACC:
@@ -165,7 +202,7 @@ class CStyleLanguage(Renderer):
       elif op in GroupOp.ALU or op is Ops.CAST or op is Ops.BITCAST:
         srcs = [r[s] for s in u.src]
         if op is Ops.CAST: expr = self.render_float_to_int(srcs[0], u.dtype) if _float_to_int(u) else self.render_cast(srcs[0], u.dtype)
-        elif op is Ops.BITCAST: expr = f"__builtin_bit_cast({self.render_dtype(u.dtype)}, {srcs[0]})"
+        elif op is Ops.BITCAST: expr = self.render_bitcast(srcs[0], u.dtype, u.src[0].dtype)
         else: expr = self.render_alu(op, srcs, u.dtype)
         # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
         if op in GroupOp.ALU and dtypes.is_int(u.dtype) and u.dtype.itemsize < 4: expr = self.render_cast(expr, u.dtype)
@@ -187,9 +224,10 @@ class CStyleLanguage(Renderer):
 # float -> half: below 2^-14 the half is a multiple of 2^-24, and adding 0.5 (whose float spacing is 2^-24) makes the
 # FPU round to that grid; above it, add 0xfff plus the lowest kept bit, so the 13 dropped bits round to even.
 # Branch-free selects and memcpy bit casts let clang vectorize a loop over them (6x faster than a union here).
-HALF_EMULATION_C = r"""static inline unsigned int lz_fbits(float f) { unsigned int u; __builtin_memcpy(&u, &f, 4); return u; }
+EMU_BITS_C = r"""static inline unsigned int lz_fbits(float f) { unsigned int u; __builtin_memcpy(&u, &f, 4); return u; }
 static inline float lz_bitsf(unsigned int u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
-static inline float lz_h2f(unsigned short h) {
+"""
+HALF_EMULATION_C = r"""static inline float lz_h2f(unsigned short h) {
   unsigned int e = (h >> 10) & 31u, m = h & 1023u, s = (unsigned int)(h & 0x8000u) << 16;
   unsigned int n = e == 31 ? 0x7f800000u | m << 13 : (e + 112u) << 23 | m << 13;
   return lz_bitsf((e == 0 ? lz_fbits((float)m * 0x1p-24f) : n) | s);
@@ -201,12 +239,21 @@ static inline unsigned short lz_f2h(float f) {
                  : a < 0x38800000u ? sub : (a - 0x38000000u + 0xfffu + (a >> 13 & 1u)) >> 13;
   return (unsigned short)(h | (x >> 16 & 0x8000u));
 }
-static inline float lz_hround(float f) { return lz_h2f(lz_f2h(f)); }
+"""
+# bfloat16 is the upper half of a float: widening is a shift; narrowing rounds the dropped 16 bits to nearest even
+# (adding 0x7fff plus the lowest kept bit carries exactly when they are above half, or half and the kept bit is odd;
+# a carry out of the mantissa correctly bumps the exponent, up to inf). A NaN keeps its top bits and is made quiet.
+BF16_EMULATION_C = r"""static inline float lz_bf2f(unsigned short b) { return lz_bitsf((unsigned int)b << 16); }
+static inline unsigned short lz_f2bf(float f) {
+  unsigned int x = lz_fbits(f);
+  return (unsigned short)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : (x + 0x7fffu + (x >> 16 & 1u)) >> 16);
+}
 """
 
 _rendering = threading.local()  # BEAM renders candidate kernels on several threads with one renderer
 
-def _is_half(dt: DType) -> bool: return dt is dtypes.float16 or getattr(dt, "base", None) is dtypes.float16
+def _is(dt: DType, want: DType) -> bool: return dt is want or getattr(dt, "base", None) is want
+def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's float or double math function
 def _float_to_int(u: UOp) -> bool: return dtypes.is_float(u.src[0].dtype) and dtypes.is_int(u.dtype)
 
 class ClangRenderer(CStyleLanguage):
@@ -220,38 +267,13 @@ class ClangRenderer(CStyleLanguage):
   global_style = "loop"
   has_threads = True
   half_native: Callable[[], bool] = staticmethod(lambda: True)
-  @property
-  def emulating(self) -> bool:
-    """Is half emulated in the kernel this thread is rendering?"""
-    return getattr(_rendering, "emulating", False)
-  exact_half_ops = {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC}  # their result is one of their (half) inputs, or exact
-
-  def render(self, name: str, uops: list[UOp]) -> str:
-    _rendering.emulating = any(_is_half(u.dtype) for u in uops) and not self.half_native()
-    if self.emulating and any(u.op is Ops.BITCAST and (_is_half(u.dtype) or _is_half(u.src[0].dtype)) for u in uops):
-      raise NotImplementedError("a bitcast to or from float16 needs the compiler's _Float16; this one has not (LAZYNB_HALF)")
-    return super().render(name, uops)
-  def _round(self, x: str) -> str: return f"lz_hround({x})" if self.emulating else f"((_Float16)({x}))"
-  def _emu(self, dt: DType) -> bool: return self.emulating and dt is dtypes.float16
-  def render_dtype(self, dt: DType) -> str: return "float" if self._emu(dt) else super().render_dtype(dt)
-  def render_buffer_dtype(self, dt: DType) -> str: return "unsigned short" if self._emu(dt) else super().render_buffer_dtype(dt)
-  def render_load(self, ptr: str, dt: DType) -> str: return f"lz_h2f({ptr})" if self._emu(dt) else ptr
-  def render_store(self, val: str, dt: DType) -> str: return f"lz_f2h({val})" if self._emu(dt) else val
-  def render_cast(self, x: str, dt: DType) -> str: return self._round(f"(float)({x})") if self._emu(dt) else super().render_cast(x, dt)
-  def render_const(self, x, dt: DType) -> str:
-    if not self._emu(dt) or math.isnan(x) or math.isinf(x): return super().render_const(x, dt)
-    try: x = struct.unpack("e", struct.pack("e", x))[0]  # the half value (round to nearest even) as a float literal
-    except OverflowError: x = math.copysign(math.inf, x)
-    return super().render_const(x, dtypes.float32)
+  def emulated(self, uops: list[UOp]) -> frozenset:
+    half = any(_is(u.dtype, dtypes.float16) for u in uops) and not self.half_native()
+    return super().emulated(uops) | ({dtypes.float16} if half else set())
   def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
-    if dt is not dtypes.float16 or op in self.exact_half_ops: return super().render_alu(op, srcs, dt)
-    if op is Ops.MULACC: return self._round(f"{self._round(f'{srcs[0]}*{srcs[1]}')}+{srcs[2]}")  # two roundings, as numpy's a*b+c
-    return self._round(super().render_alu(op, srcs, dt))
-  def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
-    src = super().render_kernel(name, body, bufs, specials, vars_)
-    if not self.emulating: return src
-    self.line_map[:0] = [[] for _ in HALF_EMULATION_C.splitlines()]  # the viewer maps source lines to UOps
-    return HALF_EMULATION_C + src
+    if dt is not dtypes.float16 or dt in self.emu or op in self.exact_emu_ops: return super().render_alu(op, srcs, dt)
+    if op is Ops.MULACC: return f"((_Float16)(((_Float16)({srcs[0]}*{srcs[1]}))+{srcs[2]}))"  # two roundings, as numpy's a*b+c
+    return f"((_Float16)({super().render_alu(op, srcs, dt)}))"
 
 class OpenCLRenderer(CStyleLanguage):
   """OpenCL C: global ids are work-group ids, local ids index the work-group, partial sums meet in __local memory."""
@@ -264,17 +286,26 @@ class OpenCLRenderer(CStyleLanguage):
   local_max_prod = 256
   wide_index = "long"
   code_for_workitem = {"g": lambda i: f"get_group_id({i})", "l": lambda i: f"get_local_id({i})"}
-  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int64: "long", dtypes.float16: "half"}
+  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
+              dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong", dtypes.float16: "half"}
   infinity, nan = "INFINITY", "NAN"
   code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2({x})", Ops.LOG2: lambda x, dt: f"log2({x})",
                  Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})",
                  Ops.MOD: lambda a, b, dt: f"fmod({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
-  def render_buffer_dtype(self, dt: DType) -> str: return "uchar" if dt is dtypes.bool else self.render_dtype(dt)
+  emu_storage = "ushort"
+  def emu_header(self, emu: frozenset) -> str:
+    return ("static inline uint lz_fbits(float f) { return as_uint(f); }\nstatic inline float lz_bitsf(uint u) { return as_float(u); }\n"
+            + BF16_EMULATION_C) if emu else ""
+  def _bitcast(self, x: str, ctype: str) -> str: return f"as_{ctype}({x})"
+  def render_buffer_dtype(self, dt: DType) -> str: return "uchar" if dt is dtypes.bool else super().render_buffer_dtype(dt)
   def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
-    pre = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if any(dt is dtypes.float16 for _, dt, _ in bufs) or "half" in "\n".join(body) else ""
-    return pre + super().render_kernel(name, body, bufs, specials, vars_)
+    src = super().render_kernel(name, body, bufs, specials, vars_)
+    # the extensions a kernel needs (a device without them fails to compile it; see is_dtype_supported)
+    pre = [f"#pragma OPENCL EXTENSION cl_khr_fp{b} : enable\n" for b, t in ((16, "half"), (64, "double")) if re.search(rf"\b{t}\b", src)]
+    self.line_map[:0] = [[] for _ in pre]
+    return "".join(pre) + src
   def render_const(self, x, dt: DType) -> str:
-    if dt is dtypes.int64: return f"{int(x)}l"
+    if dt in (dtypes.int64, dtypes.uint64) and x != -2**63: return f"{int(x)}{'l' if dt is dtypes.int64 else 'ul'}"
     return super().render_const(x, dt)
 
 class CUDARenderer(CStyleLanguage):
@@ -286,12 +317,19 @@ class CUDARenderer(CStyleLanguage):
   barrier = "__syncthreads();"
   local_max_prod = 1024
   code_for_workitem = {"g": lambda i: f"blockIdx.{'xyz'[i]}", "l": lambda i: f"threadIdx.{'xyz'[i]}"}
-  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int64: "long long", dtypes.float16: "half", dtypes.uint8: "unsigned char"}
+  type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.float16: "half"}
   infinity, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
   buffer_suffix = " __restrict__"
-  code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2f({x})", Ops.LOG2: lambda x, dt: f"log2f({x})",
-                 Ops.SIN: lambda x, dt: f"sinf({x})", Ops.SQRT: lambda x, dt: f"sqrtf({x})", Ops.TRUNC: lambda x, dt: f"truncf({x})",
-                 Ops.MOD: lambda a, b, dt: f"fmodf({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
+  code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2{_f(dt)}({x})", Ops.LOG2: lambda x, dt: f"log2{_f(dt)}({x})",
+                 Ops.SIN: lambda x, dt: f"sin{_f(dt)}({x})", Ops.SQRT: lambda x, dt: f"sqrt{_f(dt)}({x})",
+                 Ops.TRUNC: lambda x, dt: f"trunc{_f(dt)}({x})",
+                 Ops.MOD: lambda a, b, dt: f"fmod{_f(dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
+  # bfloat16 lives in memory as __nv_bfloat16 and is computed in float (its arithmetic needs sm_80), rounded each step
+  emu_fns = {dtypes.bfloat16: ("__bfloat162float", "__float2bfloat16")}
+  emu_storage = "__nv_bfloat16"
+  def emu_header(self, emu: frozenset) -> str: return ""
   def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
-    pre = "#include <cuda_fp16.h>\n" if "half" in "\n".join(body) or any(dt is dtypes.float16 for _, dt, _ in bufs) else ""
-    return pre + super().render_kernel(name, body, bufs, specials, vars_)
+    src = super().render_kernel(name, body, bufs, specials, vars_)
+    pre = [f"#include <{h}>\n" for h, t in (("cuda_fp16.h", "half"), ("cuda_bf16.h", "__nv_bfloat16|__bfloat162float")) if re.search(rf"\b({t})\b", src)]
+    self.line_map[:0] = [[] for _ in pre]
+    return "".join(pre) + src

@@ -3,6 +3,7 @@
 from __future__ import annotations
 import time
 import numpy as np
+from lazynb.dtype import dtypes
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
 from lazynb.renderer.cstyle import OpenCLRenderer
 
@@ -59,3 +60,6 @@ class CLDevice(Compiled):
     self.queue = cl.CommandQueue(self.ctx)
     super().__init__(device, CLAllocator(self), OpenCLRenderer(), CLCompiler(self), lambda name, lib: CLProgram(self, name, lib))
   def synchronize(self): self.queue.finish()
+  def supports(self, dtype) -> bool:
+    ext = {dtypes.float16: "cl_khr_fp16", dtypes.float64: "cl_khr_fp64"}.get(dtype)
+    return ext is None or ext in self.cl_device.extensions.split()

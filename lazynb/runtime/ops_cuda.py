@@ -4,7 +4,7 @@ through the CUDA driver API when a GPU is present.
 With no GPU, the device still renders and compiles (a compile-only mode: read the CUDA source and the
 PTX of any kernel), and asking it to allocate memory or run says clearly that there is no GPU."""
 from __future__ import annotations
-import ctypes, time
+import ctypes, glob, os, time
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
 from lazynb.renderer.cstyle import CUDARenderer
 
@@ -33,6 +33,11 @@ def driver_status() -> tuple[object | None, str]:
   except Exception as e: return None, f"the CUDA driver is not usable here ({type(e).__name__}: {e}): no GPU"
   return driver, ""
 
+def cuda_include_dirs() -> list[str]:
+  """Where cuda_fp16.h / cuda_bf16.h live (a toolkit, or pip's nvidia-cuda-runtime): half and bfloat16 kernels include them."""
+  roots = [os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"] + sorted(glob.glob("/usr/local/cuda-*"), reverse=True)
+  return [d for d in (os.path.join(r, "include") for r in roots if r) if os.path.isfile(os.path.join(d, "cuda_fp16.h"))][:1]
+
 class NVRTCCompiler(Compiler):
   """CUDA C -> PTX. `arch` is the virtual architecture the PTX targets."""
   def __init__(self, arch: str = "compute_75"):
@@ -42,7 +47,7 @@ class NVRTCCompiler(Compiler):
     nvrtc = _nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"kernel.cu", 0, [], [])
     _check(err, "nvrtcCreateProgram")
-    opts = [f"--gpu-architecture={self.arch}".encode(), b"-default-device"]
+    opts = [f"--gpu-architecture={self.arch}".encode(), b"-default-device"] + [f"-I{d}".encode() for d in cuda_include_dirs()]
     err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
     if int(err) != 0:
       _, size = nvrtc.nvrtcGetProgramLogSize(prog)

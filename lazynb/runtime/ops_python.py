@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast as pyast, math, time
 import numpy as np
 from lazynb.device import Compiled, Compiler, Runner
-from lazynb.dtype import dtypes, to_dtype
+from lazynb.dtype import DType, dtypes, to_dtype, np_storage, to_storage, from_storage
 from lazynb.renderer import Renderer
 from lazynb.runtime.ops_cpu import CPUAllocator
 from lazynb.uop.ops import UOp, Ops, exec_alu, GroupOp
@@ -45,7 +45,7 @@ class PythonProgram(Runner):
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     st = time.perf_counter()
     prog = self.prog
-    views = {}
+    views, bdts = {}, {}
     vals_: dict[int, object] = {}
     loop_start: dict[int, int] = {}
     env = dict(zip([a[0] for _, op, _, _, a in prog if op == "DEFINE_VAR"], vals))  # variable name -> value
@@ -58,7 +58,8 @@ class PythonProgram(Runner):
       if op is Ops.DEFINE_GLOBAL:
         # an empty buffer is 1 byte of storage (never read: every access to it is masked), too small to view as dt
         b = bufs[arg]
-        views[i] = b[:len(b) - len(b) % dt.itemsize].view(dt.np)
+        views[i] = b[:len(b) - len(b) % dt.itemsize].view(np_storage(dt))
+        bdts[i] = dt
       elif op is Ops.CONST: vals_[i] = arg
       elif op is Ops.DEFINE_VAR: vals_[i] = env[arg[0]]
       elif op is Ops.RANGE:
@@ -74,19 +75,29 @@ class PythonProgram(Runner):
       elif op is Ops.INDEX: vals_[i] = (src[0], vals_[src[1]], vals_[src[2]] if len(src) > 2 else True)
       elif op is Ops.LOAD:
         b, idx, valid = vals_[src[0]]
-        vals_[i] = views[b][idx].item() if valid else exec_alu(Ops.CAST, dt, (0,))
+        vals_[i] = _from_mem(views[b][idx], dt) if valid else exec_alu(Ops.CAST, dt, (0,))
       elif op is Ops.STORE:
         b, idx, valid = vals_[src[0]]
-        if valid: views[b][idx] = vals_[src[1]]
+        if valid: views[b][idx] = _to_mem(vals_[src[1]], bdts[b])
       elif op is Ops.DEFINE_ACC: vals_[i] = vals_[src[0]]
       elif op is Ops.ASSIGN:
         vals_[src[0]] = vals_[src[1]]
         vals_[i] = vals_[src[1]]
+      elif op is Ops.BITCAST:
+        sdt = to_dtype(prog[src[0]][2])
+        vals_[i] = _from_mem(_to_mem(vals_[src[0]], sdt).view(np_storage(dt)), dt)
       elif op in GroupOp.ALU or op is Ops.CAST:
         vals_[i] = exec_alu(op, dt, tuple(vals_[s] for s in src))
       else: raise NotImplementedError(f"PYTHON device cannot run {op}")
       pc += 1
     return time.perf_counter() - st if wait else None
+
+def _from_mem(x: np.generic, dt: DType):
+  """A value read from memory as a Python number (bfloat16 is stored as its 16 bits)."""
+  return from_storage(x, dt).item() if dt is dtypes.bfloat16 else x.item()
+def _to_mem(v, dt: DType) -> np.generic:
+  """A Python number as the numpy scalar that memory of dtype dt holds."""
+  return to_storage(np.float32(v), dt)[()] if dt is dtypes.bfloat16 else np_storage(dt)(v)
 
 def _skip_loop(prog, pc: int, r: int) -> int:
   for j in range(pc + 1, len(prog)):

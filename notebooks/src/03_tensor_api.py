@@ -95,7 +95,7 @@ for expr, t in [("i", i), ("i / 2", i / 2), ("i // 2", i // 2), ("i * 0.5", i * 
 # %%
 assert (i / 2).tolist() == [0.5, 1.0, 1.5] and (i / 2).dtype == dtypes.float32
 assert (i // 2).tolist() == [0, 1, 1] and (i + 1).dtype == dtypes.int32 and (i > 1).dtype == dtypes.bool
-assert Tensor(np.array([1.0, 2.0])).dtype == dtypes.float32  # NumPy's float64 becomes the default float
+assert Tensor(np.array([1.0, 2.0])).dtype == dtypes.float64  # a NumPy array keeps its dtype (float64), as in tinygrad
 q_div.reveal(f"{(i / 2).tolist()} (float)")
 
 # %% [markdown]

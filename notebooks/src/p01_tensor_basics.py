@@ -35,7 +35,7 @@ print("default device:", Device.DEFAULT)
 # Before you run the next cell, decide what dtype a list of Python ints becomes.
 
 # %%
-q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], explain="Python ints become the default int, int32; Python floats (and numpy float64) become float32.")
+q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], explain="Python ints become the default int, int32; Python floats become float32 (a numpy array keeps its dtype).")
 
 # %%
 made = {
@@ -53,7 +53,7 @@ for name, t in made.items(): print(f"{name:42s} shape={str(t.shape):8s} dtype={t
 # %%
 q_dtype.reveal(next(o for o in q_dtype.options if getattr(dtypes, o) == made["Tensor([1, 2, 3, 4])"].dtype))
 assert made["Tensor([1, 2, 3, 4])"].dtype == dtypes.int32
-assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float32   # lazynb has no float64
+assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float64   # a numpy array keeps its dtype
 assert made["Tensor.arange(0, 10, 2)"].tolist() == [0, 2, 4, 6, 8]
 assert (made["Tensor.eye(4)"].numpy() == np.eye(4)).all()
 r = made["Tensor.rand(3, 4)"].numpy()
