@@ -134,7 +134,7 @@ def _fold_alu(x: UOp) -> UOp | None:
 def _fold_reduce(x: UOp) -> UOp | None:
   if (c := const_of(x.src[0])) is None or x.arg[0] not in (Ops.ADD, Ops.MAX): return None
   n = prod(x.src[0].shape[a] for a in x.arg[1])
-  if n == 0: return None  # the identity of an empty reduce is the kernel's to give
+  if not isinstance(n, int) or n == 0: return None  # a variable count, or an empty reduce's identity: the kernel's to give
   return const_view(c, x.dtype, c.arg if x.arg[0] is Ops.MAX else exec_alu(Ops.MUL, x.dtype, (c.arg, n)), x.shape)
 
 def _fold_movement(x: UOp) -> UOp | None:
