@@ -35,16 +35,21 @@ class LossMixin:
     tinygrad's "none") add nothing and are left out of the mean."""
     _check(reduction, label_smoothing)
     log_probs = self.log_softmax()
-    loss = -((1 - label_smoothing) * log_probs._pick(Y, -1) + label_smoothing * log_probs.mean(-1))
+    loss = -log_probs._smoothed_pick(Y, -1, label_smoothing)
     if ignore_index == -1: return loss._do_reduction(reduction)
     loss = (mask := Y != ignore_index).where(loss, 0)
     return loss.sum() / mask.sum() if reduction == "mean" else loss._do_reduction(reduction)
+  def _smoothed_pick(self, Y: Tensor, axis: int, label_smoothing: float) -> Tensor:
+    """The log-probability at each label, mixed with the mean over classes when smoothing (only then: a masked -inf
+    class would make 0 * mean(-inf) NaN)."""
+    picked = self._pick(Y, axis)
+    return picked if not label_smoothing else (1 - label_smoothing) * picked + label_smoothing * self.mean(axis)
   def cross_entropy(self, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Cross-entropy of logits (N, C, ...) against class indices (N, ...) or class probabilities (N, C, ...)."""
     _check(reduction, label_smoothing)
     log_probs = self.log_softmax(1)
     if Y.shape == self.shape: loss = -(log_probs * ((1 - label_smoothing) * Y + label_smoothing / self.shape[1])).sum(1)
-    else: loss = -((1 - label_smoothing) * log_probs._pick(Y, 1) + label_smoothing * log_probs.mean(1))
+    else: loss = -log_probs._smoothed_pick(Y, 1, label_smoothing)
     return loss._do_reduction(reduction)
   def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of log-probabilities (N, C, ...) at class indices Y (N, ...); `weight` weighs each

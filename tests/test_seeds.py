@@ -41,7 +41,7 @@ def test_000_verifying_setup():
 
 def test_000_factory_methods():
   assert Tensor([1, 2, 3, 4]).shape == (4,)
-  assert Tensor(np.array([[1.0, 2.0], [3.0, 4.0]])).dtype is dtypes.float32
+  assert Tensor(np.array([[1.0, 2.0], [3.0, 4.0]])).dtype is dtypes.float64  # numpy's float64 is kept, as in tinygrad 0.10
   z, o = Tensor.zeros(3, 4), Tensor.ones(3, 4)
   assert z.shape == o.shape == (3, 4) and z.numpy().sum() == 0 and o.numpy().sum() == 12
   r, u = Tensor.randn(3, 4), Tensor.rand(3, 4)

@@ -30,7 +30,8 @@ class CompiledRunner:
     bufs[0].version += 1
     vals = [sym_eval(v, var_vals) for v in self.p.vars]
     gs = tuple(sym_eval(g, var_vals) for g in self.p.global_size)
-    t = self.fxn(*[b._buf for b in bufs], global_size=gs, local_size=self.p.local_size, vals=vals, wait=wait)
+    # `vals` only for a symbolic kernel: a runner written for kernels without variables need not know the argument
+    t = self.fxn(*[b._buf for b in bufs], global_size=gs, local_size=self.p.local_size, **({'vals': vals} if vals else {}), wait=wait)
     return t if t is not None else 0.0
 
 # TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast, var_vals), ("copy", None, bufs, None),

@@ -120,7 +120,7 @@ def chain_st(u: UOp) -> ShapeTracker:
 def const_of(u: UOp) -> UOp | None:
   """The CONST that u is a plain (unmasked) view of, if it is one."""
   while u.op in (Ops.RESHAPE, Ops.EXPAND): u = u.src[0]
-  return u if u.op is Ops.CONST else None
+  return u if u.op is Ops.CONST and not isinstance(u.arg, UOp) else None  # (a symbolic constant is the kernel's)
 
 def const_view(c: UOp, dtype, value, shape: tuple[int, ...]) -> UOp:
   c = UOp.const(dtype, value, c.src)
