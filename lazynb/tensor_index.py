@@ -9,11 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod
+from lazynb.shape.sizes import broadcast_shape
 if TYPE_CHECKING: from lazynb.tensor import Tensor
-
-def _bshape(*shapes) -> tuple[int, ...]:
-  try: return tuple(int(s) for s in np.broadcast_shapes(*shapes))
-  except ValueError: raise ValueError(f"index shapes {' and '.join(map(str, shapes))} cannot be broadcast together") from None
 
 def _pick(mask: Tensor, x: Tensor, axis: int) -> Tensor:
   """The x where mask is set along axis (at most one place each): a one-hot sum, in x's dtype."""
@@ -50,7 +47,7 @@ class IndexMixin:
       if isinstance(i, T): dims.append(out)
       if not isinstance(i, (int, np.integer)): out += 1
     view = self[basic]
-    B = _bshape(*[t.shape for t in inds])
+    B = broadcast_shape(*[t.shape for t in inds])
     inds = [(t < 0).where(t + view.shape[d], t)._broadcast_to(B) for t, d in zip(inds, dims)]
     tpos = [j for j, i in enumerate(idx) if isinstance(i, T)]
     p = dims[0] if tpos == list(range(tpos[0], tpos[-1] + 1)) else 0
@@ -82,7 +79,7 @@ class IndexMixin:
     R, ns, m = x.shape[:len(rest)], x.shape[len(rest):], prod(B)
     shape = R[:p] + B + R[p:]  # the shape of view[idx]
     v = value if isinstance(value, T) else T(value, device=self.device, dtype=self.dtype)
-    if _bshape(v.shape, shape) != shape: raise ValueError(f"cannot assign a value of shape {v.shape} to t[{idx!r}] of shape {shape}")
+    if broadcast_shape(v.shape, shape) != shape: raise ValueError(f"cannot assign a value of shape {v.shape} to t[{idx!r}] of shape {shape}")
     r, b = len(R), len(B)
     v = v.cast(self.dtype)._broadcast_to(shape).permute(list(range(p)) + list(range(p + b, r + b)) + list(range(p, p + b)))
     match = None
