@@ -11,7 +11,7 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits, to_storage
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite, sym_eq, variables, VariableError, smax
+from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite, sym_eq, variables, VariableError, smax, sym_canon
 from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule, write_host
@@ -34,6 +34,11 @@ def last_backward():
 
 class _RNG:
   gen = np.random.default_rng(0)
+
+def _random_shape(shape) -> tuple[int, ...]:
+  shape = _check_shape(_shape_arg(shape))
+  if variables(shape): raise ValueError(f"random numbers need a fixed shape, got {shape}: draw the largest shape and shrink it")
+  return shape
 
 class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
@@ -356,13 +361,13 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
   @staticmethod
   def rand(*shape, device=None, dtype=None, **kw) -> Tensor:
-    dt, shape = to_dtype(dtype or dtypes.default_float), _check_shape(_shape_arg(shape))
+    dt, shape = to_dtype(dtype or dtypes.default_float), _random_shape(shape)
     hi = 1 - 2.0 ** -(dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 1  # the largest dt below 1: rounding must not reach 1.0
     def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32), hi)
     return Tensor._host(draw, device, dt, random=True, **kw)
   @staticmethod
   def randn(*shape, device=None, dtype=None, **kw) -> Tensor:
-    shape = _check_shape(_shape_arg(shape))
+    shape = _random_shape(shape)
     return Tensor._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
   @staticmethod
   def uniform(*shape, low=0.0, high=1.0, requires_grad=None, **kw) -> Tensor:
@@ -372,7 +377,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     return Tensor((Tensor.randn(*shape, **kw) * std + mean).uop, requires_grad=requires_grad)
   @staticmethod
   def randint(*shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
-    shape = _check_shape(_shape_arg(shape))
+    shape = _random_shape(shape)
     return Tensor._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
   @staticmethod
   def randperm(n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
@@ -381,6 +386,12 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   def arange(start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange step must not be 0")
+    if variables((start, stop, step)):  # a variable length: the number line of the largest length, shrunk to this one
+      if variables(step) or step != 1: raise ValueError(f"arange with a variable start or stop needs step 1, got {step}")
+      n = _check_shape((sym_canon(stop - start),))[0]
+      if isinstance(n, int): return Tensor.arange(n, device=device, dtype=dtype, **kw) + start
+      if not _ge(n, 0): raise ValueError(f"arange({start}, {stop}) can have a negative length for some value of its variables")
+      return Tensor((Tensor.arange(n.vmax, device=device, dtype=dtype).shrink(((0, n),)) + start).cast(dtype or dtypes.default_int).uop, **kw)
     dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step))
                                                      else max(dtypes.from_py(int(start)), dtypes.from_py(int(stop))))
     n = max(0, math.ceil((stop - start) / step))
@@ -431,7 +442,9 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
       pairs = [(0, 0) if p is None else tuple(p) for p in padding]
-    if any(b < 0 or a < 0 for b, a in pairs):  # negative padding shrinks
+    for b, a in pairs:  # a symbolic pad must be >= 0 for every value of its variables
+      if any(variables(x) and not _ge(x, 0) for x in (b, a)): raise ValueError(f"pad {tuple(pairs)} can be negative for some value of its variables")
+    if any(not variables(x) and x < 0 for b, a in pairs for x in (b, a)):  # negative padding shrinks
       shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
       return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
     ret = self._mv(self.uop.pad(tuple(pairs)))
@@ -444,7 +457,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     arg = tuple((0, s) if a is None else _check_shape(a) if variables(tuple(a)) else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
       if not all(_ge(y, x) for x, y in ((0, b), (b, e), (e, s))):  # a variable: for every value in its [min, max]
-        raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}" + (" for some value of its variables" if variables(arg) else ""))
+        raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}" + (" for some value of its variables" if variables((arg, self.shape)) else ""))
     return self._mv(self.uop.shrink(arg))
   def flip(self, axis) -> Tensor:
     axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
@@ -538,13 +551,13 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
       if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
         raise ValueError(f"cat: shapes {[t.shape for t in ts]} differ outside dim {d}")
     dt = least_upper_dtype(*[t.dtype for t in ts])
-    total, off, out = sum(t.shape[d] for t in ts), 0, None
+    total, off, out = sym_canon(sum(t.shape[d] for t in ts)), 0, None
     for t in ts:
       pad = [(0, 0)] * self.ndim
-      pad[d] = (off, total - off - t.shape[d])
+      pad[d] = (off, sym_canon(total - off - t.shape[d]))
       piece = t.cast(dt).pad(tuple(pad))
       out = piece if out is None else out + piece
-      off += t.shape[d]
+      off = sym_canon(off + t.shape[d])
     return out
   def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
     ts = [self, *others]
@@ -579,6 +592,9 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     if isinstance(y, Tensor):
       dt = least_upper_dtype(x.dtype, y.dtype)
       if x.device != y.device: raise ValueError(f"tensors are on different devices: {x.device} and {y.device}; use .to()")
+    elif isinstance(y, UOp) and variables(y) and dtypes.is_int(y.dtype):  # a symbolic size (a bound Variable): computed in the kernel
+      dt = dtypes.int32 if dtypes.is_bool(x.dtype) else x.dtype
+      y = Tensor(UOp.const(dt, y, (UOp(Ops.DEVICE, dtypes.void, (), x.device),)))
     elif isinstance(y, (bool, int, float, np.integer, np.floating, np.bool_)):
       if isinstance(y, (np.integer, np.floating, np.bool_)): y = y.item()
       if dtypes.is_float(x.dtype): dt = x.dtype

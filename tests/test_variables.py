@@ -183,3 +183,51 @@ def test_variable_down_to_zero():
     s = Tensor(A).shrink(((0, v.bind(n)), None))
     np.testing.assert_allclose(s.sum(0).numpy(), A[:n].sum(0))
     assert (s > 0).sum().item() == (A[:n] > 0).sum()
+
+# ---------------------------------------------------------------- cat, stack, arange, size arithmetic, gradients
+
+def test_size_arithmetic_has_one_form():
+  from lazynb.uop.ops import sym_canon
+  i, j = Variable("i", 1, 10).bind(3), Variable("j", 1, 5).bind(2)
+  assert sym_canon((i + 2) - i) == 2 and isinstance(sym_canon((i + 2) - i), int)
+  assert sym_canon(2 + i) is sym_canon(i + 2) and sym_canon(i * j + 1) is sym_canon(1 + j * i)
+  assert sym_canon(i - i) == 0 and sym_canon((i + 1) * 2 - i) is sym_canon(i + 2)
+
+def test_cat_and_stack_with_a_variable_length():
+  with Recorder() as rec:
+    for n in (3, 5, 7):
+      a = rows(Tensor(A), n)
+      c = a.cat(Tensor.ones(2, 4), a * 2, dim=0)
+      ref = np.concatenate([A[:n], np.ones((2, 4)), A[:n] * 2])
+      np.testing.assert_allclose(c.sum(0).numpy(), ref.sum(0), rtol=1e-6)
+      np.testing.assert_allclose((c * c).sum(1).max().numpy(), (ref * ref).sum(1).max(), rtol=1e-6)
+      np.testing.assert_allclose(Tensor.stack(a, a + 1, dim=1).sum(0).numpy(), np.stack([A[:n], A[:n] + 1], 1).sum(0), rtol=1e-6)
+  assert programs(rec) == 4  # one program per expression, compiled for the first value only
+
+def test_arange_and_tensor_plus_a_variable():
+  v = Variable("i", 1, 10)
+  for n in (1, 4, 9):
+    b = v.bind(n)
+    assert Tensor.arange(b).sum().item() == sum(range(n))
+    assert (Tensor.arange(b) * Tensor.arange(b)).sum().item() == sum(k * k for k in range(n))
+    np.testing.assert_array_equal(Tensor.arange(b, b + 4).numpy(), np.arange(n, n + 4))  # a fixed length: 4
+    np.testing.assert_allclose((Tensor(A[0]) + b).numpy(), A[0] + n)
+    np.testing.assert_allclose((Tensor(A[0]) * b - b).numpy(), A[0] * n - n)
+  with pytest.raises(ValueError, match="step 1"): Tensor.arange(v.bind(3), step=2)
+
+def test_random_numbers_need_a_fixed_shape():
+  for f in (Tensor.rand, Tensor.randn, Tensor.randint):
+    with pytest.raises(ValueError, match="fixed shape"): f(Variable("i", 1, 10).bind(3), 2)
+
+def test_gradient_through_a_variable_shape():
+  for n in (2, 6):
+    x = Tensor(A, requires_grad=True)
+    y = rows(x, n)
+    ((y * y).sum() + y.cat(y, dim=0).sum()).backward()
+    ref = np.zeros_like(A)
+    ref[:n] = 2 * A[:n] + 2
+    np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-6)
+
+def test_shrink_past_a_variable_size_is_refused():
+  t = rows(Tensor(A), 3)
+  with pytest.raises(ValueError, match="for some value of its variables"): t.shrink(((0, 2), None))

@@ -84,7 +84,7 @@ class ShapeTracker:
       vv = v.to_indexed_uops(sub)[1]
       if v.mask is not None and given is not None:  # name each masked dim's index by a variable bounded by the mask
         for d, ((lo, hi), s) in enumerate(zip(v.mask, v.shape)):
-          if (lo, hi) != (0, s) and sub[d].op is not Ops.CONST and hi > lo:
+          if (lo, hi) != (0, s) and sub[d].op is not Ops.CONST and not variables((lo, hi)) and hi > lo:  # (a variable range: left as it is)
             var = UOp(Ops.SPECIAL, dtypes.index, (), (f"masked{len(given)}", hi - lo))
             given[var] = sub[d] - lo if lo else sub[d]
             sub[d] = var + lo if lo else var

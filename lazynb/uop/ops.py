@@ -267,8 +267,8 @@ def _shape(u: UOp) -> tuple[int, ...] | None:
   if op is Ops.VIEW: return arg.shape
   if op is Ops.RESHAPE or op is Ops.EXPAND: return arg
   if op is Ops.PERMUTE: return tuple(u.src[0].shape[i] for i in arg)
-  if op is Ops.PAD: return tuple(s + b + a for s, (b, a) in zip(u.src[0].shape, arg))
-  if op is Ops.SHRINK: return tuple(e - b for b, e in arg)
+  if op is Ops.PAD: return tuple(sym_canon(s + b + a) for s, (b, a) in zip(u.src[0].shape, arg))
+  if op is Ops.SHRINK: return tuple(sym_canon(e - b) for b, e in arg)
   if op is Ops.REDUCE_AXIS: return tuple(1 if i in arg[1] else s for i, s in enumerate(u.src[0].shape))
   if op in (Ops.DEVICE, Ops.UNIQUE, Ops.KERNEL, Ops.SINK) or not u.src: return None
   for s in u.src:
@@ -349,6 +349,35 @@ def _corners(*xs) -> list[tuple]:
   vs = sorted({v if v.op is Ops.DEFINE_VAR else v.src[0] for v in variables(xs)}, key=lambda v: v.arg[0])
   free = [x.substitute({n: n.src[0] for n in x.toposort() if n.op is Ops.BIND}) if isinstance(x, UOp) else x for x in xs]
   return [tuple(sym_eval(x, {v.arg[0]: v.arg[2 if (c >> k) & 1 else 1] for k, v in enumerate(vs)}) for x in free) for c in range(2 ** len(vs))]
+def sym_canon(x):
+  """A size in one canonical form: a sum of terms (coefficient x product of variables), sorted, the constant last;
+  an int when the variables cancel. `(i+2) - i` is 2, `2 + i` and `i + 2` are one UOp, so shapes compare with ==."""
+  if not isinstance(x, UOp) or not dtypes.is_int(x.dtype): return x
+  poly: dict[UOp, dict[tuple, int]] = {}
+  for n in x.toposort():
+    if n.op is Ops.CONST: poly[n] = {(): n.arg}
+    elif n.op is Ops.ADD: poly[n] = _poly_add(poly[n.src[0]], poly[n.src[1]])
+    elif n.op is Ops.NEG: poly[n] = {k: -c for k, c in poly[n.src[0]].items()}
+    elif n.op is Ops.MUL:
+      poly[n] = {}
+      for ka, ca in poly[n.src[0]].items():
+        for kb, cb in poly[n.src[1]].items(): poly[n] = _poly_add(poly[n], {tuple(sorted(ka + kb, key=_atom_key)): ca * cb})
+    else: poly[n] = {(n,): 1}  # a variable, or // max % of sizes: kept whole
+  terms = sorted(((k, c) for k, c in poly[x].items() if c != 0), key=lambda kc: (len(kc[0]) == 0, [_atom_key(a) for a in kc[0]]))
+  if not terms: return 0
+  if len(terms) == 1 and terms[0][0] == (): return terms[0][1]
+  out = None
+  for atoms, c in terms:
+    t = None
+    for a in atoms: t = a if t is None else t * a
+    t = x.const_like(c) if t is None else t * c
+    out = t if out is None else out + t
+  return out
+def _atom_key(a: UOp) -> str: return f"{sym_str(a)}|{a.op.name}"
+def _poly_add(p: dict, q: dict) -> dict:
+  out = dict(p)
+  for k, c in q.items(): out[k] = out.get(k, 0) + c
+  return out
 def sym_eq(a, b, bound: bool = False) -> bool:
   """Are two sizes equal for every value of their variables? (bound=True: for the bound values, when all are bound)"""
   if bound and all(v.op is Ops.BIND for v in variables((a, b))): return sym_eval(a) == sym_eval(b)
