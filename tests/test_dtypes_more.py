@@ -271,7 +271,19 @@ def test_safetensors_bfloat16(tmp_path):
   back = safe_load(tmp_path / "bf.safetensors")
   assert back["w"].dtype is dtypes.bfloat16 and back["w"].numpy().tolist() == w.float().tolist()
   assert back["b"].dtype is dtypes.float64 and back["b"].numpy().tolist() == [1.0, 2.0]
-  with pytest.raises(NotImplementedError, match="bfloat16"): safe_save({"w": back["w"]}, tmp_path / "out.safetensors")
+  # written back (with other dtypes and metadata) and read by torch's safetensors: the same bits
+  x = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32) * 1e3
+  ours = {"w": back["w"], "x": Tensor(x).cast(dtypes.bfloat16), "i": Tensor(np.arange(6, dtype=np.int16).reshape(2, 3)), "f": Tensor(x)}
+  safe_save(ours, tmp_path / "out.safetensors", metadata={"step": "7"})
+  from safetensors.torch import load_file
+  from safetensors import safe_open
+  got = load_file(str(tmp_path / "out.safetensors"))
+  assert got["w"].dtype == torch.bfloat16 and torch.equal(got["w"], w)
+  assert torch.equal(got["x"].view(torch.int16), torch.from_numpy(x).to(torch.bfloat16).view(torch.int16))  # torch's own rounding
+  assert got["i"].dtype == torch.int16 and got["i"].tolist() == [[0, 1, 2], [3, 4, 5]] and torch.equal(got["f"], torch.from_numpy(x))
+  with safe_open(str(tmp_path / "out.safetensors"), "pt") as f: assert f.metadata() == {"step": "7"}
+  again = safe_load(tmp_path / "out.safetensors")
+  assert again["x"].dtype is dtypes.bfloat16 and again["x"].numpy().tolist() == got["x"].float().tolist()
 
 @pytest.mark.parametrize("dt", NEW_INTS)
 def test_compare_new_ints_with_out_of_range_python_ints(dt):

@@ -53,9 +53,7 @@ def _safetensors():
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
   stn = _safetensors()
-  if bf := [k for k, t in tensors.items() if t.dtype is dtypes.bfloat16]:
-    raise NotImplementedError(f"safe_save cannot write bfloat16 yet ({bf}): the safetensors package reads it through numpy, which has no "
-                              "bfloat16; cast those tensors with .float() first")
+  if any(t.dtype is dtypes.bfloat16 for t in tensors.values()): return _save_with_bf16(tensors, path, metadata)
   stn.save_file({k: t.numpy() for k, t in tensors.items()}, str(path), metadata=metadata)
 
 def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
@@ -82,3 +80,20 @@ def _load_with_bf16(path) -> dict[str, Tensor]:
     arr = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=_ST_DTYPES[v["dtype"]]).reshape(v["shape"])
     out[k] = Tensor(arr).bitcast(dtypes.bfloat16) if v["dtype"] == "BF16" else Tensor(arr)
   return out
+
+def _save_with_bf16(tensors: dict[str, Tensor], path, metadata: dict[str, str] | None) -> None:
+  """The safetensors layout written directly (numpy has no bfloat16 for the package to take): an 8-byte little-endian
+  header length, the JSON header (names -> dtype, shape, byte range; padded with spaces to 8 bytes), then the data."""
+  names = {v: k for k, v in _ST_DTYPES.items() if k != "BF16"}
+  header: dict = {"__metadata__": metadata} if metadata else {}
+  blobs, off = [], 0
+  for k in sorted(tensors):
+    t = tensors[k]
+    arr = t.bitcast(dtypes.uint16).numpy() if t.dtype is dtypes.bfloat16 else t.numpy()
+    blobs.append(np.ascontiguousarray(arr).tobytes())
+    header[k] = {"dtype": "BF16" if t.dtype is dtypes.bfloat16 else names[arr.dtype.type], "shape": list(arr.shape),
+                 "data_offsets": [off, off + len(blobs[-1])]}
+    off += len(blobs[-1])
+  head = json.dumps(header, separators=(",", ":")).encode()
+  head += b" " * (-len(head) % 8)
+  with open(path, "wb") as f: f.write(len(head).to_bytes(8, "little") + head + b"".join(blobs))
