@@ -249,6 +249,18 @@ class Playground:
     self._states[key] = st
     return st
 
+  def race(self, opts_a: list[Opt], opts_b: list[Opt], rounds: int = 5, runs: int = 9) -> tuple[float, float]:
+    """A fair race between two states: `rounds` rounds, each `runs` runs of a then of b (after a warm-up); the median
+    of every run of each. Interleaving means load from elsewhere on the machine hits both alike."""
+    ra, rb = self._runner(list(opts_a)), self._runner(list(opts_b))
+    ra(self.bufs); rb(self.bufs)  # noqa: E702
+    ta: list[float] = []
+    tb: list[float] = []
+    for _ in range(rounds):
+      ta += [ra(self.bufs) for _ in range(runs)]
+      tb += [rb(self.bufs) for _ in range(runs)]
+    return statistics.median(ta), statistics.median(tb)
+
   # ---- the view as data
   def doc(self) -> dict:
     cur = self.measure()
