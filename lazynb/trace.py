@@ -12,7 +12,9 @@ Event kinds and their data:
   exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs, var_vals (name -> int)
   realize    kernels, copies, seconds                          after a schedule has run
   jit        phase ("capture" | "replay"), name, kernels, var_vals      TinyJit
-  beam       name, cached, opts, rounds, tried, seconds        after a BEAM search picked a kernel's opts
+  beam       name, cached, opts, rounds, tried, seconds, width, after a BEAM search picked a kernel's opts; a fresh search
+             start {opts, seconds}, path [opts per kept step],   also tells what it saw: each round's candidates with
+             rounds_detail [{round, candidates [{opts, seconds, runs}], best, best_s, improved, kept}]   their times
 """
 from __future__ import annotations
 import contextlib, itertools, time

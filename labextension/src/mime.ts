@@ -7,6 +7,7 @@
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { warmUp } from './layoutClient';
+import { playgroundExtension } from './optview';
 import { TraceView } from './traceview';
 import { MIME_TYPE } from './types';
 
@@ -28,4 +29,4 @@ const extension: IRenderMime.IExtension = {
   dataType: 'json'
 };
 
-export default extension;
+export default [extension, playgroundExtension];

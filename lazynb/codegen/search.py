@@ -126,16 +126,20 @@ def neighbours(k: Kernel) -> list[Kernel]:
 def too_big(k: Kernel) -> bool:
   return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
 
-def beam_search(k: Kernel, width: int) -> Kernel:
+def beam_search(k: Kernel, width: int, cache: bool = True) -> Kernel:
+  """The fastest kernel BEAM finds. `cache=False` searches even when the disk cache knows the answer (the playground
+  does, to show the rounds); the result is stored either way. The `beam` event's `rounds_detail` lists, per round,
+  every candidate with its measured time and which one was chosen; `start` is the heuristic's kernel it began from."""
   from lazynb.device import diskcache_get
   key = ast_key(k.ast, k.renderer.device, width)
-  if getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
+  if cache and getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
     if (opts := parse_cached(hit)) is not None and (nk := replay(k, opts)) is not None:
-      trace.emit("beam", name=nk.name, cached=True, opts=list(nk.applied_opts), rounds=0, tried=0, seconds=0.0, skipped=[])
+      trace.emit("beam", name=nk.name, cached=True, opts=list(nk.applied_opts), rounds=0, tried=0, seconds=0.0, skipped=[],
+                 width=width, start=None, rounds_detail=[], path=[])
       return nk
     # a stale entry (another version wrote it, or it was damaged): search again, and the result replaces it
   with trace.muted(): best, info = _search(k, width, key)
-  trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), **info)
+  trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), width=width, **info)
   return best
 
 def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
@@ -151,6 +155,11 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
   beam: list[tuple[float, Kernel]] = [(best_t, k)]
   tried, rounds = 1, 0
   seen = {tuple(k.applied_opts)}
+  # what the search saw, for readers of the `beam` event: each round's candidates (opts, seconds: the median of 5 runs for
+  # those near the best, else one run; None when it failed or timed out) and the one it kept
+  start = {"opts": list(k.applied_opts), "seconds": _finite(best_t)}
+  detail: list[dict] = []
+  path = [list(k.applied_opts)]
   try:
     while True:
       rounds += 1
@@ -168,16 +177,24 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
       timed = sorted(((timer.time(r, 5, warmup=False) if t <= limit else t), i) for i, (r, t) in enumerate(zip(runners, first)))
       tried += len(cands)
       round_best = timed[0][0]
+      detail.append({"round": rounds, "candidates": [{"opts": list(cands[i].applied_opts), "seconds": _finite(t), "runs": 5 if first[i] <= limit else 1}
+                                                     for t, i in sorted(timed, key=lambda x: x[1])],
+                     "best": list(cands[timed[0][1]].applied_opts), "best_s": _finite(round_best), "improved": round_best < best_t,
+                     "kept": [list(cands[i].applied_opts) for t, i in timed[:width] if t < float("inf")] if round_best < best_t else []})
       if progress:
         print(f"\rBEAM {width}: round {rounds}, {tried} kernels tried, best {min(best_t, round_best) * 1e6:9.1f} us "
               f"{cands[timed[0][1]].applied_opts if round_best < best_t else beam[0][1].applied_opts}"[:160], end="", file=sys.stderr)
       if round_best >= best_t: break
       best_t = round_best
       beam = [(t, cands[i]) for t, i in timed[:width] if t < float("inf")]
+      path.append(list(beam[0][1].applied_opts))
   finally:
     timer.close()
     if progress: print(file=sys.stderr)
   best = beam[0][1]
   if DEBUG >= 2 and timer.skipped: print("BEAM skipped:\n  " + "\n  ".join(timer.skipped[:20]), file=sys.stderr)
   diskcache_put("beam", key, json.dumps([(o.op.name, o.axis, o.arg) for o in best.applied_opts]).encode())
-  return best, {"rounds": rounds, "tried": tried, "seconds": time.perf_counter() - st, "best_s": best_t, "skipped": timer.skipped[:50]}
+  return best, {"rounds": rounds, "tried": tried, "seconds": time.perf_counter() - st, "best_s": best_t, "skipped": timer.skipped[:50],
+                "start": start, "rounds_detail": detail, "path": path}
+
+def _finite(t: float) -> float | None: return t if t < float("inf") else None

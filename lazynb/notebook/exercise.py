@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib, itertools
 from typing import Callable
 import numpy as np
+from lazynb.codegen.kernel import Opt, KernelOptError
+from lazynb.notebook.playground import Playground
 
 class Fail(AssertionError):
   """A hidden test failed; the message is the hint shown to the learner."""
@@ -367,3 +369,26 @@ def _(toposort):
     need(set(order) == seen, f"the graph has {len(seen)} nodes, your list has {len(set(order))} different ones.")
     pos = {u: i for i, u in enumerate(order)}
     need(all(pos[s] < pos[u] for u in order for s in u.src), "every node must come after all of its sources.")
+
+BEAT_MARGIN = 1.15  # the learner's kernel must be this much faster than the heuristic's: timing noise cannot flip it
+
+@exercise("07.beat_heuristic")
+def _(my_opts):
+  from lazynb import Tensor
+  r = _rng(7)
+  a, b = r.standard_normal((64, 64), dtype=np.float32), r.standard_normal((64, 64), dtype=np.float32)
+  pg = Playground(Tensor(a) @ Tensor(b), reference=a @ b, runs=5)
+  opts = my_opts()
+  need(opts is not None, "my_opts returned None: return a list of Opt, e.g. [Opt(OptOps.UPCAST, 1, 4)].")
+  opts = list(opts)
+  need(all(isinstance(o, Opt) for o in opts), "every item must be an Opt(OptOps.SOMETHING, axis, amount).")
+  try: pg.set(opts)
+  except KernelOptError as e: raise Fail(f"these opts cannot be applied to this kernel: {e}. Axis numbers change after each "
+                                         "opt: pg.legal() lists what is legal from the current state.") from None
+  need(pg.measure()["correct"], "with your opts the kernel computes a different result: that is a bug in lazynb, please report it.")
+  mine, theirs = pg.race(opts, pg.heuristic)
+  need(mine * BEAT_MARGIN < theirs,
+       f"your opts ran {mine * 1e6:.1f} us, the heuristic's {pg.heuristic} ran {theirs * 1e6:.1f} us (medians of 45 interleaved "
+       f"runs each; yours must be at least {round((BEAT_MARGIN - 1) * 100)}% faster, so noise cannot decide). Start from the heuristic's "
+       "opts and ask of each one what it costs on a kernel this small, not only what it saves: undo them one at a time and "
+       "watch the time.")

@@ -454,6 +454,79 @@ def render_html(doc: dict, show=None) -> str:
   return ctx.resolve(f'<div class="lzt" id="{ctx.root}">{_style(ctx, "kernels" in wanted)}{_header(ctx)}'
                      f'{_tabs(ctx, items) if items else ""}</div>')
 
+# ---------------------------------------------------------------- the kernel-opt playground (lazynb.notebook.playground)
+
+_PG_CSS = """
+$R .lzt-diff{margin:0;padding:6px 8px;max-height:360px;overflow:auto;border:1px solid var(--jp-border-color2,#ddd)}
+$R .lzt-add{background:rgba(46,160,67,.18);display:block}$R .lzt-del{background:rgba(248,81,73,.18);display:block}
+$R .lzt-best td{font-weight:600;background:rgba(46,160,67,.12)}
+"""
+
+def _us(x) -> str: return f"{x * 1e6:.1f} us" if isinstance(x, (int, float)) else "failed"
+
+def render_playground(doc: dict) -> str:
+  """The playground document as one self-contained HTML <div> (same rules as render_html: escaped, no scripts)."""
+  ctx = _Ctx({})
+  d, s = _dict(doc), _dict(_dict(doc).get("state"))
+  pk, h, beam = _dict(d.get("peak")), _dict(d.get("heuristic")), d.get("beam")
+  npk = pk.get("numpy_gflops") if isinstance(pk.get("numpy_gflops"), (int, float)) else 0
+  cpu = _dict(pk.get("cpu"))
+  name = _kname({"name": s.get("name"), "name_parts": s.get("name_parts")})
+  ok = s.get("correct") is True
+  out = [f'<div class="lzt-head"><b>kernel-opt playground</b> &middot; {name} &middot; {esc(d.get("device"))}</div>',
+         f'<p>opts: <code>{esc(", ".join(map(str, _list(s.get("opts")))) or "none (NOOPT)")}</code></p>',
+         f'<table class="lzt-kv lzt-pg-time"><tr><th>time</th><td>{_us(s.get("time_s"))} (median of {esc(s.get("runs"))} runs)</td></tr>'
+         f'<tr><th>GFLOPS</th><td>{_num(s.get("gflops"))}'
+         + (f' &middot; {s.get("gflops", 0) / npk * 100:.0f}% of {npk:.1f} GFLOPS, {esc(pk.get("numpy_what"))}' if npk else "") + '</td></tr>'
+         + (f'<tr><th>peak</th><td>{_num(cpu.get("gflops"), 1, "{:.0f}")} GFLOPS {esc(pk.get("cpu_what"))} '
+            f'({esc(cpu.get("cores"))} cores, {_num(cpu.get("ghz"))} GHz, {esc(cpu.get("simd_floats"))} floats)</td></tr>' if cpu else "")
+         + f'<tr><th>heuristic</th><td><code>{esc(", ".join(map(str, _list(h.get("opts")))))}</code> {_us(h.get("time_s"))}</td></tr></table>',
+         (f'<div class="lzt-pg-ok">result equal to {esc(d.get("reference"))} &#10003;</div>' if ok else
+          f'<div class="lzt-error lzt-pg-wrong"><b>WRONG RESULT</b>: these opts changed the answer (largest error '
+          f'{esc(s.get("max_error"))} against {esc(d.get("reference"))}). An opt must never do that: this is a bug.</div>')]
+  out += [f'<div class="lzt-warn">{esc(n)}</div>' for n in _list(d.get("notes"))[-5:]]
+  axes = "".join(f'<tr><td class="lzt-ax-{esc(str(t).lower())}"><b>{esc(n)}</b></td><td>{esc(z)}</td><td class="lzt-ax-{esc(str(t).lower())}">'
+                 f'{esc(str(t).lower())}</td><td class="lzt-muted">{esc(r)}</td></tr>'
+                 for n, z, t, r in zip(_list(s.get("axis_names")), _list(s.get("full_shape")), _list(s.get("axis_types")), _list(s.get("roles"))))
+  out.append(f'<h4>Loops</h4><table class="lzt-pg-axes"><tr><th>axis</th><th>size</th><th>kind</th><th>what it does</th></tr>{axes}</table>')
+  steps = "".join(f'<li><code>{esc(st.get("opt"))}</code>: {esc(str(st.get("explain", "")).split(": ", 1)[-1])}</li>' for st in map(_dict, _list(d.get("steps"))))
+  if steps: out.append(f'<h4>What each opt did</h4><ol class="lzt-pg-steps">{steps}</ol>')
+  idx = "".join(f'<tr><td>{esc(v.get("access"))} data{esc(v.get("buf"))}</td><td><code>{esc(v.get("index"))}</code></td>'
+                f'<td><code>{esc(v.get("valid")) if v.get("valid") not in ("True", "") else ""}</code></td></tr>'
+                for v in map(_dict, _list(s.get("views"))) if v.get("buf") is not None)
+  out.append(f'<h4>Index math</h4><table class="lzt-pg-index"><tr><th>access</th><th>index</th><th>valid</th></tr>{idx}</table>')
+  diff = _list(d.get("diff"))
+  if diff:
+    lines = "".join(f'<span class="{"lzt-add" if ln.startswith("+") and not ln.startswith("+++") else "lzt-del" if ln.startswith("-") and not ln.startswith("---") else ""}">{esc(ln)}</span>\n'
+                    for ln in map(str, diff[:400]))
+    out.append(f'<h4>Source diff against the previous state <span class="lzt-muted">{esc(", ".join(map(str, _list(_dict(d.get("previous")).get("opts")))) or "none")}</span></h4>'
+               f'<pre class="lzt-diff">{lines}</pre>')
+  note, body = _source(ctx, str(s.get("source", "")), str(s.get("language", "c")))
+  out.append(f'<details class="lzt-pg-source"{" open" if not diff else ""}><summary>Source</summary>{note}<div class="lzt-src">{body}</div></details>')
+  if isinstance(beam, dict): out.append(_pg_beam(beam))
+  legal = "".join(f'<li><code>{esc(o.get("opt"))}</code> <span class="lzt-muted">{esc(str(o.get("explain", "")).split(": ", 1)[-1][:160])}</span></li>'
+                  for o in map(_dict, _list(d.get("legal"))[:MAX_ROWS]))
+  out.append(f'<details class="lzt-pg-legal"><summary>{len(_list(d.get("legal")))} legal next opts</summary><ul>{legal}</ul></details>')
+  css = _PG_CSS.replace("$R", "#" + ctx.root)
+  return f'<div class="lzt lzt-pg" id="{ctx.root}">{_style(ctx, True)}<style>{css}</style>{"".join(out)}</div>'
+
+def _pg_beam(b: dict) -> str:
+  start = _dict(b.get("start"))
+  out = [f'<h4>BEAM {esc(b.get("width"))}: {esc(b.get("rounds"))} rounds, {esc(b.get("tried"))} kernels timed, {_num(b.get("seconds"), 1, "{:.1f}")} s</h4>',
+         f'<p>start (the heuristic): <code>{esc(", ".join(map(str, _list(start.get("opts")))))}</code> {_us(start.get("seconds"))}<br>'
+         f'winner: <code>{esc(", ".join(map(str, _list(b.get("winner")))))}</code></p>',
+         '<p>path: ' + " &rarr; ".join(f'<code>[{esc(", ".join(map(str, _list(p))))}]</code>' for p in _list(b.get("path"))) + '</p>']
+  for r in map(_dict, _list(b.get("rounds_detail"))):
+    best = _list(r.get("best"))
+    cands = sorted(map(_dict, _list(r.get("candidates"))), key=lambda c: c.get("seconds") if isinstance(c.get("seconds"), (int, float)) else 1e30)
+    best_cls = ' class="lzt-best"'
+    rows = "".join(f'<tr{best_cls if _list(c.get("opts")) == best else ""}><td><code>{esc(", ".join(map(str, _list(c.get("opts")))))}</code></td>'
+                   f'<td>{_us(c.get("seconds"))}</td><td>{esc(c.get("runs"))}</td></tr>' for c in cands[:MAX_ROWS])
+    out.append(f'<details class="lzt-pg-round"><summary>round {esc(r.get("round"))}: {len(cands)} candidates, best {_us(r.get("best_s"))}'
+               f'{" (faster: kept)" if r.get("improved") else " (not faster: search stops)"}</summary>'
+               f'<table><tr><th>opts</th><th>time</th><th>runs</th></tr>{rows}</table></details>')
+  return '<div class="lzt-pg-beam">' + "".join(out) + "</div>"
+
 # registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
 from lazynb import trace as _trace  # noqa: E402
 def _mime(tr) -> dict: return {"text/html": render_html(tr.to_json())}

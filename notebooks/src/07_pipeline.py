@@ -323,6 +323,51 @@ q_slow.reveal()
 assert i1 < i0 / 2                   # sharing index math over an upcast chunk cuts it by more than half
 
 # %% [markdown]
+# ## The kernel-opt playground: one opt at a time
+#
+# An opt is written `Opt(UPCAST, 1, 16)`: the kind of change, the axis (counted in the kernel's *current* loop shape),
+# and the amount. `Playground` takes one kernel (the largest of a tensor's schedule, or `index=`), lists the opts that
+# are legal from where it stands, and after each change compiles it, runs it several times on the real inputs (the
+# median counts), compares the result with numpy, and shows what changed in the C source. `explain` decodes an opt in
+# words. It starts at the heuristic's choice; `reset("none")` goes to the bare loops (what `NOOPT=1` compiles).
+
+# %%
+from lazynb.codegen.kernel import Opt, OptOps
+from lazynb.notebook.playground import Playground, explain
+pa, pb = np.random.default_rng(1).standard_normal((2, 64, 64), dtype=np.float32)
+pg = Playground(Tensor(pa) @ Tensor(pb), reference=pa @ pb)
+print("the heuristic chose:", pg.opts)
+pg.reset("none")
+print("legal from the bare loops:", pg.legal())
+print(explain(Opt(OptOps.UPCAST, 1, 16), pg.kernel()))
+pg.apply(Opt(OptOps.UPCAST, 1, 16))
+pg
+
+# %% [markdown]
+# The view above has the loops (each axis' name, size and kind, in the colours `DEBUG=2` uses), what each opt did, the
+# index math of every buffer access, the source diff against the previous state, the time and GFLOPS against numpy's
+# own float32 matmul on this machine (measured in this session, so it is a fair "what this machine can do"), and a
+# check that the answer did not change. Undo, try an unroll of the reduce axis, and compare the three states:
+
+# %%
+t_up = pg.measure()["time_s"]
+pg.apply(Opt(OptOps.UNROLL, 2, 4))
+print(pg)
+pg.undo()
+assert pg.opts == [Opt(OptOps.UPCAST, 1, 16)] and pg.measure()["time_s"] == t_up
+bare = pg.measure([])
+print(f"bare loops {bare['time_s'] * 1e6:.1f} us, UPCAST 16 {t_up * 1e6:.1f} us")
+assert all(pg.measure(o)["correct"] for o in ([], pg.opts, pg.opts + [Opt(OptOps.UNROLL, 2, 4)]))
+assert pg.measure()["axis_types"] == ["GLOBAL", "GLOBAL", "REDUCE", "UPCAST"]
+
+# %% [markdown]
+# In a live notebook, `pg.widget()` adds controls: a list of the legal opts with their meaning, apply, undo, reset to
+# the heuristic or to none, and a BEAM button. (A saved notebook keeps only the static view.)
+
+# %%
+pg.widget()
+
+# %% [markdown]
 # ## BEAM search
 #
 # Which chunk size is best? It depends on the shapes and on the machine, so instead of a heuristic, the slides'
@@ -364,6 +409,26 @@ q_beam.reveal()
 assert list(beam["opts"]) == list(prg.opts)   # BEAM's choice is what was compiled
 np.testing.assert_allclose(out.numpy(), n1.numpy() @ n2.numpy(), rtol=1e-5, atol=1e-5)
 np.testing.assert_allclose(mm.numpy(), m1.numpy() @ m2.numpy(), rtol=1e-5, atol=1e-5)
+
+# %% [markdown]
+# BEAM, made visible: the playground runs the search for its kernel (again, even if it is cached) and keeps what the
+# search saw: the heuristic's kernel it starts from, every round's candidates with their times, and the winner's path.
+# Then `race` times two states fairly: interleaved runs, the median of each.
+
+# %%
+pg.beam(1)
+b = pg.beam_info
+for r in b["rounds_detail"]:
+  print(f"round {r['round']}: {len(r['candidates'])} candidates, fastest {r['best_s'] * 1e6:.1f} us {r['best']}"
+        + ("" if r["improved"] else "  (not faster than the round before: stop)"))
+print("path:", " -> ".join(str(p) for p in b["path"]))
+t_beam, t_heur = pg.race(pg.opts, pg.heuristic)
+print(f"raced: BEAM's {t_beam * 1e6:.1f} us, the heuristic's {t_heur * 1e6:.1f} us")
+
+# %%
+assert b["path"][0] == [repr(o) for o in pg.heuristic] and b["winner"] == [repr(o) for o in pg.opts] and pg.measure()["correct"]
+for r in b["rounds_detail"]:
+  assert r["best_s"] == min(c["seconds"] for c in r["candidates"] if c["seconds"] is not None)
 
 # %% [markdown]
 # ## TinyJit: skip the pipeline on repeated calls
@@ -423,3 +488,20 @@ rules = PatternMatcher([
 # %%
 from lazynb.notebook.exercise import check
 check("07.int_rules", rules)
+
+# %% [markdown]
+# ## Exercise: choose opts that beat the heuristic
+#
+# The heuristic is written for kernels of every size. For the 64x64 matmul of the playground above (`pg`), find a list
+# of opts that runs at least 15% faster than the heuristic's. Use the playground: start from `pg.reset("heuristic")`,
+# undo, apply, and watch the time. `my_opts` returns the list; the check races it against the heuristic (interleaved
+# runs, medians) on a fresh 64x64 matmul and makes sure the result still equals numpy.
+
+# %%
+# EXERCISE 07.beat_heuristic
+def my_opts():
+  # YOUR CODE: return a list of Opt, e.g. [Opt(OptOps.UPCAST, 1, 4), ...]
+  raise NotImplementedError
+
+# %%
+check("07.beat_heuristic", my_opts)

@@ -203,6 +203,39 @@ win = np.lib.stride_tricks.sliding_window_view(xc.numpy(), (3, 3), axis=(2, 3)) 
 assert conv_beam and np.allclose(yc.numpy(), np.maximum(np.einsum("bchwij,ocij->bohw", win, wc.numpy()), 0), atol=1e-4)
 
 # %% [markdown]
+# ## BEAM on the slides' conv, round by round
+#
+# The slides ask "what size chunk is optimal?" for their conv: a batch of 16 images of 3x64x64 and 16 filters of
+# 3x3x3, which gives a (16, 16, 62, 62) output. The kernel-opt playground (Part 7) takes this kernel, starts from the
+# heuristic's opts, and shows what BEAM tries: every round's candidates with their measured times, and the winner's
+# path. The reference here is the kernel with no opts at all (the bare loops) on the same inputs; the cell after also
+# checks the result against numpy.
+
+# %%
+from lazynb.notebook.playground import Playground
+xs, ws = Tensor.rand(16, 3, 64, 64).realize(), Tensor.rand(16, 3, 3, 3).realize()
+conv_pg = Playground(xs.conv2d(ws), runs=5)
+print("heuristic:", conv_pg.opts, f"{conv_pg.measure()['time_s'] * 1e3:.2f} ms")
+conv_pg.beam(1)
+cb = conv_pg.beam_info
+for r in cb["rounds_detail"]:
+  ranked = sorted((c for c in r["candidates"] if c["seconds"] is not None), key=lambda c: c["seconds"])
+  print(f"round {r['round']}: {len(r['candidates'])} candidates; fastest three:",
+        "; ".join(f"{c['opts']} {c['seconds'] * 1e3:.2f} ms" for c in ranked[:3]))
+print("winner's path from the heuristic:", " -> ".join(str(p) for p in cb["path"]))
+t_w, t_h = conv_pg.race(conv_pg.opts, conv_pg.heuristic, rounds=3, runs=3)
+print(f"raced on the real inputs: BEAM's {t_w * 1e3:.2f} ms, the heuristic's {t_h * 1e3:.2f} ms")
+conv_pg
+
+# %%
+xn, wn = xs.numpy(), ws.numpy()
+win5 = np.lib.stride_tricks.sliding_window_view(xn, (3, 3), axis=(2, 3))   # (16, 3, 62, 62, 3, 3)
+want = np.einsum("bchwij,ocij->bohw", win5, wn)
+np.testing.assert_allclose(conv_pg._output(conv_pg.opts).reshape(want.shape), want, rtol=1e-4, atol=1e-4)
+assert conv_pg.measure()["correct"] and cb["path"][0] == [repr(o) for o in conv_pg.heuristic]
+assert conv_pg.measure()["full_shape"] and cb["rounds_detail"] and all(r["candidates"] for r in cb["rounds_detail"])
+
+# %% [markdown]
 # ## Exercise: rewrite rules of your own
 #
 # Make `rules`, a `PatternMatcher` that folds `x*1 -> x` and `x+0 -> x` (for ints and floats, with the constant

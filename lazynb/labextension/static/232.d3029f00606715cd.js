@@ -833,4 +833,42 @@
 .lz-graph-svg.lz-big .lz-edge.lz-edge-on {
   stroke-opacity: 1;
 }
-`,""]),e.d(r,{},{A:n})},700(o){o.exports=function(o){var r=[];return r.toString=function(){return this.map(function(r){var e="",l=void 0!==r[5];return r[4]&&(e+="@supports (".concat(r[4],") {")),r[2]&&(e+="@media ".concat(r[2]," {")),l&&(e+="@layer".concat(r[5].length>0?" ".concat(r[5]):""," {")),e+=o(r),l&&(e+="}"),r[2]&&(e+="}"),r[4]&&(e+="}"),e}).join("")},r.i=function(o,e,l,a,t){"string"==typeof o&&(o=[[null,o,void 0]]);var n={};if(l)for(var i=0;i<this.length;i++){var p=this[i][0];null!=p&&(n[p]=!0)}for(var c=0;c<o.length;c++){var d=[].concat(o[c]);l&&n[d[0]]||(void 0!==t&&(void 0===d[5]||(d[1]="@layer".concat(d[5].length>0?" ".concat(d[5]):""," {").concat(d[1],"}")),d[5]=t),e&&(d[2]&&(d[1]="@media ".concat(d[2]," {").concat(d[1],"}")),d[2]=e),a&&(d[4]?(d[1]="@supports (".concat(d[4],") {").concat(d[1],"}"),d[4]=a):d[4]="".concat(a)),r.push(d))}},r}},763(o){o.exports=function(o){return o[1]}},658(o){var r=[];function e(o){for(var e=-1,l=0;l<r.length;l++)if(r[l].identifier===o){e=l;break}return e}function l(o,l){for(var a={},t=[],n=0;n<o.length;n++){var i=o[n],p=l.base?i[0]+l.base:i[0],c=a[p]||0,d="".concat(p," ").concat(c);a[p]=c+1;var s=e(d),f={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==s)r[s].references++,r[s].updater(f);else{var u=function(o,r){var e=r.domAPI(r);return e.update(o),function(r){r?(r.css!==o.css||r.media!==o.media||r.sourceMap!==o.sourceMap||r.supports!==o.supports||r.layer!==o.layer)&&e.update(o=r):e.remove()}}(f,l);l.byIndex=n,r.splice(n,0,{identifier:d,updater:u,references:1})}t.push(d)}return t}o.exports=function(o,a){var t=l(o=o||[],a=a||{});return function(o){o=o||[];for(var n=0;n<t.length;n++){var i=e(t[n]);r[i].references--}for(var p=l(o,a),c=0;c<t.length;c++){var d=e(t[c]);0===r[d].references&&(r[d].updater(),r.splice(d,1))}t=p}}},713(o){var r={};o.exports=function(o,e){var l=function(o){if(void 0===r[o]){var e=document.querySelector(o);if(window.HTMLIFrameElement&&e instanceof window.HTMLIFrameElement)try{e=e.contentDocument.head}catch(o){e=null}r[o]=e}return r[o]}(o);if(!l)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");l.appendChild(e)}},486(o){o.exports=function(o){var r=document.createElement("style");return o.setAttributes(r,o.attributes),o.insert(r,o.options),r}},850(o,r,e){o.exports=function(o){var r=e.nc;r&&o.setAttribute("nonce",r)}},947(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var r=o.insertStyleElement(o);return{update:function(e){var l,a,t;l="",e.supports&&(l+="@supports (".concat(e.supports,") {")),e.media&&(l+="@media ".concat(e.media," {")),(a=void 0!==e.layer)&&(l+="@layer".concat(e.layer.length>0?" ".concat(e.layer):""," {")),l+=e.css,a&&(l+="}"),e.media&&(l+="}"),e.supports&&(l+="}"),(t=e.sourceMap)&&"u">typeof btoa&&(l+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),o.styleTagTransform(l,r,o.options)},remove:function(){var o;null===(o=r).parentNode||o.parentNode.removeChild(o)}}}},147(o){o.exports=function(o,r){if(r.styleSheet)r.styleSheet.cssText=o;else{for(;r.firstChild;)r.removeChild(r.firstChild);r.appendChild(document.createTextNode(o))}}},579(o,r,e){var l=e(658),a=e.n(l),t=e(947),n=e.n(t),i=e(713),p=e.n(i),c=e(850),d=e.n(c),s=e(486),f=e.n(s),u=e(147),z=e.n(u),v=e(833),g={};g.styleTagTransform=z(),g.setAttributes=d(),g.insert=p().bind(null,"head"),g.domAPI=n(),g.insertStyleElement=f(),a()(v.A,g),v.A&&v.A.locals&&v.A.locals}}]);
+
+/* the kernel-opt playground (optview.ts) */
+.lz-pg-body {
+  display: flex;
+  flex-direction: column;
+  gap: 4px;
+}
+
+.lz-pg-ok {
+  color: color-mix(in srgb, #2e9e4a 85%, var(--jp-ui-font-color1));
+}
+
+.lz-pg-wrong {
+  font-weight: 600;
+}
+
+.lz-pg-diff,
+.lz-pg-src {
+  max-height: 360px;
+  overflow: auto;
+  margin: 0;
+  font-family: var(--jp-code-font-family);
+  font-size: 12px;
+  border: 1px solid var(--jp-border-color2);
+}
+
+.lz-pg-add {
+  background: rgba(46, 160, 67, 0.18);
+}
+
+.lz-pg-del {
+  background: rgba(248, 81, 73, 0.18);
+}
+
+.lz-pg-best td {
+  font-weight: 600;
+  background: rgba(46, 160, 67, 0.12);
+}
+`,""]),e.d(r,{},{A:n})},700(o){o.exports=function(o){var r=[];return r.toString=function(){return this.map(function(r){var e="",l=void 0!==r[5];return r[4]&&(e+="@supports (".concat(r[4],") {")),r[2]&&(e+="@media ".concat(r[2]," {")),l&&(e+="@layer".concat(r[5].length>0?" ".concat(r[5]):""," {")),e+=o(r),l&&(e+="}"),r[2]&&(e+="}"),r[4]&&(e+="}"),e}).join("")},r.i=function(o,e,l,a,t){"string"==typeof o&&(o=[[null,o,void 0]]);var n={};if(l)for(var i=0;i<this.length;i++){var p=this[i][0];null!=p&&(n[p]=!0)}for(var c=0;c<o.length;c++){var d=[].concat(o[c]);l&&n[d[0]]||(void 0!==t&&(void 0===d[5]||(d[1]="@layer".concat(d[5].length>0?" ".concat(d[5]):""," {").concat(d[1],"}")),d[5]=t),e&&(d[2]&&(d[1]="@media ".concat(d[2]," {").concat(d[1],"}")),d[2]=e),a&&(d[4]?(d[1]="@supports (".concat(d[4],") {").concat(d[1],"}"),d[4]=a):d[4]="".concat(a)),r.push(d))}},r}},763(o){o.exports=function(o){return o[1]}},658(o){var r=[];function e(o){for(var e=-1,l=0;l<r.length;l++)if(r[l].identifier===o){e=l;break}return e}function l(o,l){for(var a={},t=[],n=0;n<o.length;n++){var i=o[n],p=l.base?i[0]+l.base:i[0],c=a[p]||0,d="".concat(p," ").concat(c);a[p]=c+1;var s=e(d),f={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==s)r[s].references++,r[s].updater(f);else{var u=function(o,r){var e=r.domAPI(r);return e.update(o),function(r){r?(r.css!==o.css||r.media!==o.media||r.sourceMap!==o.sourceMap||r.supports!==o.supports||r.layer!==o.layer)&&e.update(o=r):e.remove()}}(f,l);l.byIndex=n,r.splice(n,0,{identifier:d,updater:u,references:1})}t.push(d)}return t}o.exports=function(o,a){var t=l(o=o||[],a=a||{});return function(o){o=o||[];for(var n=0;n<t.length;n++){var i=e(t[n]);r[i].references--}for(var p=l(o,a),c=0;c<t.length;c++){var d=e(t[c]);0===r[d].references&&(r[d].updater(),r.splice(d,1))}t=p}}},713(o){var r={};o.exports=function(o,e){var l=function(o){if(void 0===r[o]){var e=document.querySelector(o);if(window.HTMLIFrameElement&&e instanceof window.HTMLIFrameElement)try{e=e.contentDocument.head}catch(o){e=null}r[o]=e}return r[o]}(o);if(!l)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");l.appendChild(e)}},486(o){o.exports=function(o){var r=document.createElement("style");return o.setAttributes(r,o.attributes),o.insert(r,o.options),r}},850(o,r,e){o.exports=function(o){var r=e.nc;r&&o.setAttribute("nonce",r)}},947(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var r=o.insertStyleElement(o);return{update:function(e){var l,a,t;l="",e.supports&&(l+="@supports (".concat(e.supports,") {")),e.media&&(l+="@media ".concat(e.media," {")),(a=void 0!==e.layer)&&(l+="@layer".concat(e.layer.length>0?" ".concat(e.layer):""," {")),l+=e.css,a&&(l+="}"),e.media&&(l+="}"),e.supports&&(l+="}"),(t=e.sourceMap)&&"u">typeof btoa&&(l+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),o.styleTagTransform(l,r,o.options)},remove:function(){var o;null===(o=r).parentNode||o.parentNode.removeChild(o)}}}},147(o){o.exports=function(o,r){if(r.styleSheet)r.styleSheet.cssText=o;else{for(;r.firstChild;)r.removeChild(r.firstChild);r.appendChild(document.createTextNode(o))}}},579(o,r,e){var l=e(658),a=e.n(l),t=e(947),n=e.n(t),i=e(713),p=e.n(i),c=e(850),d=e.n(c),s=e(486),f=e.n(s),u=e(147),z=e.n(u),g=e(833),v={};v.styleTagTransform=z(),v.setAttributes=d(),v.insert=p().bind(null,"head"),v.domAPI=n(),v.insertStyleElement=f(),a()(g.A,v),g.A&&g.A.locals&&g.A.locals}}]);
