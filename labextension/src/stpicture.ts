@@ -212,16 +212,16 @@ export function drawPicture(p: StPicture): HTMLElement {
   const node = h(
     'div',
     { cls: 'lz-stp' },
-    h('div', { cls: 'lz-stp-title' }, `${p.title} \u00b7 shape ${fmtTuple(p.shape)}`),
+    h('div', { cls: 'lz-stp-title' }, `${p.title ? `${p.title} \u00b7 ` : ''}shape ${fmtTuple(p.shape)}`),
     ...p.views.map((v, k) =>
       h('div', { cls: 'lz-stp-view' }, `view ${k}: shape ${fmtTuple(v.shape)} strides ${fmtTuple(v.strides)} offset ${v.offset}${v.mask ? ` mask (${v.mask.map(m => fmtTuple(m)).join(', ')})` : ''}`)
     ),
     p.movement.length ? h('div', { cls: 'lz-stp-movement' }, 'movement: ', p.movement.map(([op, a]) => `${op}${a}`).join(' \u2192 ')) : null,
     h('div', { cls: 'lz-stp-expr' }, `index = ${p.index}`, p.valid !== 'True' ? ` \u00b7 valid = ${p.valid}` : ''),
     h('div', { cls: 'lz-dim lz-small' }, `each cell: the memory index it reads (${axes}; striped = padding, reads nothing)${note ? `; ${note}` : ''}`),
-    h('div', { cls: 'lz-stp-row' }, h('table', { cls: 'lz-stp-grid' }, h('thead', {}, head), h('tbody', {}, ...rows)), readout),
+    h('div', { cls: 'lz-stp-row' }, h('div', { cls: 'lz-stp-scroll' }, h('table', { cls: 'lz-stp-grid' }, h('thead', {}, head), h('tbody', {}, ...rows))), readout),
     h('div', { cls: 'lz-dim lz-small' }, full ? `memory: the buffer's ${p.memSize} elements` : `memory: elements ${p.memStart} to ${p.memEnd - 1} of ${p.memSize}`),
-    h('table', { cls: 'lz-stp-mem' }, h('tbody', {}, h('tr', {}, ...mem)))
+    h('div', { cls: 'lz-stp-scroll' }, h('table', { cls: 'lz-stp-mem' }, h('tbody', {}, h('tr', {}, ...mem))))
   );
   node.addEventListener('mouseleave', clear);
   return node;

@@ -43,6 +43,7 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     this.schedule = null;
     const doc = this.doc;
     if (doc.show && doc.show.length === 1 && doc.show[0] === 'stpicture') {
+      this.addClass('lz-trace-pictures');
       setChildren(this.node, picturesView(doc.pictures)); // show_st's output: only ShapeTracker pictures
       this.markDrawn();
       return;

@@ -835,6 +835,12 @@
 }
 
 /* ---- ShapeTracker picture (stpicture.ts) */
+.lz-trace.lz-trace-pictures {
+  height: auto;
+  min-height: 0;
+  overflow: auto;
+  padding: 4px 10px;
+}
 .lz-stp {
   margin: 6px 0 12px;
 }
@@ -849,8 +855,13 @@
 }
 .lz-stp-row {
   display: flex;
-  gap: 12px;
+  flex-wrap: wrap;
+  gap: 4px 12px;
   align-items: flex-start;
+}
+.lz-stp-scroll {
+  max-width: 100%;
+  overflow-x: auto;
 }
 .lz-stp table {
   border-collapse: collapse;
@@ -890,7 +901,7 @@
 .lz-stp-readout {
   margin: 4px 0;
   padding: 4px 8px;
-  min-width: 320px;
+  min-width: 240px;
   border-left: 3px solid var(--jp-brand-color1);
   background: var(--jp-layout-color1);
   font-family: var(--jp-code-font-family);
