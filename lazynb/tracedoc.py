@@ -10,7 +10,7 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
                views, graph, lowered_graph, timings}]
   graphs     {id: {nodes: [{id, op, dtype, arg, shape, kind}], edges: [[src, dst]], total_nodes, truncated}}
   views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement, picture}
-             (picture: lazynb.shape.picture's data, or null for symbolic sizes and past PICTURE_LIMIT)
+             (picture: lazynb.shape.picture's data for loads and stores; null for symbolic sizes and past PICTURE_LIMIT)
   pictures   only in show_st's documents (show: ["stpicture"]): [picture + {title, movement}]
   rewrites   [{name, steps: [{pattern, before, after}], before_graph, after_graph}]
   tensor_graphs [graph ids of the lazy graphs that were scheduled]
@@ -29,7 +29,7 @@ VERSION = 1
 MIME = "application/vnd.lazynb.trace+json"
 GRAPH_NODE_LIMIT = 400
 PICTURE_CAP = 8       # cells per grid dim of the ShapeTracker picture of each buffer access
-PICTURE_LIMIT = 40    # accesses per document that get a picture
+PICTURE_LIMIT = 16    # loads and stores per document that get a picture
 
 # op kind -> colour family, used by every graph view
 def _num(x): return sym_str(x) if isinstance(x, UOp) else x  # a variable size shows as its expression ("i", "(i*4)")
@@ -144,7 +144,7 @@ class Trace:
            "uops": uop_rows(prg.uops), "uops_total": len(prg.uops),
            "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
            "views": []}
-      kv = kernel_views(prg.ast, kernel, item, PICTURE_LIMIT - len(views))
+      kv = kernel_views(prg.ast, kernel, item, PICTURE_LIMIT - sum(1 for v in views if v["picture"] is not None))
       for v in kv: v["kernel"] = k["id"]
       k["views"] = kv
       views.extend(kv)
@@ -239,6 +239,7 @@ def kernel_views(ast: UOp, kernel, item, pictures: int = PICTURE_LIMIT) -> list[
   out = []
   origins = getattr(item, "view_origins", {}) if item is not None else {}
   buf_sizes = {i: b.size for i, b in enumerate(getattr(item, "bufs", None) or ())}  # DEFINE_GLOBAL i is the item's buffer i
+  def drawn() -> int: return sum(1 for a in out if a["picture"] is not None)
   for access, buf, view in accesses:
     st = kernel.view_st(view)
     idx, valid = st.render(names)
@@ -250,5 +251,5 @@ def kernel_views(ast: UOp, kernel, item, pictures: int = PICTURE_LIMIT) -> list[
                            "mask": [[_num(x) for x in m] for m in v.mask] if v.mask else None}
                               for v in view.arg.views],
                 "movement": [[op, _sym_repr(arg)] for op, arg in origins.get(view, ())],
-                "picture": _picture(st, buf_sizes.get(buf)) if len(out) < pictures else None})
+                "picture": _picture(st, buf_sizes.get(buf)) if access in ("load", "store") and drawn() < pictures else None})
   return out

@@ -36,6 +36,7 @@ MAX_KERNELS = 60             # kernel cards / graphs
 MAX_UOPS = 300
 MAX_PASSES = 30
 MAX_STEPS = 40
+MAX_PICTURES = 12            # ShapeTracker pictures (without per-cell tooltips) in the ShapeTracker view
 REWRITE_GRAPH_NODES = 200    # draw a rewrite's before/after graphs only up to this many nodes
 
 def esc(x) -> str: return html.escape("" if x is None else str(x), quote=True)
@@ -223,13 +224,12 @@ def view_shapetracker(ctx: _Ctx) -> str:
 def _pictures(ctx: _Ctx, views: list[dict]) -> str:
   """Each access's ShapeTracker picture (lazynb.shape.picture), folded: the grid of memory indices it reads."""
   out = []
-  for v in views:
-    if not isinstance(v.get("picture"), dict): continue
+  for v in [v for v in views if isinstance(v.get("picture"), dict)][:MAX_PICTURES]:
     k = ctx.kernel(v.get("kernel"))
     buf = f"data{v.get('buf')}" if v.get("buf") is not None else ""
     title = f"{v.get('access')} {buf}".strip()
     out.append(f'<details class="lzt-pic"><summary>picture: kernel {esc(v.get("kernel"))} {_kname(k) if k else ""} '
-               f'<code>{esc(title)}</code></summary>{pictures_html([dict(v["picture"], title=title)])}</details>')
+               f'<code>{esc(title)}</code></summary>{pictures_html([dict(v["picture"], title=title)], tooltips=False)}</details>')
   return "".join(out)
 
 def _lexer(language: str):

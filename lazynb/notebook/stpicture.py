@@ -137,7 +137,7 @@ def _hover_rules(root: str, pid: str, mems) -> str:
   """CSS-only hover (where :has() works): a logical cell lights the memory cell it reads."""
   return "".join(f'#{root} #{pid}:has(.lzs-c[data-mem="{m}"]:hover) .lzs-m[data-mem="{m}"]{{outline:3px solid #d33}}' for m in sorted(mems))
 
-def picture_html(p: dict, root: str, pid: str) -> str:
+def picture_html(p: dict, root: str, pid: str, tooltips: bool = True) -> str:
   r, c = p["dims"]
   views = "".join(f'<div class="lzs-code">view {k}: shape {esc(_tuple(v["shape"]))} strides {esc(_tuple(v["strides"]))} '
                   f'offset {esc(v["offset"])}' + (f' mask {esc(v["mask"])}' if v["mask"] else "") + "</div>" for k, v in enumerate(p["views"]))
@@ -147,9 +147,9 @@ def picture_html(p: dict, root: str, pid: str) -> str:
   for y, row in enumerate(p["cells"]):
     tds = []
     for cl in row:
-      tip = esc("\n".join(cell_story(p, cl)))
-      if cl["mem"] is None: tds.append(f'<td class="lzs-c lzs-masked" data-mem="" title="{tip}">&middot;</td>')
-      else: tds.append(f'<td class="lzs-c lzs-h{cl["mem"] % PALETTE}" data-mem="{cl["mem"]}" title="{tip}">{cl["mem"]}</td>')
+      tip = f' title="{esc(chr(10).join(cell_story(p, cl)))}"' if tooltips else ""
+      if cl["mem"] is None: tds.append(f'<td class="lzs-c lzs-masked" data-mem=""{tip}>&middot;</td>')
+      else: tds.append(f'<td class="lzs-c lzs-h{int(cl["mem"]) % PALETTE}" data-mem="{int(cl["mem"])}"{tip}>{int(cl["mem"])}</td>')
     rows.append(f'<tr><th>{y if r is not None else ""}</th>{"".join(tds)}</tr>')
   read = {cl["mem"] for row in p["cells"] for cl in row if cl["mem"] is not None}
   lo, hi = p["mem_start"], p["mem_end"]
@@ -165,17 +165,19 @@ def picture_html(p: dict, root: str, pid: str) -> str:
           f'<div class="lzs-note">each cell: the memory index it reads ({axes}; striped = padding, reads nothing){f"; {esc(note)}" if note else ""}</div>'
           f'<table class="lzs-grid">{head}{"".join(rows)}</table>'
           f'<div class="lzs-note">{esc(mem_note)}; coloured = read by a cell above</div><table class="lzs-mem"><tr>{mem}</tr></table>'
-          + (f'<div class="lzs-note">for example (hover a cell for its own):</div><div class="lzs-example">{esc(chr(10).join(cell_story(p, ex)))}</div>' if ex else "")
+          + (f'<div class="lzs-note">for example{" (hover a cell for its own)" if tooltips else ""}:</div><div class="lzs-example">{esc(chr(10).join(cell_story(p, ex)))}</div>' if ex else "")
           + "</div>")
 
-def pictures_html(pictures: list[dict]) -> str:
+def pictures_html(pictures: list[dict], tooltips: bool = True) -> str:
+  """The pictures as one self-contained <div> (scoped style, no script). tooltips: each cell's arithmetic as its title, and CSS hover
+  rules (where :has() works) that light the memory cell a hovered cell reads; without them the page is far smaller."""
   root = "lzs-" + secrets.token_hex(5)
   body, rules = [], []
   for i, p in enumerate(pictures):
     pid = f"{root}-{i}"
     try:
-      body.append(picture_html(p, root, pid))
-      rules.append(_hover_rules(root, pid, range(int(p["mem_start"]), int(p["mem_end"]))))
+      body.append(picture_html(p, root, pid, tooltips))
+      if tooltips: rules.append(_hover_rules(root, pid, range(int(p["mem_start"]), int(p["mem_end"]))))
     except Exception as e:  # noqa: BLE001  (a malformed document breaks only its own picture)
       body.append(f'<div class="lzs-note">This picture could not be drawn from the document: {esc(type(e).__name__)}: {esc(e)}</div>')
   return f'<div class="lzs" id="{root}">{_css(root)}<style>{"".join(rules)}</style>{"".join(body)}</div>'
