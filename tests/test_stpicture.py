@@ -115,6 +115,10 @@ def test_dims_and_at_pick_the_grid_and_bad_ones_say_what_is_wrong():
   with pytest.raises(ValueError, match="at="): make_picture(t, at=[0, 5, 0])
   with pytest.raises(ValueError, match="two different dims"): make_picture(t, dims=(1, 1))
   with pytest.raises(TypeError, match="Tensor, a ShapeTracker or a View"): show_st(np.zeros(3))
+  # an empty tensor has no cells; a 0-d one has one
+  empty = make_picture(Tensor.arange(6).reshape(2, 3)[:, 0:0])
+  assert empty["cells"] == [] and "no cells" in show_st(Tensor.arange(6).reshape(2, 3)[:, 0:0])._repr_mimebundle_()["text/html"]
+  assert make_picture(Tensor(3.0))["cells"] == [[{"idx": [], "mem": 0, "steps": [{"view": 0, "idx": [], "out": 0, "valid": True}]}]]
   # a View and a 1-d tensor
   assert [c["mem"] for c in picture(View.create((5,), (2,), 1))["cells"][0]] == [1, 3, 5, 7, 9]
 

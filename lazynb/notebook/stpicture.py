@@ -64,6 +64,7 @@ def show_st(*xs, dims=None, at=None, cap: int = GRID_CAP, titles=None) -> STPict
 # ---------------------------------------------------------------- reading a picture as text
 
 def _tuple(xs) -> str: return "(" + ", ".join(map(str, xs)) + ("," if len(xs) == 1 else "") + ")"
+def _mask(m) -> str: return "(" + ", ".join(_tuple(x) for x in m) + ("," if len(m) == 1 else "") + ")"
 
 def arithmetic(view: dict, step: dict) -> str:
   """One view's step for one index: 'offset + i*stride + ... = out', or why its mask fails."""
@@ -93,6 +94,7 @@ def _grid_note(p: dict) -> str:
   r, c = p["dims"]
   if r is not None and p["rows"] < p["total_rows"]: parts.append(f"rows: first {p['rows']} of {p['total_rows']}")
   if p["cols"] < p["total_cols"]: parts.append(f"cols: first {p['cols']} of {p['total_cols']}")
+  if 0 in p["shape"]: parts.append("no cells: the shape has a 0")
   held = [f"dim {d} = {a}" for d, a in enumerate(p["at"]) if d not in (r, c) and p["shape"][d] > 1]
   if held: parts.append("holding " + ", ".join(held))
   return "; ".join(parts)
@@ -107,7 +109,7 @@ def picture_text(p: dict) -> str:
   """The picture as text: the grid of memory indices (. for padding), the views, a worked example."""
   head = [f"{p.get('title') or 'ShapeTracker'}: shape {_tuple(p['shape'])}, {len(p['views'])} view{'s' if len(p['views']) > 1 else ''}"]
   for k, v in enumerate(p["views"]):
-    head.append(f"  view {k}: shape {_tuple(v['shape'])} strides {_tuple(v['strides'])} offset {v['offset']}" + (f" mask {v['mask']}" if v["mask"] else ""))
+    head.append(f"  view {k}: shape {_tuple(v['shape'])} strides {_tuple(v['strides'])} offset {v['offset']}" + (f" mask {_mask(v['mask'])}" if v["mask"] else ""))
   w = max(2, len(str(p["mem_size"])))
   grid = [" ".join(("." if cl["mem"] is None else str(cl["mem"])).rjust(w) for cl in row) for row in p["cells"]]
   note = _grid_note(p)
@@ -140,7 +142,7 @@ def _hover_rules(root: str, pid: str, mems) -> str:
 def picture_html(p: dict, root: str, pid: str, tooltips: bool = True) -> str:
   r, c = p["dims"]
   views = "".join(f'<div class="lzs-code">view {k}: shape {esc(_tuple(v["shape"]))} strides {esc(_tuple(v["strides"]))} '
-                  f'offset {esc(v["offset"])}' + (f' mask {esc(v["mask"])}' if v["mask"] else "") + "</div>" for k, v in enumerate(p["views"]))
+                  f'offset {esc(v["offset"])}' + (f' mask {esc(_mask(v["mask"]))}' if v["mask"] else "") + "</div>" for k, v in enumerate(p["views"]))
   mv = " &rarr; ".join(f"{esc(n)} <code>{esc(a)}</code>" for n, a in p.get("movement") or [])
   head = f'<tr><th></th>{"".join(f"<th>{x}</th>" for x in range(p["cols"]))}</tr>'
   rows = []

@@ -78,6 +78,7 @@ def picture(st: ShapeTracker | View, dims=None, at=None, cap: int = GRID_CAP, me
     raise ValueError(f"at={at!r}: give one index per dim of shape {shape}, each within its dim")
   rows = min(shape[r], cap) if r is not None else 1
   cols = min(shape[c], cap) if c is not None else 1
+  if 0 in shape: rows = cols = 0  # no cells at all
   # the index expressions: the whole stack (to memory), and each view on its own
   full_idx, full_valid = st.to_indexed_uops(_dim_vars("i", shape))
   per_view = [v.to_indexed_uops(_dim_vars("i", v.shape)) for v in st.views]
@@ -88,9 +89,6 @@ def picture(st: ShapeTracker | View, dims=None, at=None, cap: int = GRID_CAP, me
       idx = list(at)
       if r is not None: idx[r] = y
       if c is not None: idx[c] = x
-      if 0 in shape:
-        row.append({"idx": idx, "mem": None, "steps": []})
-        continue
       mem = _evaluate(full_idx, {f"i{d}": i for d, i in enumerate(idx)}) if _evaluate(full_valid, {f"i{d}": i for d, i in enumerate(idx)}) else None
       steps, cur = [], idx
       for k in reversed(range(len(st.views))):

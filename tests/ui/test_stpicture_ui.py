@@ -62,3 +62,27 @@ def test_picture_hover_lights_the_memory_cell_numpy_reads(lab, page):
   assert tp.locator(".lz-stp-m.lz-stp-on").get_attribute("data-mem") == str(first["mem"])
   shot(page, "ui-stpicture-trace", cell(page, 2))
   assert not page.lazynb_errors, page.lazynb_errors
+
+def test_static_html_picture_hover_without_script(lab, browser):
+  """The text/html fallback alone (as nbviewer or VS Code shows it): no script, yet hovering a cell outlines the
+  memory cell it reads (CSS :has), and each cell's tooltip is its arithmetic."""
+  from lazynb import Tensor
+  from lazynb.notebook.stpicture import show_st
+  from lab_helpers import ARTIFACTS
+  t = Tensor.arange(12).reshape(3, 4).pad(((1, 0), (0, 0))).permute(1, 0).reshape(2, 8)
+  ref = np.pad(np.arange(12).reshape(3, 4), ((1, 0), (0, 0)), constant_values=-1).T.reshape(2, 8)
+  html = show_st(t)._repr_mimebundle_()["text/html"]
+  assert "<script" not in html
+  pg = browser.new_page()
+  pg.set_content(f"<!doctype html><body>{html}</body>")
+  for idx in [(0, 1), (1, 6)]:
+    c = pg.locator(f".lzs-c >> nth={idx[0] * 8 + idx[1]}")
+    assert c.inner_text() == str(ref[idx]) and f"reads memory[{ref[idx]}]" in c.get_attribute("title")
+    c.hover()
+    outlined = pg.locator(".lzs-m").evaluate_all("els => els.filter(e => getComputedStyle(e).outlineStyle === 'solid').map(e => e.dataset.mem)")
+    assert outlined == [str(ref[idx])], idx
+  masked = pg.locator(".lzs-c >> nth=0")
+  assert masked.inner_text() == "\u00b7" and "reads nothing" in masked.get_attribute("title")
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  pg.screenshot(path=str(ARTIFACTS / "static-stpicture.png"), full_page=True)
+  pg.close()
