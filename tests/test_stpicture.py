@@ -165,8 +165,10 @@ def test_static_html_escapes_the_document():
   evil = '<img src=x onerror=alert(1)>'
   doc = show_st(Tensor.arange(4).reshape(2, 2), titles=[evil]).doc()
   doc["pictures"][0]["index"] = evil
+  doc["pictures"][0]["dims"] = [evil, evil]
+  doc["pictures"][0]["mem_end"] = 10 ** 9
   out = render_html(doc)
-  assert evil not in out and "&lt;img" in out
+  assert evil not in out and "&lt;img" in out and out.count('class="lzs-m ') == 256
   doc["pictures"][0]["cells"] = 3  # malformed: this picture says so, the page still renders
   assert "could not be drawn" in render_html(doc)
 

@@ -103,13 +103,14 @@ def _example(p: dict) -> dict | None:
   """A cell worth reading aloud: one that reads memory, away from the first, preferring one that moves every step."""
   cells = [cl for row in p["cells"] for cl in row if cl["mem"] is not None]
   if not cells: return None
-  return max(cells[: 40], key=lambda cl: (sum(1 for i in cl["idx"] if i) , -sum(cl["idx"])))
+  return max(cells[:40], key=lambda cl: (sum(1 for i in cl["idx"] if i), -sum(cl["idx"])))
 
 def picture_text(p: dict) -> str:
   """The picture as text: the grid of memory indices (. for padding), the views, a worked example."""
   head = [f"{p.get('title') or 'ShapeTracker'}: shape {_tuple(p['shape'])}, {len(p['views'])} view{'s' if len(p['views']) > 1 else ''}"]
   for k, v in enumerate(p["views"]):
-    head.append(f"  view {k}: shape {_tuple(v['shape'])} strides {_tuple(v['strides'])} offset {v['offset']}" + (f" mask {_mask(v['mask'])}" if v["mask"] else ""))
+    mask = f" mask {_mask(v['mask'])}" if v["mask"] else ""
+    head.append(f"  view {k}: shape {_tuple(v['shape'])} strides {_tuple(v['strides'])} offset {v['offset']}{mask}")
   w = max(2, len(str(p["mem_size"])))
   grid = [" ".join(("." if cl["mem"] is None else str(cl["mem"])).rjust(w) for cl in row) for row in p["cells"]]
   note = _grid_note(p)
@@ -139,12 +140,18 @@ def _hover_rules(root: str, pid: str, mems) -> str:
   """CSS-only hover (where :has() works): a logical cell lights the memory cell it reads."""
   return "".join(f'#{root} #{pid}:has(.lzs-c[data-mem="{m}"]:hover) .lzs-m[data-mem="{m}"]{{outline:3px solid #d33}}' for m in sorted(mems))
 
+def _mem_range(p: dict) -> tuple[int, int, int]:
+  """(first, end, buffer size) of the memory row, at most 256 cells whatever the document says."""
+  lo, size = max(0, int(p["mem_start"])), int(p["mem_size"])
+  return lo, min(int(p["mem_end"]), lo + 256), size
+
 def picture_html(p: dict, root: str, pid: str, tooltips: bool = True) -> str:
   r, c = p["dims"]
   views = "".join(f'<div class="lzs-code">view {k}: shape {esc(_tuple(v["shape"]))} strides {esc(_tuple(v["strides"]))} '
                   f'offset {esc(v["offset"])}' + (f' mask {esc(_mask(v["mask"]))}' if v["mask"] else "") + "</div>" for k, v in enumerate(p["views"]))
   mv = " &rarr; ".join(f"{esc(n)} <code>{esc(a)}</code>" for n, a in p.get("movement") or [])
-  head = f'<tr><th></th>{"".join(f"<th>{x}</th>" for x in range(p["cols"]))}</tr>'
+  cols = len(p["cells"][0]) if p["cells"] else 0
+  head = f'<tr><th></th>{"".join(f"<th>{x}</th>" for x in range(cols))}</tr>'
   rows = []
   for y, row in enumerate(p["cells"]):
     tds = []
@@ -154,32 +161,34 @@ def picture_html(p: dict, root: str, pid: str, tooltips: bool = True) -> str:
       else: tds.append(f'<td class="lzs-c lzs-h{int(cl["mem"]) % PALETTE}" data-mem="{int(cl["mem"])}"{tip}>{int(cl["mem"])}</td>')
     rows.append(f'<tr><th>{y if r is not None else ""}</th>{"".join(tds)}</tr>')
   read = {cl["mem"] for row in p["cells"] for cl in row if cl["mem"] is not None}
-  lo, hi = p["mem_start"], p["mem_end"]
+  lo, hi, size = _mem_range(p)
   mem = "".join(f'<td class="lzs-m {f"lzs-h{m % PALETTE} lzs-read" if m in read else "lzs-unread"}" data-mem="{m}">{m}</td>' for m in range(lo, hi))
-  mem_note = f"memory: elements {lo} to {hi - 1} of {p['mem_size']}" if (lo, hi) != (0, p["mem_size"]) else f"memory: the buffer's {p['mem_size']} elements"
-  note = _grid_note(p)
+  mem_note = f"memory: elements {lo} to {hi - 1} of {size}" if (lo, hi) != (0, size) else f"memory: the buffer's {size} elements"
+  note = f"; {esc(_grid_note(p))}" if _grid_note(p) else ""
   ex = _example(p)
   valid = f" &middot; valid = {esc(p['valid'])}" if p["valid"] != "True" else ""
-  axes = (f"rows: dim {r}, " if r is not None else "") + f"columns: dim {c}"
+  axes = esc((f"rows: dim {r}, " if r is not None else "") + f"columns: dim {c}")
+  story = f'<div class="lzs-note">for example{" (hover a cell for its own)" if tooltips else ""}:</div>' \
+          f'<div class="lzs-example">{esc(chr(10).join(cell_story(p, ex)))}</div>' if ex else ""
   return (f'<div class="lzs-pic" id="{pid}"><div class="lzs-title">{esc(p.get("title"))} &middot; shape {esc(_tuple(p["shape"]))}</div>'
           f'{views}{f"<div>movement: {mv}</div>" if mv else ""}'
           f'<div class="lzs-code">index = {esc(p["index"])}{valid}</div>'
-          f'<div class="lzs-note">each cell: the memory index it reads ({axes}; striped = padding, reads nothing){f"; {esc(note)}" if note else ""}</div>'
+          f'<div class="lzs-note">each cell: the memory index it reads ({axes}; striped = padding, reads nothing){note}</div>'
           f'<table class="lzs-grid">{head}{"".join(rows)}</table>'
           f'<div class="lzs-note">{esc(mem_note)}; coloured = read by a cell above</div><table class="lzs-mem"><tr>{mem}</tr></table>'
-          + (f'<div class="lzs-note">for example{" (hover a cell for its own)" if tooltips else ""}:</div><div class="lzs-example">{esc(chr(10).join(cell_story(p, ex)))}</div>' if ex else "")
-          + "</div>")
+          f'{story}</div>')
 
 def pictures_html(pictures: list[dict], tooltips: bool = True) -> str:
-  """The pictures as one self-contained <div> (scoped style, no script). tooltips: each cell's arithmetic as its title, and CSS hover
-  rules (where :has() works) that light the memory cell a hovered cell reads; without them the page is far smaller."""
+  """The pictures as one self-contained <div> (scoped style, no script). tooltips: each cell's arithmetic as its
+  title, and CSS hover rules (where :has() works) that light the memory cell a hovered cell reads; without them
+  the page is far smaller."""
   root = "lzs-" + secrets.token_hex(5)
   body, rules = [], []
   for i, p in enumerate(pictures):
     pid = f"{root}-{i}"
     try:
       body.append(picture_html(p, root, pid, tooltips))
-      if tooltips: rules.append(_hover_rules(root, pid, range(int(p["mem_start"]), int(p["mem_end"]))))
+      if tooltips: rules.append(_hover_rules(root, pid, range(*_mem_range(p)[:2])))
     except Exception as e:  # noqa: BLE001  (a malformed document breaks only its own picture)
       body.append(f'<div class="lzs-note">This picture could not be drawn from the document: {esc(type(e).__name__)}: {esc(e)}</div>')
   return f'<div class="lzs" id="{root}">{_css(root)}<style>{"".join(rules)}</style>{"".join(body)}</div>'
