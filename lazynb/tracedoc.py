@@ -9,7 +9,9 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
                axis_types, time_s, runs, compile_s, op_estimate, mem_estimate, gflops, gbs, uops, line_map,
                views, graph, lowered_graph, timings}]
   graphs     {id: {nodes: [{id, op, dtype, arg, shape, kind}], edges: [[src, dst]], total_nodes, truncated}}
-  views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement}
+  views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement, picture}
+             (picture: lazynb.shape.picture's data for loads and stores; null for symbolic sizes and past PICTURE_LIMIT)
+  pictures   only in show_st's documents (show: ["stpicture"]): [picture + {title, movement}]
   rewrites   [{name, steps: [{pattern, before, after}], before_graph, after_graph}]
   tensor_graphs [graph ids of the lazy graphs that were scheduled]
   folded_constants  how many realized tensors were constants after folding (no kernel)
@@ -21,10 +23,13 @@ from __future__ import annotations
 import json, re, time
 from lazynb.helpers import strip_ansi, ContextVar
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
+from lazynb.shape.picture import picture
 
 VERSION = 1
 MIME = "application/vnd.lazynb.trace+json"
 GRAPH_NODE_LIMIT = 400
+PICTURE_CAP = 8       # cells per grid dim of the ShapeTracker picture of each buffer access
+PICTURE_LIMIT = 16    # loads and stores per document that get a picture
 
 # op kind -> colour family, used by every graph view
 def _num(x): return sym_str(x) if isinstance(x, UOp) else x  # a variable size shows as its expression ("i", "(i*4)")
@@ -139,7 +144,7 @@ class Trace:
            "uops": uop_rows(prg.uops), "uops_total": len(prg.uops),
            "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
            "views": []}
-      kv = kernel_views(prg.ast, kernel, item)
+      kv = kernel_views(prg.ast, kernel, item, PICTURE_LIMIT - sum(1 for v in views if v["picture"] is not None))
       for v in kv: v["kernel"] = k["id"]
       k["views"] = kv
       views.extend(kv)
@@ -217,7 +222,11 @@ def uop_rows(uops: list[UOp]) -> list[dict]:
 def _arg_line(u: UOp) -> str:
   return f"{u.op.name} {str(u.dtype).removeprefix('dtypes.')} {_arg_str(u)}".strip()
 
-def kernel_views(ast: UOp, kernel, item) -> list[dict]:
+def _picture(st, size) -> dict | None:
+  if st.vars(): return None
+  return picture(st, cap=PICTURE_CAP, mem_size=size)
+
+def kernel_views(ast: UOp, kernel, item, pictures: int = PICTURE_LIMIT) -> list[dict]:
   """Every buffer access of a kernel: the views, with index and validity rendered with the kernel's own
   axis names (after opts), and the movement ops that produced the view."""
   if kernel is None: return []
@@ -229,6 +238,8 @@ def kernel_views(ast: UOp, kernel, item) -> list[dict]:
     elif u.op in (Ops.CONST, Ops.ARANGE) and u.src: accesses.append((u.op.name.lower(), None, u.src[0]))
   out = []
   origins = getattr(item, "view_origins", {}) if item is not None else {}
+  buf_sizes = {i: b.size for i, b in enumerate(getattr(item, "bufs", None) or ())}  # DEFINE_GLOBAL i is the item's buffer i
+  def drawn() -> int: return sum(1 for a in out if a["picture"] is not None)
   for access, buf, view in accesses:
     st = kernel.view_st(view)
     idx, valid = st.render(names)
@@ -239,5 +250,6 @@ def kernel_views(ast: UOp, kernel, item) -> list[dict]:
                 "ast_views": [{"shape": [_num(x) for x in v.shape], "strides": [_num(x) for x in v.strides], "offset": _num(v.offset),
                            "mask": [[_num(x) for x in m] for m in v.mask] if v.mask else None}
                               for v in view.arg.views],
-                "movement": [[op, _sym_repr(arg)] for op, arg in origins.get(view, ())]})
+                "movement": [[op, _sym_repr(arg)] for op, arg in origins.get(view, ())],
+                "picture": _picture(st, buf_sizes.get(buf)) if access in ("load", "store") and drawn() < pictures else None})
   return out

@@ -4,6 +4,7 @@
  * mask) and the movement ops that made them.
  */
 import { fmtTuple, h, setChildren } from './dom';
+import { drawPicture, readPicture } from './stpicture';
 import { BufferAccess, Kernel, ViewPart } from './types';
 
 const AXIS_CLASS: Record<string, string> = {
@@ -40,6 +41,20 @@ function viewTable(views: ViewPart[], axisNames: string[]): HTMLTableElement {
   return table;
 }
 
+function pictureDetails(a: BufferAccess): HTMLElement | null {
+  const p = readPicture(a.picture);
+  if (!p) {
+    return null;
+  }
+  const details = h('details', { cls: 'lz-stp-details' }, h('summary', {}, 'picture: the cells and the memory they read'));
+  details.addEventListener('toggle', () => {
+    if (details.open && details.children.length === 1) {
+      details.appendChild(drawPicture(p));
+    }
+  });
+  return details;
+}
+
 function accessCard(a: BufferAccess): HTMLElement {
   const title = `${a.access.toUpperCase()} ${a.buf === null ? '' : `data${a.buf}`}`.trim();
   return h(
@@ -50,7 +65,8 @@ function accessCard(a: BufferAccess): HTMLElement {
     a.valid && a.valid !== 'True' ? h('div', { cls: 'lz-expr' }, h('span', { cls: 'lz-dim' }, 'valid '), h('code', {}, a.valid)) : null,
     a.views.length ? viewTable(a.views, a.axisNames) : null,
     a.astViews.length ? h('div', { cls: 'lz-dim lz-small' }, 'before opts: ', a.astViews.map(v => `${fmtTuple(v.shape)} strides ${fmtTuple(v.strides)}`).join(' | ')) : null,
-    a.movement.length ? h('div', { cls: 'lz-movement' }, h('span', { cls: 'lz-dim' }, 'movement '), a.movement.map(([op, arg]) => `${op}${arg}`).join(' \u2192 ')) : null
+    a.movement.length ? h('div', { cls: 'lz-movement' }, h('span', { cls: 'lz-dim' }, 'movement '), a.movement.map(([op, arg]) => `${op}${arg}`).join(' \u2192 ')) : null,
+    pictureDetails(a)
   );
 }
 

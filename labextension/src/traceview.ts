@@ -11,6 +11,7 @@ import { GraphView } from './graphview';
 import { KernelView } from './kernelview';
 import { RewriteView } from './rewriteview';
 import { ScheduleView } from './scheduleview';
+import { picturesView } from './stpicture';
 import { timingTable } from './timingview';
 import { Tab, TAB_TITLES, tabsFor } from './tabs';
 import { MIME_TYPE, readTrace, TraceDoc } from './types';
@@ -41,6 +42,12 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     this.kernelView = null;
     this.schedule = null;
     const doc = this.doc;
+    if (doc.show && doc.show.length === 1 && doc.show[0] === 'stpicture') {
+      this.addClass('lz-trace-pictures');
+      setChildren(this.node, picturesView(doc.pictures)); // show_st's output: only ShapeTracker pictures
+      this.markDrawn();
+      return;
+    }
     const tabs = tabsFor(doc.show);
     const tabBar = h('div', { cls: 'lz-tabs', attrs: { role: 'tablist' } });
     for (const t of tabs) {

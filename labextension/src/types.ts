@@ -51,6 +51,8 @@ export interface BufferAccess {
   views: ViewPart[];
   astViews: ViewPart[];
   movement: [string, string][];
+  /** the ShapeTracker picture's data (read by stpicture.ts), or null */
+  picture: unknown;
 }
 
 export interface Kernel {
@@ -124,6 +126,8 @@ export interface TraceDoc {
   timing: { totalS: number; compileS: number; runS: number };
   error: { type: string; message: string } | null;
   show: string[] | null;
+  /** show_st's pictures (read by stpicture.ts) */
+  pictures: unknown[];
 }
 
 // ---- coercion helpers: every read of the payload goes through one of these
@@ -211,7 +215,8 @@ function readAccess(x: unknown): BufferAccess {
     axisNames: arr(a.axis_names).map(v => str(v)),
     views: arr(a.views).map(readViewPart),
     astViews: arr(a.ast_views).map(readViewPart),
-    movement: arr(a.movement).map(m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string])
+    movement: arr(a.movement).map(m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string]),
+    picture: a.picture ?? null
   };
 }
 
@@ -316,6 +321,7 @@ export function readTrace(data: unknown): TraceDoc {
     foldedConstants: num(d.folded_constants),
     timing: { totalS: num(timing.total_s), compileS: num(timing.compile_s), runS: num(timing.run_s) },
     error: err === null ? null : { type: str(err.type, 'Error'), message: str(err.message) },
-    show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null
+    show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null,
+    pictures: arr(d.pictures)
   };
 }

@@ -11,6 +11,7 @@ limits, and drawn graphs and kernel sources share byte budgets, so a huge graph 
 from __future__ import annotations
 import base64, html, io, re, secrets
 from lazynb.notebook import graphviz as gv
+from lazynb.notebook.stpicture import pictures_html
 
 VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
 TITLES = {"schedule": "Schedule", "graph": "Graph", "shapetracker": "ShapeTracker", "kernels": "Kernels", "timing": "Timing",
@@ -35,6 +36,7 @@ MAX_KERNELS = 60             # kernel cards / graphs
 MAX_UOPS = 300
 MAX_PASSES = 30
 MAX_STEPS = 40
+MAX_PICTURES = 12            # ShapeTracker pictures (without per-cell tooltips) in the ShapeTracker view
 REWRITE_GRAPH_NODES = 200    # draw a rewrite's before/after graphs only up to this many nodes
 
 def esc(x) -> str: return html.escape("" if x is None else str(x), quote=True)
@@ -213,10 +215,22 @@ def view_shapetracker(ctx: _Ctx) -> str:
                 f'<td><code>{_expr(v.get("index"))}</code></td><td><code>{_expr(v.get("valid"))}</code></td>'
                 f'<td class="lzt-small">{mv or "<span class=lzt-muted>none</span>"}</td></tr>')
   more = _note(f"Showing {MAX_ROWS} of {len(views)} buffer accesses.") if len(views) > MAX_ROWS else ""
+  more += _pictures(ctx, views)
   return ('<p class="lzt-muted">Every load, store and masked constant of every kernel: the stack of views (after the kernel\'s opts) '
           'and the index and valid expressions it renders to, in the kernel\'s own axis names.</p>'
           '<table class="lzt-st"><tr><th>kernel</th><th>buffer</th><th>access</th><th>shape / axes</th><th>view stack</th><th>index</th>'
           '<th>valid</th><th>movement ops (buffer &rarr; kernel)</th></tr>' + "".join(rows) + "</table>" + more)
+
+def _pictures(ctx: _Ctx, views: list[dict]) -> str:
+  """Each access's ShapeTracker picture (lazynb.shape.picture), folded: the grid of memory indices it reads."""
+  out = []
+  for v in [v for v in views if isinstance(v.get("picture"), dict)][:MAX_PICTURES]:
+    k = ctx.kernel(v.get("kernel"))
+    buf = f"data{v.get('buf')}" if v.get("buf") is not None else ""
+    title = f"{v.get('access')} {buf}".strip()
+    out.append(f'<details class="lzt-pic"><summary>picture: kernel {esc(v.get("kernel"))} {_kname(k) if k else ""} '
+               f'<code>{esc(title)}</code></summary>{pictures_html([dict(v["picture"], title=title)], tooltips=False)}</details>')
+  return "".join(out)
 
 def _lexer(language: str):
   from pygments.lexers import CLexer, CppLexer, CudaLexer, LlvmLexer, PythonLexer, TextLexer
@@ -448,6 +462,8 @@ def render_html(doc: dict, show=None) -> str:
   """The trace document as one self-contained HTML <div>. `show`: a subset of VIEWS (default: all)."""
   wanted = set(VIEWS) if show is None else ({show} if isinstance(show, str) else set(show))
   if wanted - set(VIEWS): raise ValueError(f"unknown views {sorted(map(str, wanted - set(VIEWS)))}; choose from {VIEWS}")
+  if isinstance(doc, dict) and doc.get("show") == ["stpicture"] and isinstance(doc.get("pictures"), list):
+    return pictures_html([p for p in doc["pictures"] if isinstance(p, dict)])  # show_st's document: only pictures
   ctx = _Ctx(doc if isinstance(doc, dict) else {})
   # each panel repeats its title, hidden by the stylesheet: where the <style> is stripped, panels show one after another
   items = [(TITLES[v], f'<div class="lzt-view-{v}"><h3 class="lzt-ptitle">{TITLES[v]}</h3>{_view(ctx, v)}</div>') for v in VIEWS if v in wanted]

@@ -222,6 +222,53 @@ print(len(mv.views), "views; index:", mv.render()[0])
 assert len(mv.views) == 2 and "//" in mv.render()[0] and "%" in mv.render()[0]
 
 # %% [markdown]
+# **Drawing a view.** `show_st` (from `lazynb.notebook`) draws a tensor's ShapeTracker: the grid of logical cells,
+# each showing the memory index it reads, above the buffer drawn as a row of cells, each read cell coloured like
+# the cells that read it. In JupyterLab, hover a cell: it lights the memory cell it reads and prints its index
+# arithmetic, view by view; hover a memory cell to light every cell that reads it. (In a static copy of the
+# notebook each cell's tooltip holds the same arithmetic.) First a permute of a (3, 4) arange:
+
+# %%
+from lazynb.notebook import show_st
+x = Tensor.arange(12).reshape(3, 4)
+show_st(x.permute(1, 0))
+
+# %% [markdown]
+# **Reading it.** Row 0 of the transposed tensor reads 0, 4, 8: a step along a row (dim 1) moves 4 in memory, the
+# old row stride, and a step down (dim 0) moves 1: view 0's `strides (1, 4)`. Every memory cell is read exactly
+# once, in a new order, and nothing was copied. The numbers are in `.pictures`; numpy agrees:
+
+# %%
+def grid(pics, i=0): return [[c["mem"] for c in row] for row in pics.pictures[i]["cells"]]
+assert grid(show_st(x.permute(1, 0))) == np.arange(12).reshape(3, 4).T.tolist()
+show_st(x.pad(((1, 1), (0, 2))))
+
+# %% [markdown]
+# **A pad** makes a (5, 6) tensor from 12 elements. The striped cells read nothing: the mask `((1, 4), (0, 4))`
+# keeps rows 1 to 3 and columns 0 to 3, outside it `valid` is False and the value is 0. Inside, the offset -4
+# moves everything back one row: cell (1, 0) reads -4 + 1·4 + 0·1 = 0. The memory row is still the 12 elements of
+# `x`: padding costs no memory, only a bounds check.
+
+# %%
+pad_ref = np.pad(np.arange(12).reshape(3, 4), ((1, 1), (0, 2)), constant_values=-1)   # -1 marks numpy's padding
+assert grid(show_st(x.pad(((1, 1), (0, 2))))) == [[None if v < 0 else v for v in row] for row in pad_ref.tolist()]
+two = x.permute(1, 0).reshape(2, 6)
+show_st(two)
+
+# %% [markdown]
+# **Two views.** A reshape after the permute, and the picture reads through both. Hover cell (1, 1): view 1 (the
+# reshape, contiguous, strides (6, 1)) turns (1, 1) into the flat position 7; 7 unflattened into view 0's shape
+# (4, 3) is (2, 1); view 0 (the permute, strides (1, 4)) reads 2·1 + 1·4 = 6. Along a row the memory goes
+# 0, 4, 8, 1, 5, 9: no single stride walks that (the jump from 8 back to 1), which is why the reshape could not
+# merge into one view and why the index needs `//` and `%`.
+
+# %%
+p2 = show_st(two).pictures[0]
+assert len(p2["views"]) == 2 and grid(show_st(two)) == np.arange(12).reshape(3, 4).T.reshape(2, 6).tolist()
+steps = p2["cells"][1][1]["steps"]
+assert [(s["view"], s["idx"], s["out"]) for s in steps] == [(1, [1, 1], 7), (0, [2, 1], 6)]
+
+# %% [markdown]
 # In a kernel, the movement ops vanish into the index of each load. Here a transposed, padded input is added to 1:
 
 # %%
@@ -236,6 +283,8 @@ padded = (m.T.pad(((1, 0), (0, 0))) + 1).realize()
 # axis names (`gidx0` is the loop, `upcast0` the unrolled axis), `valid` is the pad's bounds check `gidx0>0`, and the
 # last column lists the movement ops that made the view, from the buffer to the kernel: RESHAPE, PERMUTE, PAD. In
 # **Kernels** the same expressions appear in C, with `valid` turned into a `?:` select that reads 0 in the padding.
+# Every load and store also carries a **picture**, the same drawing as `show_st` above but over the kernel's own
+# shape (in JupyterLab, unfold "picture" under an access; in the static view, the "picture" rows under the table).
 
 # %%
 expected = np.pad(np.arange(12).reshape(3, 4).T, ((1, 0), (0, 0))) + 1
@@ -301,6 +350,36 @@ np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
 # channels and 62x62 outputs): 27 per output channel, 9 per input channel, 3 per kernel row, 1 per kernel column,
 # and 0 for batch and output position. Same design, same numbers.
 #
+# **The two views, drawn.** With `padding=1` the input's ShapeTracker is itself a stack of two views: view 0 is the
+# padded image (shape (1, 3, 10, 10), a mask around the 8x8 pixels), view 1 the sliding windows over it. Draw the
+# kernel's two loads over the 3x3 window (dims 6 and 7 of the kernel's shape (batch, group, cout, oy, ox, cin, ky,
+# kx)), holding output channel 1, output position (0, 0) and input channel 0:
+
+# %%
+(kp,) = [si for si in img2.conv2d(w2, padding=1).schedule() if si.kind == "kernel"]
+inp_st, w_st = [u.src[1].arg for u in sorted((u for u in kp.ast.toposort() if u.op is Ops.LOAD), key=lambda u: u.src[0].arg)]
+conv_pics = show_st(inp_st, w_st, dims=(6, 7), at=[0, 0, 1, 0, 0, 0, 0, 0], titles=["input windows (two views)", "weights"])
+conv_pics
+
+# %% [markdown]
+# **Reading it.** At output (0, 0) the window hangs over the top-left corner of the image, so its first row and
+# column are padding (striped: `valid` is False there, they add 0 to the sum); the other four cells read pixels 0,
+# 1, 8 and 9 of channel 0. Hover window cell (1, 1) for the route: view 1 turns the index into position 11 of the
+# padded image, which view 0 unflattens to pixel (0, 0, 1, 1) of the 10x10 padded image and moves back by the
+# padding (offset -9) to memory 0. The weights read 27 to 35, output channel 1's kernel for input channel 0
+# (27 = 1·27), and they read the same at every output position: their strides there are 0. Change `at` (say
+# `[0, 0, 1, 3, 4, 0, 0, 0]`) to slide the window.
+
+# %%
+padded_img = np.pad(np.arange(3 * 64).reshape(1, 3, 8, 8), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-1)
+win = padded_img[0, 0, 0:3, 0:3]
+assert len(inp_st.views) == 2 and grid(conv_pics, 0) == [[None if v < 0 else v for v in row] for row in win.tolist()]
+assert grid(conv_pics, 1) == np.arange(4 * 27).reshape(4, 3, 3, 3)[1, 0].tolist()
+for oy, ox in [(3, 4), (7, 7)]:   # slide the window: still numpy's patch
+  moved = show_st(inp_st, dims=(6, 7), at=[0, 0, 1, oy, ox, 2, 0, 0])
+  assert grid(moved) == [[None if v < 0 else v for v in row] for row in padded_img[0, 2, oy:oy + 3, ox:ox + 3].tolist()]
+
+# %% [markdown]
 # Next: **06_autograd**, where gradients turn out to be more graph built from these same ops.
 
 # %% [markdown]

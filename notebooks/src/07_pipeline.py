@@ -59,6 +59,26 @@ assert not any(u.op in GroupOp.Movement for u in ast.toposort())
 np.testing.assert_allclose(z.numpy(), np.maximum(x.numpy() @ y.numpy(), 0).sum(0), rtol=1e-5, atol=1e-5)
 
 # %% [markdown]
+# Those two strides, drawn: `show_st` on each LOAD's ShapeTracker, over (row, column), holding k = 1. Each cell shows
+# the memory index it reads (hover one in JupyterLab for its arithmetic).
+
+# %%
+from lazynb.notebook import show_st
+x_st, y_st = [u.src[1].arg for u in sorted((u for u in ast.toposort() if u.op is Ops.LOAD), key=lambda u: u.src[0].arg)]
+mm = show_st(x_st, y_st, dims=(0, 1), at=[0, 0, 1], titles=["x (data1)", "y (data2)"])
+mm
+
+# %% [markdown]
+# **Reading it.** In `x`'s grid every row repeats one number: row i reads `x[i, 1]` (memory 4i + 1) whatever the
+# column, since the column's stride is 0. In `y`'s grid every column repeats one number: column j reads `y[1, j]`
+# (memory 4 + j) whatever the row. Multiply the two grids cell by cell and sum over k: that is `x @ y`, and neither
+# grid was ever stored as a 4x4x4 array.
+
+# %%
+grids = [[[c["mem"] for c in row] for row in p["cells"]] for p in mm.pictures]
+assert grids[0] == [[4 * i + 1] * 4 for i in range(4)] and grids[1] == [[4 + j for j in range(4)]] * 4
+
+# %% [markdown]
 # The hacking guide's first look at the scheduler uses two tensors made from lists. Its loop prints `si.ast` and
 # `si.bufs` for each item; here the copies show up too, as items of their own:
 

@@ -1,4 +1,4 @@
-"use strict";(self.rspackChunklazynb=self.rspackChunklazynb||[]).push([[232],{833(o,r,e){var l=e(763),a=e.n(l),t=e(700),n=(e.n(t))()(a());n.push([o.id,`/*
+"use strict";(self.rspackChunklazynb=self.rspackChunklazynb||[]).push([[232],{833(o,r,l){var e=l(763),a=l.n(e),t=l(700),n=(l.n(t))()(a());n.push([o.id,`/*
  * lazynb trace renderer and tinygrad panel. Colours come from JupyterLab's theme variables, mixed
  * with the layout colour so the same rules work in light and dark themes.
  */
@@ -871,4 +871,89 @@
   font-weight: 600;
   background: rgba(46, 160, 67, 0.12);
 }
-`,""]),e.d(r,{},{A:n})},700(o){o.exports=function(o){var r=[];return r.toString=function(){return this.map(function(r){var e="",l=void 0!==r[5];return r[4]&&(e+="@supports (".concat(r[4],") {")),r[2]&&(e+="@media ".concat(r[2]," {")),l&&(e+="@layer".concat(r[5].length>0?" ".concat(r[5]):""," {")),e+=o(r),l&&(e+="}"),r[2]&&(e+="}"),r[4]&&(e+="}"),e}).join("")},r.i=function(o,e,l,a,t){"string"==typeof o&&(o=[[null,o,void 0]]);var n={};if(l)for(var i=0;i<this.length;i++){var p=this[i][0];null!=p&&(n[p]=!0)}for(var c=0;c<o.length;c++){var d=[].concat(o[c]);l&&n[d[0]]||(void 0!==t&&(void 0===d[5]||(d[1]="@layer".concat(d[5].length>0?" ".concat(d[5]):""," {").concat(d[1],"}")),d[5]=t),e&&(d[2]&&(d[1]="@media ".concat(d[2]," {").concat(d[1],"}")),d[2]=e),a&&(d[4]?(d[1]="@supports (".concat(d[4],") {").concat(d[1],"}"),d[4]=a):d[4]="".concat(a)),r.push(d))}},r}},763(o){o.exports=function(o){return o[1]}},658(o){var r=[];function e(o){for(var e=-1,l=0;l<r.length;l++)if(r[l].identifier===o){e=l;break}return e}function l(o,l){for(var a={},t=[],n=0;n<o.length;n++){var i=o[n],p=l.base?i[0]+l.base:i[0],c=a[p]||0,d="".concat(p," ").concat(c);a[p]=c+1;var s=e(d),f={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==s)r[s].references++,r[s].updater(f);else{var u=function(o,r){var e=r.domAPI(r);return e.update(o),function(r){r?(r.css!==o.css||r.media!==o.media||r.sourceMap!==o.sourceMap||r.supports!==o.supports||r.layer!==o.layer)&&e.update(o=r):e.remove()}}(f,l);l.byIndex=n,r.splice(n,0,{identifier:d,updater:u,references:1})}t.push(d)}return t}o.exports=function(o,a){var t=l(o=o||[],a=a||{});return function(o){o=o||[];for(var n=0;n<t.length;n++){var i=e(t[n]);r[i].references--}for(var p=l(o,a),c=0;c<t.length;c++){var d=e(t[c]);0===r[d].references&&(r[d].updater(),r.splice(d,1))}t=p}}},713(o){var r={};o.exports=function(o,e){var l=function(o){if(void 0===r[o]){var e=document.querySelector(o);if(window.HTMLIFrameElement&&e instanceof window.HTMLIFrameElement)try{e=e.contentDocument.head}catch(o){e=null}r[o]=e}return r[o]}(o);if(!l)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");l.appendChild(e)}},486(o){o.exports=function(o){var r=document.createElement("style");return o.setAttributes(r,o.attributes),o.insert(r,o.options),r}},850(o,r,e){o.exports=function(o){var r=e.nc;r&&o.setAttribute("nonce",r)}},947(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var r=o.insertStyleElement(o);return{update:function(e){var l,a,t;l="",e.supports&&(l+="@supports (".concat(e.supports,") {")),e.media&&(l+="@media ".concat(e.media," {")),(a=void 0!==e.layer)&&(l+="@layer".concat(e.layer.length>0?" ".concat(e.layer):""," {")),l+=e.css,a&&(l+="}"),e.media&&(l+="}"),e.supports&&(l+="}"),(t=e.sourceMap)&&"u">typeof btoa&&(l+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),o.styleTagTransform(l,r,o.options)},remove:function(){var o;null===(o=r).parentNode||o.parentNode.removeChild(o)}}}},147(o){o.exports=function(o,r){if(r.styleSheet)r.styleSheet.cssText=o;else{for(;r.firstChild;)r.removeChild(r.firstChild);r.appendChild(document.createTextNode(o))}}},579(o,r,e){var l=e(658),a=e.n(l),t=e(947),n=e.n(t),i=e(713),p=e.n(i),c=e(850),d=e.n(c),s=e(486),f=e.n(s),u=e(147),z=e.n(u),g=e(833),v={};v.styleTagTransform=z(),v.setAttributes=d(),v.insert=p().bind(null,"head"),v.domAPI=n(),v.insertStyleElement=f(),a()(g.A,v),g.A&&g.A.locals&&g.A.locals}}]);
+
+/* ---- ShapeTracker picture (stpicture.ts) */
+.lz-trace.lz-trace-pictures {
+  height: auto;
+  min-height: 0;
+  overflow: auto;
+  padding: 4px 10px;
+}
+.lz-stp {
+  margin: 6px 0 12px;
+}
+.lz-stp-title {
+  font-weight: 600;
+}
+.lz-stp-view,
+.lz-stp-expr,
+.lz-stp-movement {
+  font-family: var(--jp-code-font-family);
+  font-size: var(--jp-code-font-size);
+}
+.lz-stp-row {
+  display: flex;
+  flex-wrap: wrap;
+  gap: 4px 12px;
+  align-items: flex-start;
+}
+.lz-stp-scroll {
+  max-width: 100%;
+  overflow-x: auto;
+}
+.lz-stp table {
+  border-collapse: collapse;
+  margin: 4px 0;
+}
+.lz-stp td,
+.lz-stp th {
+  min-width: 26px;
+  height: 22px;
+  padding: 1px 4px;
+  text-align: center;
+  font-family: var(--jp-code-font-family);
+  font-size: var(--jp-code-font-size);
+}
+.lz-stp td {
+  border: 1px solid var(--jp-border-color1);
+  cursor: default;
+}
+.lz-stp th {
+  color: var(--jp-ui-font-color2);
+  font-weight: normal;
+}
+.lz-stp-masked {
+  background: repeating-linear-gradient(45deg, var(--jp-layout-color2), var(--jp-layout-color2) 3px, var(--jp-layout-color3) 3px, var(--jp-layout-color3) 6px);
+  color: var(--jp-ui-font-color2);
+}
+.lz-stp-unread {
+  color: var(--jp-ui-font-color3);
+}
+.lz-stp-read {
+  font-weight: 700;
+}
+.lz-stp td.lz-stp-on {
+  outline: 3px solid var(--jp-error-color1, #d32f2f);
+  outline-offset: -2px;
+}
+.lz-stp-readout {
+  margin: 4px 0;
+  padding: 4px 8px;
+  min-width: 240px;
+  border-left: 3px solid var(--jp-brand-color1);
+  background: var(--jp-layout-color1);
+  font-family: var(--jp-code-font-family);
+  font-size: var(--jp-code-font-size);
+  white-space: pre;
+}
+.lz-stp-h0 { background: hsl(210, 70%, 80%); color: #111; }
+.lz-stp-h1 { background: hsl(30, 70%, 80%); color: #111; }
+.lz-stp-h2 { background: hsl(120, 70%, 80%); color: #111; }
+.lz-stp-h3 { background: hsl(280, 70%, 80%); color: #111; }
+.lz-stp-h4 { background: hsl(0, 70%, 80%); color: #111; }
+.lz-stp-h5 { background: hsl(170, 70%, 80%); color: #111; }
+.lz-stp-h6 { background: hsl(55, 70%, 80%); color: #111; }
+.lz-stp-h7 { background: hsl(320, 70%, 80%); color: #111; }
+.lz-stp-h8 { background: hsl(90, 70%, 80%); color: #111; }
+.lz-stp-h9 { background: hsl(250, 70%, 80%); color: #111; }
+`,""]),l.d(r,{},{A:n})},700(o){o.exports=function(o){var r=[];return r.toString=function(){return this.map(function(r){var l="",e=void 0!==r[5];return r[4]&&(l+="@supports (".concat(r[4],") {")),r[2]&&(l+="@media ".concat(r[2]," {")),e&&(l+="@layer".concat(r[5].length>0?" ".concat(r[5]):""," {")),l+=o(r),e&&(l+="}"),r[2]&&(l+="}"),r[4]&&(l+="}"),l}).join("")},r.i=function(o,l,e,a,t){"string"==typeof o&&(o=[[null,o,void 0]]);var n={};if(e)for(var i=0;i<this.length;i++){var p=this[i][0];null!=p&&(n[p]=!0)}for(var c=0;c<o.length;c++){var d=[].concat(o[c]);e&&n[d[0]]||(void 0!==t&&(void 0===d[5]||(d[1]="@layer".concat(d[5].length>0?" ".concat(d[5]):""," {").concat(d[1],"}")),d[5]=t),l&&(d[2]&&(d[1]="@media ".concat(d[2]," {").concat(d[1],"}")),d[2]=l),a&&(d[4]?(d[1]="@supports (".concat(d[4],") {").concat(d[1],"}"),d[4]=a):d[4]="".concat(a)),r.push(d))}},r}},763(o){o.exports=function(o){return o[1]}},658(o){var r=[];function l(o){for(var l=-1,e=0;e<r.length;e++)if(r[e].identifier===o){l=e;break}return l}function e(o,e){for(var a={},t=[],n=0;n<o.length;n++){var i=o[n],p=e.base?i[0]+e.base:i[0],c=a[p]||0,d="".concat(p," ").concat(c);a[p]=c+1;var s=l(d),f={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==s)r[s].references++,r[s].updater(f);else{var u=function(o,r){var l=r.domAPI(r);return l.update(o),function(r){r?(r.css!==o.css||r.media!==o.media||r.sourceMap!==o.sourceMap||r.supports!==o.supports||r.layer!==o.layer)&&l.update(o=r):l.remove()}}(f,e);e.byIndex=n,r.splice(n,0,{identifier:d,updater:u,references:1})}t.push(d)}return t}o.exports=function(o,a){var t=e(o=o||[],a=a||{});return function(o){o=o||[];for(var n=0;n<t.length;n++){var i=l(t[n]);r[i].references--}for(var p=e(o,a),c=0;c<t.length;c++){var d=l(t[c]);0===r[d].references&&(r[d].updater(),r.splice(d,1))}t=p}}},713(o){var r={};o.exports=function(o,l){var e=function(o){if(void 0===r[o]){var l=document.querySelector(o);if(window.HTMLIFrameElement&&l instanceof window.HTMLIFrameElement)try{l=l.contentDocument.head}catch(o){l=null}r[o]=l}return r[o]}(o);if(!e)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");e.appendChild(l)}},486(o){o.exports=function(o){var r=document.createElement("style");return o.setAttributes(r,o.attributes),o.insert(r,o.options),r}},850(o,r,l){o.exports=function(o){var r=l.nc;r&&o.setAttribute("nonce",r)}},947(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var r=o.insertStyleElement(o);return{update:function(l){var e,a,t;e="",l.supports&&(e+="@supports (".concat(l.supports,") {")),l.media&&(e+="@media ".concat(l.media," {")),(a=void 0!==l.layer)&&(e+="@layer".concat(l.layer.length>0?" ".concat(l.layer):""," {")),e+=l.css,a&&(e+="}"),l.media&&(e+="}"),l.supports&&(e+="}"),(t=l.sourceMap)&&"u">typeof btoa&&(e+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),o.styleTagTransform(e,r,o.options)},remove:function(){var o;null===(o=r).parentNode||o.parentNode.removeChild(o)}}}},147(o){o.exports=function(o,r){if(r.styleSheet)r.styleSheet.cssText=o;else{for(;r.firstChild;)r.removeChild(r.firstChild);r.appendChild(document.createTextNode(o))}}},579(o,r,l){var e=l(658),a=l.n(e),t=l(947),n=l.n(t),i=l(713),p=l.n(i),c=l(850),d=l.n(c),s=l(486),f=l.n(s),u=l(147),z=l.n(u),g=l(833),v={};v.styleTagTransform=z(),v.setAttributes=d(),v.insert=p().bind(null,"head"),v.domAPI=n(),v.insertStyleElement=f(),a()(g.A,v),g.A&&g.A.locals&&g.A.locals}}]);
