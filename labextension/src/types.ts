@@ -124,6 +124,8 @@ export interface TraceDoc {
   timing: { totalS: number; compileS: number; runS: number };
   error: { type: string; message: string } | null;
   show: string[] | null;
+  /** why parts were left out of an oversized trace (lazynb.tracedoc.bounded), or null */
+  truncated: string | null;
 }
 
 // ---- coercion helpers: every read of the payload goes through one of these
@@ -316,6 +318,7 @@ export function readTrace(data: unknown): TraceDoc {
     foldedConstants: num(d.folded_constants),
     timing: { totalS: num(timing.total_s), compileS: num(timing.compile_s), runS: num(timing.run_s) },
     error: err === null ? null : { type: str(err.type, 'Error'), message: str(err.message) },
-    show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null
+    show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null,
+    truncated: d.truncated === null || d.truncated === undefined ? null : str(obj(d.truncated).note, 'This trace was truncated.')
   };
 }
