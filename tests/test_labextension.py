@@ -89,6 +89,7 @@ def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
   assert data + "package.json" in names and data + "install.json" in names
   assert any(n.startswith(data + "static/remoteEntry.") for n in names)
   assert not any(n.startswith("lazynb/labextension/") for n in names), "the built extension is shipped once, as shared data"
+  assert "lazynb/static/lazynb-view.js" in names, "the standalone view (text/html outputs, VIZ=1) ships in the package"
 
   venv = tmp_path / "venv"
   subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
