@@ -112,3 +112,42 @@ def test_embedded_json_cannot_close_its_script():
   body = out.split('class="lazynb-trace">', 1)[1].split("</script>", 1)[0]
   assert json.loads(body) == doc and "<" not in body
   assert out.count("</script>") == 2 and '<div class="lazynb-static"><p>fallback</p></div>' in out
+
+def test_truncated_trace_in_chromium(tmp_path):
+  """A many-kernel trace over the 2 MB bound: the %%tinygrad output stays within it and says so in the static view, and
+  the interactive view shows the note, every kernel in the schedule and opens a kernel whose graph was left out."""
+  from lazynb import Tensor, nn
+  from lazynb.trace import capture
+  from lazynb.tracedoc import MIME, MAX_DOC_BYTES
+  from lazynb.notebook.magic import TraceView
+  l1, l2 = nn.Linear(16, 32), nn.Linear(32, 4)
+  opt = nn.optim.Adam([l1.weight, l1.bias, l2.weight, l2.bias])
+  x, y = Tensor.rand(8, 16), Tensor([0, 1, 2, 3, 0, 1, 2, 3])
+  with Tensor.train(), capture() as tr:
+    for _ in range(2):
+      opt.zero_grad()
+      l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
+      opt.step()
+  assert len(json.dumps(tr.to_json())) > MAX_DOC_BYTES
+  bundle = TraceView(tr)._repr_mimebundle_()
+  doc = bundle[MIME]
+  assert len(json.dumps(doc)) <= MAX_DOC_BYTES and embedded_doc(bundle["text/html"]) == json.loads(json.dumps(doc))
+  note = doc["truncated"]["note"]
+  assert 'class="lzt-warn lzt-truncated"' in bundle["text/html"]   # the static view says it too
+  late = next(k for k in doc["kernels"] if k["graph"] is None)
+  page = tmp_path / "big.html"
+  page.write_text(viz.page(doc))
+  with _browser() as p:
+    b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"])
+    pg = b.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(page.as_uri())
+    pg.wait_for_selector(".lz-trace .lz-truncated")
+    assert pg.locator(".lz-truncated").inner_text() == note
+    assert pg.locator(".lz-sched-row").count() == len(doc["schedule"])
+    row = next(i for i, s in enumerate(doc["schedule"]) if s["kernel"] == late["id"])
+    pg.locator(".lz-sched-row").nth(row).click()
+    pg.wait_for_function("name => [...document.querySelectorAll('.lz-source .lz-line')].some(l => l.textContent.includes(name))", arg=late["name"])
+    assert errors == []
+    b.close()
