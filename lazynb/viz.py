@@ -93,7 +93,7 @@ def write(doc: dict, name: str) -> Path:
       if errors: print(f"lazynb VIZ: could not write to {first} ({errors[0]}); wrote to {d} instead", file=sys.stderr)
       return path
     except OSError as e: errors.append(f"{type(e).__name__}: {e.strerror or e}")
-  raise OSError(f"lazynb VIZ: could not write the trace file: " + "; ".join(f"{d}: {e}" for d, e in zip(tries, errors)))
+  raise OSError("lazynb VIZ: could not write the trace file: " + "; ".join(f"{d}: {e}" for d, e in zip(tries, errors)))
 
 def can_open_browser() -> bool:
   """A browser that opens without blocking: not in CI, not asked off, and on Linux only with a display (without one

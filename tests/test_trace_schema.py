@@ -152,7 +152,8 @@ def test_typescript_reads_what_the_schema_defines():
     want = set(d["properties"]) - set(d.get("x-ts-unread", []))
     got = keys.get(d["x-ts-reader"])
     assert got is not None, f"{name}: no reader {d['x-ts-reader']} in types.ts"
-    assert got == want, f"{name}: types.ts reads {sorted(got - want)} that the schema lacks, misses {sorted(want - got)} (else list them in x-ts-unread)"
+    assert got == want, (f"{name}: types.ts reads {sorted(got - want)} that the schema lacks, misses {sorted(want - got)} "
+                         "(else list them in x-ts-unread)")
     assert set(d.get("x-ts-unread", [])) <= set(d["properties"]), name
 
 def test_typescript_interfaces_match_the_schema():
