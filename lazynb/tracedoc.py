@@ -99,6 +99,7 @@ class Trace:
     self.error: BaseException | None = None
     self.settings = {k: v.value for k, v in ContextVar.registry.items()}
     self._doc: dict | None = None
+    self._shown: dict | None = None
   def finish(self):
     self.seconds = time.perf_counter() - self.started
   @property
@@ -113,6 +114,10 @@ class Trace:
   def to_json(self) -> dict:
     if self._doc is None: self._doc = self._build()
     return self._doc
+  def shown_json(self) -> dict:
+    """to_json() within the size bound an output keeps (see `bounded`), computed once."""
+    if self._shown is None: self._shown = bounded(self.to_json())
+    return self._shown
 
   def _build(self) -> dict:
     from lazynb.device import Device
@@ -204,7 +209,7 @@ class Trace:
     if not mime_renderers:
       try: import lazynb.notebook.html  # noqa: F401  (registers the HTML view if the notebook layer is installed)
       except ImportError: pass
-    bundle = {MIME: bounded(self.to_json()), "text/plain": self.summary()}
+    bundle = {MIME: self.shown_json(), "text/plain": self.summary()}
     for r in mime_renderers: bundle.update(r(self))
     return bundle
 

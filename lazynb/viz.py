@@ -18,7 +18,7 @@ from __future__ import annotations
 import atexit, hashlib, html, json, os, sys, tempfile, time, webbrowser
 from pathlib import Path
 from lazynb.trace import Recorder, subscribe, unsubscribe
-from lazynb.tracedoc import Trace, bounded
+from lazynb.tracedoc import Trace
 
 BUNDLE = Path(__file__).parent / "static" / "lazynb-view.js"
 _bundle: tuple[str, str] | None = None
@@ -122,7 +122,7 @@ class RunRecorder:
     self.done = True
     unsubscribe(self.recorder)
     self.trace.finish()
-    try: path = write(bounded(self.trace.to_json()), self.name)
+    try: path = write(self.trace.shown_json(), self.name)
     except OSError as e:
       print(str(e), file=sys.stderr)
       return None

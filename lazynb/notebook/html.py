@@ -14,7 +14,6 @@ limits, and drawn graphs and kernel sources share byte budgets, so a huge graph 
 from __future__ import annotations
 import base64, html, io, re, secrets
 from lazynb import viz as _viz
-from lazynb.tracedoc import bounded
 from lazynb.notebook import graphviz as gv
 
 VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
@@ -468,6 +467,6 @@ def render_view(doc: dict, show=None) -> str:
 
 # registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
 from lazynb import trace as _trace  # noqa: E402
-def _mime(tr) -> dict: return {"text/html": render_view(bounded(tr.to_json()))}
+def _mime(tr) -> dict: return {"text/html": render_view(tr.shown_json())}
 _mime._lazynb_html = True  # type: ignore[attr-defined]
 if not any(getattr(r, "_lazynb_html", False) for r in _trace.mime_renderers): _trace.mime_renderers.append(_mime)

@@ -192,8 +192,8 @@ class TraceView:
   """A trace with a chosen subset of views, displayed as one MIME bundle."""
   def __init__(self, trace, show=None): self.trace, self.show = trace, tuple(show) if show else VIEWS
   def _repr_mimebundle_(self, include=None, exclude=None):
-    from lazynb.tracedoc import MIME, bounded
+    from lazynb.tracedoc import MIME
     from lazynb.notebook.html import render_view
-    doc = dict(bounded(self.trace.to_json()), show=list(self.show))
+    doc = dict(self.trace.shown_json(), show=list(self.show))
     # the JSON first: JupyterLab with the extension renders it (rank 0); every other front end runs the text/html view
     return {MIME: doc, "text/html": render_view(doc, set(self.show)), "text/plain": self.trace.summary()}
