@@ -139,6 +139,7 @@ def compatible(kind: str, nullable: bool, ts: str) -> bool:
     target = SCHEMA["$defs"][kind[4:]].get("x-ts-interface", "")
     return t == target or t.startswith("{")
   if kind == "map": return t.startswith("Map<") or t.endswith("][]")  # an object read as a Map or as entries
+  if kind == "dim": return t == "Dim"
   return kind == t
 
 def _defs_with_readers():
