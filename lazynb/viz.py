@@ -68,7 +68,7 @@ def page(doc: dict, title: str = "lazynb trace") -> str:
   """A whole self-contained HTML file: no server, no network."""
   return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
           '<meta name="viewport" content="width=device-width, initial-scale=1">'
-          '<style>body{margin:12px;font-family:system-ui,sans-serif}.lazynb-view .lz-trace{height:calc(100vh - 60px)}</style>'
+          '<style>body{margin:12px;font-family:system-ui,sans-serif}.lazynb-view{--lazynb-view-height:calc(100vh - 60px)}</style>'
           f'</head><body><h1 style="font-size:16px;margin:0 0 8px">{html.escape(title)}</h1>'
           f'{embed(doc, text_fallback(doc))}</body></html>\n')
 

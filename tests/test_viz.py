@@ -60,6 +60,7 @@ def test_viz_file_in_chromium(viz_file):
     assert [t.inner_text() for t in pg.locator(".lz-tab").all()] == ["Kernels", "Tensor graph", "Rewrites", "Timing"]
     assert pg.locator(".lazynb-static").count() == 0, "the static view is replaced"
     assert "3 kernels" in pg.locator(".lz-summary").inner_text()
+    assert pg.locator(".lz-trace").bounding_box()["height"] > 800   # the file's view fills the window (900 px)
     # the first kernel's source is shown, line for line
     pg.wait_for_selector(".lz-source .lz-line")
     shown = "\n".join(pg.locator(".lz-source .lz-line").all_inner_texts())
@@ -148,6 +149,6 @@ def test_truncated_trace_in_chromium(tmp_path):
     assert pg.locator(".lz-sched-row").count() == len(doc["schedule"])
     row = next(i for i, s in enumerate(doc["schedule"]) if s["kernel"] == late["id"])
     pg.locator(".lz-sched-row").nth(row).click()
-    pg.wait_for_function("name => [...document.querySelectorAll('.lz-source .lz-line')].some(l => l.textContent.includes(name))", arg=late["name"])
+    pg.locator(".lz-source .lz-line", has_text=late["name"]).first.wait_for()
     assert errors == []
     b.close()

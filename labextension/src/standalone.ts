@@ -7,12 +7,14 @@
  * The page (see lazynb/notebook/viewjs.py) holds, inside one host element: the static HTML view (the
  * no-JavaScript fallback), the trace JSON in a <script type="application/json" class="lazynb-trace">,
  * and a script that calls `lazynbView.mount(host)`. Mounting replaces the static view.
+ *
+ * The view lives in a shadow root with its own copy of the stylesheet: the host page's rules (nbconvert's and Notebook
+ * 7's `.jp-RenderedHTMLCommon svg {height: auto}`, table and pre styles, ...) do not reach it, so it is laid out as
+ * in JupyterLab. CSS variables still inherit through, so a JupyterLab-based page's theme applies.
  */
 import css from '../style/base.css';
 import { TraceView } from './traceview';
 import { readTrace } from './types';
-
-const STYLE_ID = 'lazynb-view-style';
 
 /** JupyterLab's light theme values for the variables base.css uses, for pages that have no JupyterLab theme. */
 const LIGHT = `--jp-layout-color0:#fff;--jp-layout-color1:#fff;--jp-layout-color2:#eee;--jp-layout-color3:#bdbdbd;
@@ -32,28 +34,31 @@ const DARK = `--jp-layout-color0:#111;--jp-layout-color1:#212121;--jp-layout-col
 --jp-mirror-editor-keyword-color:#6c6;--jp-mirror-editor-variable-2-color:#8af;`;
 
 const THEME_CSS = `.lz-standalone{${LIGHT}}
-body.vscode-dark .lz-standalone,body.vscode-high-contrast:not(.vscode-high-contrast-light) .lz-standalone{${DARK}}
-.lazynb-view .lz-standalone{margin:2px 0}`;
+.lz-standalone.lz-dark{${DARK}}
+:host{display:block;margin:2px 0}
+.lz-trace{height:var(--lazynb-view-height,580px)}`;
 
-function addStyle(doc: Document): void {
-  if (doc.getElementById(STYLE_ID)) {
-    return;
-  }
-  const style = doc.createElement('style');
-  style.id = STYLE_ID;
-  style.textContent = css + '\n' + THEME_CSS;
-  (doc.head ?? doc.documentElement).appendChild(style);
+/** VS Code marks its dark and high-contrast themes on the body. */
+function darkPage(doc: Document): boolean {
+  const c = doc.body?.classList;
+  return !!c && (c.contains('vscode-dark') || (c.contains('vscode-high-contrast') && !c.contains('vscode-high-contrast-light')));
 }
 
-/** Draw `data` (a trace document, as parsed JSON) into a new element at the end of `host`. */
+/** Draw `data` (a trace document, as parsed JSON) into a new shadow-rooted element at the end of `host`. */
 export function render(host: HTMLElement, data: unknown): TraceView {
   const doc = host.ownerDocument;
-  addStyle(doc);
+  const shell = doc.createElement('div');
+  shell.className = 'lazynb-view-root';
+  host.appendChild(shell);
+  const root: ShadowRoot | HTMLElement = typeof shell.attachShadow === 'function' ? shell.attachShadow({ mode: 'open' }) : shell;
+  const style = doc.createElement('style');
+  style.textContent = css + '\n' + THEME_CSS;
   const node = doc.createElement('div');
-  host.appendChild(node);
-  // in a JupyterLab-based page (Notebook 7) the theme's own variables apply; elsewhere, JupyterLab's defaults
+  root.append(style, node);
+  // in a JupyterLab-based page (Notebook 7, nbconvert's lab template) the theme's own variables apply; elsewhere JupyterLab's
   if (getComputedStyle(host).getPropertyValue('--jp-layout-color0').trim() === '') {
     node.classList.add('lz-standalone');
+    node.classList.toggle('lz-dark', darkPage(doc));
   }
   const view = new TraceView(node);
   view.render(readTrace(data));

@@ -43,13 +43,18 @@ def test_nbconvert_html_shows_the_jupyterlab_view(lab, browser, tmp_path):
   errors: list[str] = []
   pg.on("pageerror", lambda e: errors.append(str(e)))
   pg.goto(html_file.as_uri())
-  pg.wait_for_function("() => document.querySelectorAll('.lazynb-view .lz-trace').length === 2")
+  pg.locator(".lazynb-view .lz-trace").nth(1).wait_for()   # (playwright's CSS locators reach into the view's shadow root)
+  assert pg.locator(".lazynb-view .lz-trace").count() == 2
   converted = _views(pg, ".lazynb-view .lz-trace")
   assert pg.locator(".lazynb-static").count() == 0 and errors == []
   pg.locator(".lazynb-view .lz-graph-svg[data-state='drawn']").first.wait_for()
   shot(pg, "ui-nbconvert-view", pg.locator(".lazynb-view").first)
   # the theme fallback gives the JupyterLab light colours: same tab highlight colour as in JupyterLab below
   on_colour = pg.locator(".lazynb-view .lz-tab.lz-on").first.evaluate("el => getComputedStyle(el).borderBottomColor")
+  # laid out as in JupyterLab: the page's `.jp-RenderedHTMLCommon svg {height: auto}` does not reach the graph
+  svg_h, pane_h = pg.locator(".lazynb-view .lz-graph-svg").first.evaluate(
+    "el => [el.getBoundingClientRect().height, el.parentElement.getBoundingClientRect().height]")
+  assert abs(svg_h - pane_h) < 1, (svg_h, pane_h)
   nojs_ctx = browser.new_context(java_script_enabled=False)
   nojs = nojs_ctx.new_page()
   nojs.goto(html_file.as_uri())
