@@ -104,6 +104,7 @@ class Trace:
     self.error: BaseException | None = None
     self.settings = {k: v.value for k, v in ContextVar.registry.items()}
     self._doc: dict | None = None
+    self._shown: dict | None = None
   def finish(self):
     self.seconds = time.perf_counter() - self.started
   @property
@@ -118,6 +119,10 @@ class Trace:
   def to_json(self) -> dict:
     if self._doc is None: self._doc = self._build()
     return self._doc
+  def shown_json(self) -> dict:
+    """to_json() within the size bound an output keeps (see `bounded`), computed once."""
+    if self._shown is None: self._shown = bounded(self.to_json())
+    return self._shown
 
   def _build(self) -> dict:
     from lazynb.device import Device
@@ -209,7 +214,7 @@ class Trace:
     if not mime_renderers:
       try: import lazynb.notebook.html  # noqa: F401  (registers the HTML view if the notebook layer is installed)
       except ImportError: pass
-    bundle = {MIME: self.to_json(), "text/plain": self.summary()}
+    bundle = {MIME: self.shown_json(), "text/plain": self.summary()}
     for r in mime_renderers: bundle.update(r(self))
     return bundle
 
@@ -253,3 +258,77 @@ def kernel_views(ast: UOp, kernel, item, pictures: int = PICTURE_LIMIT) -> list[
                 "movement": [[op, _sym_repr(arg)] for op, arg in origins.get(view, ())],
                 "picture": _picture(st, buf_sizes.get(buf)) if access in ("load", "store") and drawn() < pictures else None})
   return out
+
+# ---- size bound: one output's trace stays small enough for a notebook file and a browser
+MAX_DOC_BYTES = 2_000_000
+
+def _size(x) -> int: return len(json.dumps(x))
+
+def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
+  """`doc` if its JSON is at most `limit` bytes; else a copy with the bulkiest detail dropped for the later kernels and
+  passes, in this order, keeping the first `keep` of each and halving `keep` until it fits:
+    rewrite passes' step lists and before/after graphs -> lazy tensor graphs -> kernels' UOp tables (and line maps)
+    -> kernels' graphs (and their schedule items').
+  The schedule, the kernel list, timings and every kernel's source stay; only if that is still too big are sources cut
+  to their first lines. `truncated` says what went, as a note the views show."""
+  full = _size(doc)
+  if full <= limit: return doc
+  d = dict(doc, graphs=dict(doc["graphs"]), kernels=[dict(k) for k in doc["kernels"]], schedule=[dict(s) for s in doc["schedule"]],
+           rewrites=[dict(r) for r in doc["rewrites"]], tensor_graphs=list(doc["tensor_graphs"]))
+  gsize = {g: _size(v) + len(g) + 6 for g, v in d["graphs"].items()}
+  total = full
+  dropped: dict[str, int] = {}
+  def drop_field(o: dict, key: str, empty, what: str):
+    nonlocal total
+    if o.get(key) in (None, [], {}, ""): return
+    total -= _size(o[key]) - _size(empty)
+    o[key] = empty
+    dropped[what] = dropped.get(what, 0) + 1
+  def drop_graph_ref(o: dict, key: str, what: str):
+    drop_field(o, key, None, what)
+  def unreferenced():
+    nonlocal total
+    refs = {k.get(f) for k in d["kernels"] for f in ("graph", "lowered_graph")} | {s.get("graph") for s in d["schedule"]}
+    refs |= {r.get(f) for r in d["rewrites"] for f in ("before_graph", "after_graph")} | set(d["tensor_graphs"])
+    for g in [g for g in d["graphs"] if g not in refs]:
+      total -= gsize[g]
+      del d["graphs"][g]
+  def rewrites(keep):
+    for r in d["rewrites"][keep:]:
+      drop_field(r, "steps", [], "rewrite step lists")
+      drop_graph_ref(r, "before_graph", "rewrite graphs"); drop_graph_ref(r, "after_graph", "rewrite graphs")  # noqa: E702
+  def tensor_graphs(keep):
+    nonlocal total
+    if len(d["tensor_graphs"]) > keep:
+      dropped["lazy tensor graphs"] = dropped.get("lazy tensor graphs", 0) + len(d["tensor_graphs"]) - keep
+      total -= _size(d["tensor_graphs"]) - _size(d["tensor_graphs"][:keep])
+      d["tensor_graphs"] = d["tensor_graphs"][:keep]
+  def uop_tables(keep):
+    for k in d["kernels"][keep:]:
+      drop_field(k, "uops", [], "kernel UOp tables"); drop_field(k, "line_map", [], "kernel line maps")  # noqa: E702
+  def kernel_graphs(keep):
+    kept = {k["id"] for k in d["kernels"][:keep]}
+    for k in d["kernels"][keep:]:
+      drop_graph_ref(k, "graph", "kernel graphs"); drop_graph_ref(k, "lowered_graph", "lowered kernel graphs")  # noqa: E702
+    for s in d["schedule"]:
+      if s.get("kernel") not in kept: drop_graph_ref(s, "graph", "schedule item graphs")
+  for keep in (32, 16, 8, 4, 2, 1, 0):
+    for step in (rewrites, tensor_graphs, uop_tables, kernel_graphs):
+      step(keep)
+      unreferenced()
+      if total <= limit * 0.97: break
+    if total <= limit * 0.97: break
+  lines = 40
+  while _size(d) > limit and lines >= 1:  # sources last, and only their tails
+    for k in d["kernels"]:
+      src = k.get("source") or ""
+      if src.count("\n") > lines:
+        k["source"] = "\n".join(src.split("\n")[:lines]) + f"\n... ({src.count(chr(10)) - lines} more lines not kept: trace truncated)"
+        dropped["kernel sources cut"] = dropped.get("kernel sources cut", 0) + 1
+    lines //= 2
+  what = ", ".join(f"{what} ({n})" for what, n in dropped.items())
+  d["truncated"] = {"limit_bytes": limit, "full_bytes": full, "dropped": dropped,
+                    "note": f"Trace truncated: {full / 1e6:.1f} MB is more than the {limit / 1e6:.1f} MB an output keeps, so these were left "
+                            f"out (first ones kept): {what}. The schedule, kernel list, timings and sources are complete"
+                            + (" except the cut sources." if "kernel sources cut" in dropped else ".")}
+  return d

@@ -185,7 +185,8 @@ def test_registered_once(doc):
   with capture() as tr:
     (a + 1).realize()
   bundle = tr._repr_mimebundle_()
-  assert bundle["text/html"].startswith('<div class="lzt"') and "application/vnd.lazynb.trace+json" in bundle
+  assert bundle["text/html"].startswith('<div class="lazynb-view"') and "application/vnd.lazynb.trace+json" in bundle
+  assert '<div class="lazynb-static"><div class="lzt"' in bundle["text/html"]  # the static view inside, for pages without scripts
 
 def test_graphviz_pure_fallback(doc, monkeypatch):
   import shutil

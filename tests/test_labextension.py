@@ -14,9 +14,10 @@ BUILT = ROOT / "lazynb" / "labextension"
 REBUILD = "cd labextension && npm install && npm run build:prod, then commit lazynb/labextension/ (see labextension/README.md)"
 
 def source_inputs(ext: Path = EXT) -> list[str]:
-  """What the build reads, as labextension/source-hash.mjs lists it: src/ and style/, package(-lock).json, tsconfig.json."""
+  """What the build reads, as labextension/source-hash.mjs lists it: src/ and style/, package(-lock).json, tsconfig.json,
+  webpack.standalone.js."""
   files = [p.relative_to(ext).as_posix() for d in ("src", "style") for p in (ext / d).rglob("*") if p.is_file()]
-  return sorted(files + ["package.json", "package-lock.json", "tsconfig.json"])
+  return sorted(files + ["package.json", "package-lock.json", "tsconfig.json", "webpack.standalone.js"])
 
 def source_digest(ext: Path = EXT) -> str:
   """The same SHA-256 as labextension/source-hash.mjs: per input, its path and the hash of its bytes (CRLF as LF)."""
@@ -31,6 +32,9 @@ def test_committed_build_matches_its_sources():
   assert stamp["sha256"] == source_digest(), f"labextension/ changed since lazynb/labextension was built: {REBUILD}"
   pkg = json.loads((BUILT / "package.json").read_text())
   assert (BUILT / pkg["jupyterlab"]["_build"]["load"]).is_file() and (BUILT / "static" / "style.js").is_file()
+  # the standalone view (webpack.standalone.js) comes from the same build: the stamp names its bytes
+  standalone = (ROOT / "lazynb" / "static" / "lazynb-view.js").read_bytes()
+  assert stamp["standalone"] == hashlib.sha256(standalone).hexdigest(), f"lazynb/static/lazynb-view.js is not from this build: {REBUILD}"
 
 def test_source_digest_sees_every_input(tmp_path):
   """The digest changes when any input's bytes or a file's presence change, and not for CRLF line endings."""
@@ -85,6 +89,7 @@ def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
   assert data + "package.json" in names and data + "install.json" in names
   assert any(n.startswith(data + "static/remoteEntry.") for n in names)
   assert not any(n.startswith("lazynb/labextension/") for n in names), "the built extension is shipped once, as shared data"
+  assert "lazynb/static/lazynb-view.js" in names, "the standalone view (text/html outputs, VIZ=1) ships in the package"
 
   venv = tmp_path / "venv"
   subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)

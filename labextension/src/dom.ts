@@ -126,6 +126,6 @@ export function fmtSeconds(sec: number): string {
 }
 
 /** A Python-style tuple: (2,) or (2, 3). */
-export function fmtTuple(xs: number[]): string {
+export function fmtTuple(xs: (number | string)[]): string {
   return xs.length === 1 ? `(${xs[0]},)` : `(${xs.join(', ')})`;
 }

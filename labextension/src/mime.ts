@@ -6,10 +6,24 @@
  * notebooks (a saved notebook opened without running it).
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
 import { warmUp } from './layoutClient';
 import { playgroundExtension } from './optview';
 import { TraceView } from './traceview';
-import { MIME_TYPE } from './types';
+import { MIME_TYPE, readTrace } from './types';
+
+/** The Lumino widget JupyterLab asks for: a TraceView drawn into the widget's node. */
+export class TraceRenderer extends Widget implements IRenderMime.IRenderer {
+  private view = new TraceView(this.node);
+
+  constructor(private options: IRenderMime.IRendererOptions) {
+    super();
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.view.render(readTrace(model.data[this.options.mimeType ?? MIME_TYPE]));
+  }
+}
 
 export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
@@ -17,7 +31,7 @@ export const rendererFactory: IRenderMime.IRendererFactory = {
   defaultRank: 0,
   createRenderer: options => {
     warmUp();
-    return new TraceView(options);
+    return new TraceRenderer(options);
   }
 };
 

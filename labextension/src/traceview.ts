@@ -4,8 +4,6 @@
  * passes and the timing table. Tabs are built on first use. The document's optional `show` list
  * (from `%%tinygrad --show ...`) picks which tabs appear.
  */
-import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
-import { Widget } from '@lumino/widgets';
 import { fmtSeconds, h, setChildren } from './dom';
 import { GraphView } from './graphview';
 import { KernelView } from './kernelview';
@@ -14,9 +12,10 @@ import { ScheduleView } from './scheduleview';
 import { picturesView } from './stpicture';
 import { timingTable } from './timingview';
 import { Tab, TAB_TITLES, tabsFor } from './tabs';
-import { MIME_TYPE, readTrace, TraceDoc } from './types';
+import { TraceDoc } from './types';
 
-export class TraceView extends Widget implements IRenderMime.IRenderer {
+/** Plain DOM, no JupyterLab or Lumino: mime.ts wraps it in a widget, standalone.ts mounts it in any page. */
+export class TraceView {
   private doc: TraceDoc | null = null;
   private started = 0;
   private firstDraw = true;
@@ -26,24 +25,21 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
   private kernelView: KernelView | null = null;
   private schedule: ScheduleView | null = null;
 
-  constructor(private options: IRenderMime.IRendererOptions) {
-    super();
-    this.addClass('jp-RenderedLazynbTrace');
-    this.addClass('lz-trace');
+  constructor(readonly node: HTMLElement) {
+    node.classList.add('jp-RenderedLazynbTrace', 'lz-trace');
     this.body = h('div', { cls: 'lz-body' });
   }
 
-  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+  render(doc: TraceDoc): void {
     this.started = performance.now();
     this.firstDraw = true;
-    this.doc = readTrace(model.data[this.options.mimeType ?? MIME_TYPE]);
+    this.doc = doc;
     this.panels.clear();
     this.tabButtons.clear();
     this.kernelView = null;
     this.schedule = null;
-    const doc = this.doc;
     if (doc.show && doc.show.length === 1 && doc.show[0] === 'stpicture') {
-      this.addClass('lz-trace-pictures');
+      this.node.classList.add('lz-trace-pictures');
       setChildren(this.node, picturesView(doc.pictures)); // show_st's output: only ShapeTracker pictures
       this.markDrawn();
       return;
@@ -79,7 +75,8 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
       ` \u00b7 ran ${fmtSeconds(t.runS)} \u00b7 compiled ${fmtSeconds(t.compileS)}`,
       ...settings.map(([k, v]) => h('span', { cls: 'lz-chip', data: { setting: k } }, `${k}=${v}`)),
       doc.version !== 1 ? h('span', { cls: 'lz-warn' }, ` document version ${doc.version}: shown as version 1`) : null,
-      doc.error ? h('div', { cls: 'lz-error' }, `${doc.error.type}: ${doc.error.message}`) : null
+      doc.error ? h('div', { cls: 'lz-error' }, `${doc.error.type}: ${doc.error.message}`) : null,
+      doc.truncated ? h('div', { cls: 'lz-warn lz-truncated' }, doc.truncated) : null
     );
   }
 

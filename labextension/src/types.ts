@@ -8,12 +8,15 @@
 
 export const MIME_TYPE = 'application/vnd.lazynb.trace+json';
 
+/** A size: a number, or a symbolic size's expression as text ("i", "(i*4)"). */
+export type Dim = number | string;
+
 export interface GraphNode {
   id: number;
   op: string;
   dtype: string;
   arg: string;
-  shape: number[] | null;
+  shape: Dim[] | null;
   kind: string;
 }
 
@@ -63,10 +66,10 @@ export interface Kernel {
   device: string;
   language: string;
   source: string;
-  globalSize: number[];
+  globalSize: Dim[];
   localSize: number[];
   opts: string[];
-  fullShape: number[];
+  fullShape: Dim[];
   axisTypes: string[];
   timeS: number;
   runs: number;
@@ -128,6 +131,8 @@ export interface TraceDoc {
   show: string[] | null;
   /** show_st's pictures (read by stpicture.ts) */
   pictures: unknown[];
+  /** why parts were left out of an oversized trace (lazynb.tracedoc.bounded), or null */
+  truncated: string | null;
 }
 
 // ---- coercion helpers: every read of the payload goes through one of these
@@ -164,6 +169,11 @@ export function nums(x: unknown): number[] {
   return arr(x).map(v => num(v));
 }
 
+/** Sizes: numbers stay numbers, symbolic sizes stay their expression text. */
+export function dims(x: unknown): Dim[] {
+  return arr(x).map(v => (typeof v === 'string' ? v : num(v)));
+}
+
 function strOrNull(x: unknown): string | null {
   return typeof x === 'string' ? x : null;
 }
@@ -177,7 +187,7 @@ export function readGraph(x: unknown): Graph {
       op: str(o.op, '?'),
       dtype: str(o.dtype),
       arg: str(o.arg),
-      shape: Array.isArray(o.shape) ? nums(o.shape) : null,
+      shape: Array.isArray(o.shape) ? dims(o.shape) : null,
       kind: str(o.kind, 'other')
     };
   });
@@ -249,10 +259,10 @@ function readKernel(x: unknown, i: number): Kernel {
     device: str(k.device),
     language: str(k.language),
     source: str(k.source),
-    globalSize: nums(k.global_size),
+    globalSize: dims(k.global_size),
     localSize: nums(k.local_size),
     opts: arr(k.opts).map(v => str(v)),
-    fullShape: nums(k.full_shape),
+    fullShape: dims(k.full_shape),
     axisTypes: arr(k.axis_types).map(v => str(v)),
     timeS: num(k.time_s),
     runs: num(k.runs),
@@ -322,6 +332,7 @@ export function readTrace(data: unknown): TraceDoc {
     timing: { totalS: num(timing.total_s), compileS: num(timing.compile_s), runS: num(timing.run_s) },
     error: err === null ? null : { type: str(err.type, 'Error'), message: str(err.message) },
     show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null,
-    pictures: arr(d.pictures)
+    pictures: arr(d.pictures),
+    truncated: d.truncated === null || d.truncated === undefined ? null : str(obj(d.truncated).note, 'This trace was truncated.')
   };
 }

@@ -72,6 +72,19 @@ test('readTrace coerces anything into the expected shapes', () => {
   assert.equal(d.error!.message, EVIL);
 });
 
+test('symbolic sizes stay their expression text; anything else that is not a number becomes 0', () => {
+  const d = readTrace({
+    kernels: [{ name: 'E_i_4', global_size: ['i', 1, 1], full_shape: ['(i*4)', 4, null] }],
+    graphs: { g0: { nodes: [{ id: 0, op: 'ADD', shape: ['i', 4] }] } },
+    truncated: { note: 'Trace truncated: ...' }
+  });
+  assert.deepEqual(d.kernels[0].globalSize, ['i', 1, 1]);
+  assert.deepEqual(d.kernels[0].fullShape, ['(i*4)', 4, 0]);
+  assert.equal(fmtTuple(d.graphs.get('g0')!.nodes[0].shape!), '(i, 4)');
+  assert.equal(d.truncated, 'Trace truncated: ...');
+  assert.equal(readTrace({}).truncated, null);
+});
+
 test('formatting helpers', () => {
   assert.equal(fmtSeconds(12.34e-6), '12.3 \u00b5s');
   assert.equal(fmtSeconds(0.0045), '4.50 ms');

@@ -1,7 +1,10 @@
-"""The text/html view of a trace document (see lazynb.tracedoc): `render_html(doc)`.
+"""The text/html views of a trace document (see lazynb.tracedoc): `render_view(doc)` for an output, `render_html(doc)`.
 
-One self-contained <div> with a scoped <style>: no scripts, no network, no external fonts, so it renders the same in
-JupyterLab, classic Notebook 7, nbviewer, VS Code and GitHub. Views are CSS-only tabs (radio inputs + labels with
+`render_view` is what a %%tinygrad output carries as text/html: the interactive view (lazynb.viz.embed: the JupyterLab
+renderer's code as one script), with `render_html`'s static view inside for pages where scripts do not run.
+
+`render_html`, the static view, is one self-contained <div> with a scoped <style>: no scripts, no network, no external
+fonts, so it renders the same in JupyterLab, classic Notebook 7, nbviewer, VS Code and GitHub. Views are CSS-only tabs (radio inputs + labels with
 ids unique to this output) and <details> sections; where the <style> is stripped (GitHub) every panel shows in turn.
 
 Every string in the document is untrusted: it only reaches the page through `esc` (html.escape), through pygments
@@ -10,6 +13,7 @@ limits, and drawn graphs and kernel sources share byte budgets, so a huge graph 
 """
 from __future__ import annotations
 import base64, html, io, re, secrets
+from lazynb import viz as _viz
 from lazynb.notebook import graphviz as gv
 from lazynb.notebook.stpicture import pictures_html
 
@@ -378,6 +382,8 @@ def _header(ctx: _Ctx) -> str:
   if err:
     e = _dict(err) if isinstance(err, dict) else {"type": "Error", "message": err}
     head += f'<div class="lzt-error"><b>{esc(e.get("type"))}</b> raised in this block:<pre>{esc(e.get("message"))}</pre></div>'
+  if isinstance(d.get("truncated"), dict):
+    head += f'<div class="lzt-warn lzt-truncated">{esc(d["truncated"].get("note", "This trace was truncated."))}</div>'
   return head
 
 _CSS = """
@@ -543,8 +549,13 @@ def _pg_beam(b: dict) -> str:
                f'<table><tr><th>opts</th><th>time</th><th>runs</th></tr>{rows}</table></details>')
   return '<div class="lzt-pg-beam">' + "".join(out) + "</div>"
 
+def render_view(doc: dict, show=None) -> str:
+  """The text/html of a trace output: the interactive view (the JupyterLab renderer's code, see lazynb.viz) with
+  render_html's static view inside as the fallback where scripts do not run (GitHub, an untrusted notebook)."""
+  return _viz.embed(doc, render_html(doc, show))
+
 # registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
 from lazynb import trace as _trace  # noqa: E402
-def _mime(tr) -> dict: return {"text/html": render_html(tr.to_json())}
+def _mime(tr) -> dict: return {"text/html": render_view(tr.shown_json())}
 _mime._lazynb_html = True  # type: ignore[attr-defined]
 if not any(getattr(r, "_lazynb_html", False) for r in _trace.mime_renderers): _trace.mime_renderers.append(_mime)

@@ -193,6 +193,7 @@ class TraceView:
   def __init__(self, trace, show=None): self.trace, self.show = trace, tuple(show) if show else VIEWS
   def _repr_mimebundle_(self, include=None, exclude=None):
     from lazynb.tracedoc import MIME
-    from lazynb.notebook.html import render_html
-    doc = dict(self.trace.to_json(), show=list(self.show))
-    return {MIME: doc, "text/html": render_html(doc, set(self.show)), "text/plain": self.trace.summary()}
+    from lazynb.notebook.html import render_view
+    doc = dict(self.trace.shown_json(), show=list(self.show))
+    # the JSON first: JupyterLab with the extension renders it (rank 0); every other front end runs the text/html view
+    return {MIME: doc, "text/html": render_view(doc, set(self.show)), "text/plain": self.trace.summary()}

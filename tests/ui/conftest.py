@@ -59,12 +59,11 @@ def lab():
   (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
   port, token = _free_port(), "lazynb-ui-test"
   log = root / "server.log"
-  # this checkout's build comes first on JupyterLab's extension path (the first "lazynb" found wins), so the tests
-  # see the extension built from these sources even where another checkout is the installed one
+  # the extension as built in this checkout (lazynb/labextension), ahead of whichever copy is installed
   (root / "jupyter" / "labextensions").mkdir(parents=True)
-  (root / "jupyter" / "labextensions" / "lazynb").symlink_to(ROOT / "lazynb" / "labextension")
-  jpath = os.pathsep.join([str(root / "jupyter"), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)
-  env = dict(os.environ, JUPYTER_PATH=jpath, JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"),
+  (root / "jupyter" / "labextensions" / "lazynb").symlink_to(ROOT / "lazynb" / "labextension", target_is_directory=True)
+  jupyter_path = os.pathsep.join([str(root / "jupyter"), os.environ.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)
+  env = dict(os.environ, JUPYTER_PATH=jupyter_path, JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"),
              PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
   cmd = [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
          f"--ServerApp.token={token}", f"--ServerApp.root_dir={root / 'notebooks'}", "--ServerApp.open_browser=False",

@@ -1,0 +1,22 @@
+/**
+ * layoutClient's API with every layout on the main thread. The standalone bundle (webpack.standalone.js)
+ * uses it in place of layoutClient: a page built from one inline script has no URL to start a worker from.
+ * Large graphs yield once first, so the page paints the "laying out" state.
+ */
+import { layoutGraph, LayoutInput } from './layout';
+import type { PlacedLayout } from './layoutClient';
+
+export type { PlacedLayout } from './layoutClient';
+
+export const WORKER_THRESHOLD = Infinity;
+
+export function warmUp(): void {}
+
+export function layoutAsync(input: LayoutInput): Promise<PlacedLayout> {
+  const started = performance.now();
+  const run = (): PlacedLayout => ({ result: layoutGraph(input), where: 'main', ms: performance.now() - started });
+  if (input.widths.length < 150) {
+    return Promise.resolve(run());
+  }
+  return new Promise(resolve => setTimeout(() => resolve(run()), 0));
+}

@@ -1,0 +1,154 @@
+"""VIZ=1 and the standalone view (lazynb/viz.py): a plain script run with VIZ=1 writes one self-contained HTML file of its
+whole run, which Chromium shows with the JupyterLab renderer's tabs and the kernel source (and, without JavaScript, the
+kernels as text); an unwritable output directory falls back to the temp directory with a message; the embedded JSON
+cannot end its script element."""
+from __future__ import annotations
+import json, os, re, subprocess, sys
+from pathlib import Path
+import pytest
+from lazynb import viz
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = """
+from lazynb import Tensor
+a = Tensor.arange(16).reshape(4, 4).float()
+print(((a @ a).relu().sum(axis=0) + 1).numpy().tolist())
+b = (Tensor.rand(8) * 2).realize()
+"""
+
+def run_script(tmp_path: Path, out: Path, **env) -> subprocess.CompletedProcess:
+  (tmp_path / "ramp.py").write_text(SCRIPT)
+  e = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+  e.update(PYTHONPATH=str(ROOT), VIZ="1", LAZYNB_VIZ_DIR=str(out), **env)
+  return subprocess.run([sys.executable, "ramp.py"], cwd=tmp_path, env=e, capture_output=True, text=True, timeout=300)
+
+@pytest.fixture(scope="module")
+def viz_file(tmp_path_factory) -> Path:
+  tmp = tmp_path_factory.mktemp("viz")
+  r = run_script(tmp, tmp / "out")
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.strip() == "[801.0, 921.0, 1041.0, 1161.0]"  # the script's own output is untouched
+  files = list((tmp / "out").glob("ramp-*.html"))
+  assert len(files) == 1 and f"lazynb VIZ: the trace of this run is in {files[0]}" in r.stderr
+  return files[0]
+
+def embedded_doc(page: str) -> dict:
+  m = re.search(r'<script type="application/json" class="lazynb-trace">(.*?)</script>', page, re.S)
+  return json.loads(m.group(1))
+
+def test_viz_file_is_self_contained(viz_file):
+  page = viz_file.read_text()
+  assert page.startswith("<!DOCTYPE html>") and viz.bundle()[0][:200] in page
+  assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page), "no network"
+  doc = embedded_doc(page)
+  assert len(doc["kernels"]) == 3 and len(doc["schedule"]) >= 3   # the whole run: both realizes
+  assert all(k["source"] and k["runs"] >= 1 for k in doc["kernels"])
+
+def _browser():
+  from playwright.sync_api import sync_playwright
+  return sync_playwright()
+
+def test_viz_file_in_chromium(viz_file):
+  doc = embedded_doc(viz_file.read_text())
+  with _browser() as p:
+    b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"])
+    pg = b.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(viz_file.as_uri())
+    pg.wait_for_selector(".lazynb-view .lz-trace .lz-tab")
+    assert [t.inner_text() for t in pg.locator(".lz-tab").all()] == ["Kernels", "Tensor graph", "Rewrites", "Timing"]
+    assert pg.locator(".lazynb-static").count() == 0, "the static view is replaced"
+    assert "3 kernels" in pg.locator(".lz-summary").inner_text()
+    assert pg.locator(".lz-trace").bounding_box()["height"] > 800   # the file's view fills the window (900 px)
+    # the first kernel's source is shown, line for line
+    pg.wait_for_selector(".lz-source .lz-line")
+    shown = "\n".join(pg.locator(".lz-source .lz-line").all_inner_texts())
+    first = doc["kernels"][0]["source"].splitlines()
+    assert first[0].strip() in shown and first[-1].strip() in shown
+    pg.wait_for_selector(".lz-graph-svg[data-state='drawn']")
+    pg.locator(".lz-tab[data-tab='timing']").click()
+    assert all(k["name"] in pg.locator(".lz-body").inner_text() for k in doc["kernels"])
+    assert errors == []
+    # without JavaScript: the kernels and their source as plain HTML
+    ctx = b.new_context(java_script_enabled=False)
+    nojs = ctx.new_page()
+    nojs.goto(viz_file.as_uri())
+    assert nojs.locator(".lz-trace").count() == 0
+    static = nojs.locator(".lazynb-static")
+    assert static.count() == 1 and "3 kernels" in static.inner_text()
+    assert nojs.locator(".lazynb-static details pre").count() == 3
+    assert doc["kernels"][0]["source"].splitlines()[0] in nojs.locator(".lazynb-static details pre").first.text_content()
+    b.close()
+
+def test_unwritable_dir_falls_back_to_temp(tmp_path):
+  blocked = tmp_path / "file-not-dir"
+  blocked.write_text("x")
+  (tmp_path / "tmp").mkdir()
+  r = run_script(tmp_path, blocked / "sub", TMPDIR=str(tmp_path / "tmp"))
+  assert r.returncode == 0, r.stderr
+  assert f"could not write to {blocked / 'sub'}" in r.stderr
+  files = list((tmp_path / "tmp").glob("ramp-*.html"))
+  assert len(files) == 1 and str(files[0]) in r.stderr
+
+def test_no_browser_in_ci_or_without_display(monkeypatch):
+  monkeypatch.setattr(sys, "platform", "linux")
+  monkeypatch.setenv("DISPLAY", ":0")
+  monkeypatch.delenv("CI", raising=False)
+  monkeypatch.delenv("VIZ_BROWSER", raising=False)
+  assert viz.can_open_browser()
+  monkeypatch.setenv("CI", "true")
+  assert not viz.can_open_browser()
+  monkeypatch.delenv("CI")
+  monkeypatch.setenv("VIZ_BROWSER", "0")
+  assert not viz.can_open_browser()
+  monkeypatch.delenv("VIZ_BROWSER")
+  monkeypatch.delenv("DISPLAY")
+  monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+  assert not viz.can_open_browser()   # a text browser could take over the terminal
+
+def test_embedded_json_cannot_close_its_script():
+  doc = {"kernels": [{"name": "</script><script>window.x=1</script>", "source": "<!-- a & b >"}]}
+  out = viz.embed(doc, "<p>fallback</p>")
+  body = out.split('class="lazynb-trace">', 1)[1].split("</script>", 1)[0]
+  assert json.loads(body) == doc and "<" not in body
+  assert out.count("</script>") == 2 and '<div class="lazynb-static"><p>fallback</p></div>' in out
+
+def test_truncated_trace_in_chromium(tmp_path):
+  """A many-kernel trace over the 2 MB bound: the %%tinygrad output stays within it and says so in the static view, and
+  the interactive view shows the note, every kernel in the schedule and opens a kernel whose graph was left out."""
+  from lazynb import Tensor, nn
+  from lazynb.trace import capture
+  from lazynb.tracedoc import MIME, MAX_DOC_BYTES
+  from lazynb.notebook.magic import TraceView
+  l1, l2 = nn.Linear(16, 32), nn.Linear(32, 4)
+  opt = nn.optim.Adam([l1.weight, l1.bias, l2.weight, l2.bias])
+  x, y = Tensor.rand(8, 16), Tensor([0, 1, 2, 3, 0, 1, 2, 3])
+  with Tensor.train(), capture() as tr:
+    for _ in range(2):
+      opt.zero_grad()
+      l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
+      opt.step()
+  assert len(json.dumps(tr.to_json())) > MAX_DOC_BYTES
+  bundle = TraceView(tr)._repr_mimebundle_()
+  doc = bundle[MIME]
+  assert len(json.dumps(doc)) <= MAX_DOC_BYTES and embedded_doc(bundle["text/html"]) == json.loads(json.dumps(doc))
+  note = doc["truncated"]["note"]
+  assert 'class="lzt-warn lzt-truncated"' in bundle["text/html"]   # the static view says it too
+  late = next(k for k in doc["kernels"] if k["graph"] is None)
+  page = tmp_path / "big.html"
+  page.write_text(viz.page(doc))
+  with _browser() as p:
+    b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"])
+    pg = b.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(page.as_uri())
+    pg.wait_for_selector(".lz-trace .lz-truncated")
+    assert pg.locator(".lz-truncated").inner_text() == note
+    assert pg.locator(".lz-sched-row").count() == len(doc["schedule"])
+    row = next(i for i, s in enumerate(doc["schedule"]) if s["kernel"] == late["id"])
+    pg.locator(".lz-sched-row").nth(row).click()
+    pg.locator(".lz-source .lz-line", has_text=late["name"]).first.wait_for()
+    assert errors == []
+    b.close()
