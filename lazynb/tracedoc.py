@@ -267,14 +267,15 @@ def _size(x) -> int: return len(json.dumps(x))
 def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
   """`doc` if its JSON is at most `limit` bytes; else a copy with the bulkiest detail dropped for the later kernels and
   passes, in this order, keeping the first `keep` of each and halving `keep` until it fits:
-    rewrite passes' step lists and before/after graphs -> lazy tensor graphs -> kernels' UOp tables (and line maps)
+    rewrite passes' step lists and before/after graphs -> lazy tensor graphs -> ShapeTracker pictures -> kernels' UOp
+    tables (and line maps)
     -> kernels' graphs (and their schedule items').
   The schedule, the kernel list, timings and every kernel's source stay; only if that is still too big are sources cut
   to their first lines. `truncated` says what went, as a note the views show."""
   full = _size(doc)
   if full <= limit: return doc
   d = dict(doc, graphs=dict(doc["graphs"]), kernels=[dict(k) for k in doc["kernels"]], schedule=[dict(s) for s in doc["schedule"]],
-           rewrites=[dict(r) for r in doc["rewrites"]], tensor_graphs=list(doc["tensor_graphs"]))
+           rewrites=[dict(r) for r in doc["rewrites"]], tensor_graphs=list(doc["tensor_graphs"]), views=[dict(v) for v in doc["views"]])
   gsize = {g: _size(v) + len(g) + 6 for g, v in d["graphs"].items()}
   total = full
   dropped: dict[str, int] = {}
@@ -303,6 +304,13 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
       dropped["lazy tensor graphs"] = dropped.get("lazy tensor graphs", 0) + len(d["tensor_graphs"]) - keep
       total -= _size(d["tensor_graphs"]) - _size(d["tensor_graphs"][:keep])
       d["tensor_graphs"] = d["tensor_graphs"][:keep]
+  def pictures(keep):  # each access is in the document's list and in its kernel's
+    for k in d["kernels"][keep:]:
+      k["views"] = [dict(v) for v in k.get("views", [])]
+      for v in k["views"]: drop_field(v, "picture", None, "ShapeTracker pictures (kernel)")
+    kept = {k["id"] for k in d["kernels"][:keep]}
+    for v in d["views"]:
+      if v.get("kernel") not in kept: drop_field(v, "picture", None, "ShapeTracker pictures")
   def uop_tables(keep):
     for k in d["kernels"][keep:]:
       drop_field(k, "uops", [], "kernel UOp tables"); drop_field(k, "line_map", [], "kernel line maps")  # noqa: E702
@@ -313,7 +321,7 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
     for s in d["schedule"]:
       if s.get("kernel") not in kept: drop_graph_ref(s, "graph", "schedule item graphs")
   for keep in (32, 16, 8, 4, 2, 1, 0):
-    for step in (rewrites, tensor_graphs, uop_tables, kernel_graphs):
+    for step in (rewrites, tensor_graphs, pictures, uop_tables, kernel_graphs):
       step(keep)
       unreferenced()
       if total <= limit * 0.97: break

@@ -134,7 +134,7 @@ def compatible(kind: str, nullable: bool, ts: str) -> bool:
     inner = kind[6:]
     if t.startswith("[") and t.endswith("][]"): return inner.startswith("array:")  # tuples: pairs of strings, edges
     return t.endswith("[]") and compatible(inner, False, t[:-2])
-  if kind.startswith("ref:") and "x-ts-as" in SCHEMA["$defs"][kind[4:]]: return ts == SCHEMA["$defs"][kind[4:]]["x-ts-as"]
+  if kind.startswith("ref:") and "x-ts-as" in SCHEMA["$defs"][kind[4:]]: return SCHEMA["$defs"][kind[4:]]["x-ts-as"] in (ts, t)
   if kind.startswith("ref:"):
     target = SCHEMA["$defs"][kind[4:]].get("x-ts-interface", "")
     return t == target or t.startswith("{")

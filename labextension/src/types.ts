@@ -55,7 +55,7 @@ export interface BufferAccess {
   astViews: ViewPart[];
   movement: [string, string][];
   /** the ShapeTracker picture's data (read by stpicture.ts), or null */
-  picture: unknown;
+  picture: unknown | null;
 }
 
 export interface Kernel {
