@@ -6,7 +6,7 @@ the lazy tensor graph (BUFFER, RESHAPE, ADD, REDUCE_AXIS ...), kernel ASTs (LOAD
 lowered program (RANGE, SPECIAL, DEFINE_ACC ...).
 """
 from __future__ import annotations
-import enum, inspect, itertools, math, weakref
+import contextlib, enum, inspect, itertools, math, weakref
 from typing import Any, Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import prod, DEBUG
@@ -501,24 +501,57 @@ class PatternMatcher:
         if (ret := fn(**kw)) is not None and ret is not u: return ret, pat
     return None
 
-# graph_rewrite reports each pass to whoever listens (the trace bus installs a hook)
+# graph_rewrite reports each pass to whoever listens (the trace bus installs a hook). A hook may carry `wanted()`: it is
+# asked before each pass (the DEBUG printer wants passes only at DEBUG>=4), so nobody listening costs nothing.
 rewrite_hooks: list[Callable] = []
 
-def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True) -> UOp:
+# The compiler's stages, in pipeline order. Every pass is tagged with one: given to graph_rewrite, or the stage the
+# caller is in (`with in_stage("lowered"): ...`), so a helper's own rewrites (index simplification in a ShapeTracker)
+# are shown under the stage that ran them.
+STAGES = ("tensor graph", "kernels", "lowered", "simplified", "linearized")
+_stage_stack: list[str] = []
+
+@contextlib.contextmanager
+def in_stage(stage: str):
+  if stage not in STAGES: raise ValueError(f"unknown stage {stage!r}: one of {STAGES}")
+  _stage_stack.append(stage)
+  try: yield
+  finally: _stage_stack.pop()
+
+def current_stage() -> str | None: return _stage_stack[-1] if _stage_stack else None
+
+def _tracking() -> bool: return any(getattr(h, "wanted", _always)() for h in rewrite_hooks)
+def _always() -> bool: return True
+
+def report_pass(name: str, before: UOp, after: UOp, steps: list[tuple] | None = None, stage: str | None = None):
+  """Report a step that is not a PatternMatcher (the linearizer's ordering) like a pass: its graph before and after."""
+  if rewrite_hooks and _tracking():
+    for h in rewrite_hooks: h(name, before, after, list(steps or []), stage or current_stage())
+
+def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True,
+                  stage: str | None = None, top_down: bool = False) -> UOp:
   """Rewrite a graph with `pm` until no pattern matches anywhere: sources first, then the node itself;
-  a replacement is rewritten again in turn. `report_unchanged=False`: a pass that changed nothing is not reported."""
-  track = bool(rewrite_hooks)
+  a replacement is rewritten again in turn. `top_down=True`: a node is also tried before its sources, and when a rule
+  replaces it the old sources are never visited (a rule that pushes a view down stops where it is turned into a load).
+  `report_unchanged=False`: a pass that changed nothing is not reported. `stage`: the pipeline stage the pass belongs to."""
+  track = bool(rewrite_hooks) and _tracking()
   steps: list[tuple] = []
   done: dict[UOp, UOp] = {}
   stack: list[tuple] = [(sink, 0, None)]
   while stack:
-    n, stage, aux = stack.pop()
-    if n in done and stage != 2: continue
-    if stage == 0:
+    n, phase, aux = stack.pop()
+    if n in done and phase != 2: continue
+    if phase == 0:
+      if top_down and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
+        if track: steps.append((n, r[0], r[1]))
+        if r[0] in done: done[n] = done[r[0]]; continue  # noqa: E702
+        stack.append((n, 2, r[0]))
+        stack.append((r[0], 0, None))
+        continue
       stack.append((n, 1, None))
       for s in reversed(n.src):
         if s not in done: stack.append((s, 0, None))
-    elif stage == 1:
+    elif phase == 1:
       src = tuple(done[s] for s in n.src)
       nn = n if src == n.src else UOp(n.op, n.dtype, src, n.arg)
       r = pm.rewrite_with_pattern(nn, ctx)
@@ -533,7 +566,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
       done[n] = done[aux]
   ret = done[sink]
   if track and (steps or report_unchanged):
-    for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps)
+    for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps, stage or current_stage())
   if DEBUG >= 7 and steps: print(f"rewrite {name}: {len(steps)} steps")
   return ret
 
