@@ -105,6 +105,8 @@ export interface RewriteStep {
 
 export interface RewritePass {
   name: string;
+  /** pipeline stage: tensor graph, kernels, lowered, simplified, linearized (null: outside the compiler) */
+  stage: string | null;
   steps: RewriteStep[];
   totalSteps: number;
   beforeGraph: string | null;
@@ -289,6 +291,7 @@ function readRewrite(x: unknown): RewritePass {
   });
   return {
     name: str(r.name, 'rewrite'),
+    stage: strOrNull(r.stage),
     steps,
     totalSteps: num(r.total_steps, steps.length),
     beforeGraph: strOrNull(r.before_graph),

@@ -24,7 +24,7 @@ from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu, smax, unbind, variables
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage
 from lazynb.shape.shapetracker import ShapeTracker
 
 class Realized:
@@ -150,7 +150,7 @@ fold_consts = PatternMatcher([
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
-    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", report_unchanged=False, stage="tensor graph")
+    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}
@@ -385,8 +385,9 @@ def unbind_ast(ast: UOp) -> tuple[UOp, dict[str, int], dict[UOp, UOp]]:
 
 def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Kernels for `outs`, in order, and for each out the view of a buffer that will hold it."""
-  s = Scheduler(outs)
-  items = s.run()
+  with in_stage("kernels"):
+    s = Scheduler(outs)
+    items = s.run()
   becomes: dict[UOp, UOp] = {}
   bufmap = {}
   for r, b in s.out_buf.items():

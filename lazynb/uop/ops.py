@@ -35,6 +35,7 @@ class Ops(enum.Enum):
   DEFINE_GLOBAL = enum.auto(); DEFINE_LOCAL = enum.auto(); DEFINE_ACC = enum.auto()  # noqa: E702
   LOAD = enum.auto(); STORE = enum.auto(); INDEX = enum.auto(); RANGE = enum.auto(); ENDRANGE = enum.auto()  # noqa: E702
   SPECIAL = enum.auto(); IF = enum.auto(); ENDIF = enum.auto(); BARRIER = enum.auto(); NOOP = enum.auto()  # noqa: E702
+  LANE = enum.auto()  # lowering's marker: LANE(ast node) = that node for one upcast/unroll lane (arg: ((axis, value), ...))
   def __repr__(self): return f"Ops.{self.name}"
   __hash__ = object.__hash__  # members are singletons; Enum's own hash is a Python call, and ops key every matcher lookup
 
@@ -521,11 +522,14 @@ def in_stage(stage: str):
 def current_stage() -> str | None: return _stage_stack[-1] if _stage_stack else None
 
 def _tracking() -> bool: return any(getattr(h, "wanted", _always)() for h in rewrite_hooks)
+def tracking_rewrites() -> bool:
+  """Does a reader want passes reported now? (then a pass collects its steps)"""
+  return bool(rewrite_hooks) and _tracking()
 def _always() -> bool: return True
 
 def report_pass(name: str, before: UOp, after: UOp, steps: list[tuple] | None = None, stage: str | None = None):
   """Report a step that is not a PatternMatcher (the linearizer's ordering) like a pass: its graph before and after."""
-  if rewrite_hooks and _tracking():
+  if tracking_rewrites():
     for h in rewrite_hooks: h(name, before, after, list(steps or []), stage or current_stage())
 
 def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True,
@@ -534,7 +538,9 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
   a replacement is rewritten again in turn. `top_down=True`: a node is also tried before its sources, and when a rule
   replaces it the old sources are never visited (a rule that pushes a view down stops where it is turned into a load).
   `report_unchanged=False`: a pass that changed nothing is not reported. `stage`: the pipeline stage the pass belongs to."""
-  track = bool(rewrite_hooks) and _tracking()
+  if stage is not None and stage != current_stage():  # the rules' own rewrites (a ShapeTracker's index math) belong to this stage too
+    with in_stage(stage): return graph_rewrite(sink, pm, ctx, name, report_unchanged, stage, top_down)
+  track = tracking_rewrites()
   steps: list[tuple] = []
   done: dict[UOp, UOp] = {}
   stack: list[tuple] = [(sink, 0, None)]
