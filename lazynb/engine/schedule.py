@@ -1,8 +1,9 @@
 """The scheduler: cut the lazy graph into kernels.
 
-Walking down from each tensor to realize, everything elementwise is fused into the kernel that consumes
-it, and movement ops are folded into the ShapeTracker of each load. A node becomes its own kernel (its
-result is stored to a buffer, and later kernels load it) when:
+Each kernel is cut by a rewrite pass (`cut_kernel`, reported to the trace in the "kernels" stage): from the tensor
+being realized down, everything elementwise is fused into the kernel that consumes it, and movement ops are folded
+into the ShapeTracker of each load. A node becomes its own kernel (its result is stored to a buffer, and later
+kernels load it) when:
 
   realize   it is a tensor being realized, or marked .contiguous()
   copy      it crosses devices (COPY)
@@ -10,7 +11,7 @@ result is stored to a buffer, and later kernels load it) when:
             is read through a view (expand, permute, pad ...) or by more than one consumer
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
-Before that, `fold_consts` rewrites the tensor graph: an op whose inputs are all constants becomes a constant (as
+Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): an op whose inputs are all constants becomes a constant (as
 a kernel would compute it), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
 kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
 
