@@ -141,7 +141,7 @@ lowering = PatternMatcher([
   (_lane_of(Ops.CONST), _const),
   (_lane_of(Ops.ARANGE), _arange),
   (_lane_of(Ops.REDUCE_AXIS), _reduce),
-  (_lane_of(GroupOp.Elementwise), lambda l, u: UOp(u.op, u.dtype, tuple(lane(s, dict(l.arg)) for s in u.src), u.arg)),
+  (_lane_of(GroupOp.Elementwise), lambda l, u: UOp(u.op, u.dtype, tuple(UOp(Ops.LANE, s.dtype, (s,), l.arg) for s in u.src), u.arg)),
   (_lane_of(Ops.STORE), _store),
   (_lane_of(None), lambda l, u: _cannot_lower(u)),
 ])

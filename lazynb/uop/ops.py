@@ -466,7 +466,14 @@ class UPat:
       if len(alt) != len(u.src) and not (self.allow_any_len and len(u.src) >= len(alt)): continue
       outs = [store]
       for p, s in zip(alt, u.src):
-        outs = [m for st in outs for m in p.match(s, st)]
+        if p.src is None and len(outs) == 1:  # a leaf pattern (the common case): checked here, without a call
+          st = outs[0]
+          if p.op is not None and s.op not in p.op or p.dtype is not None and s.dtype not in p.dtype or p.arg is not None and s.arg != p.arg:
+            outs = []
+          elif p.name is not None:
+            if p.name not in st: outs = [{**st, p.name: s}]
+            elif st[p.name] is not s: outs = []
+        else: outs = [m for st in outs for m in p.match(s, st)]
         if not outs: break
       res.extend(outs)
     return res
@@ -483,24 +490,35 @@ class PatternMatcher:
   It returns a replacement UOp, or None to leave the node alone."""
   def __init__(self, patterns: list[tuple[UPat, Callable]]):
     self.patterns = patterns
-    self.by_op: dict[Ops | None, list] = {}
+    by_op: dict[Ops | None, list] = {}
     for pat, fn in patterns:
       params = inspect.signature(fn).parameters
-      entry = (pat, fn, "ctx" in params, "ret" in params and (pat.name != "ret"))
-      for op in (pat.op if pat.op is not None else [None]): self.by_op.setdefault(op, []).append(entry)
-    self.wild = self.by_op.get(None, [])
+      entry = (pat, fn, "ctx" in params, "ret" in params and (pat.name != "ret"), _src_ops(pat))
+      for op in (pat.op if pat.op is not None else [None]): by_op.setdefault(op, []).append(entry)
+    # per op: its own rules, then the rules for any op (one list per op, built once)
+    self.wild = by_op.get(None, [])
+    self.by_op = {op: by_op.get(op, []) + self.wild for op in Ops}
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, u: UOp, ctx=None) -> UOp | None:
     r = self.rewrite_with_pattern(u, ctx)
     return None if r is None else r[0]
   def rewrite_with_pattern(self, u: UOp, ctx=None) -> tuple[UOp, UPat] | None:
-    for pat, fn, wants_ctx, wants_ret in self.by_op.get(u.op, []) + self.wild:
+    for pat, fn, wants_ctx, wants_ret, (nsrc, first) in self.by_op[u.op]:
+      # a cheap test first: the number of sources, and the first source's op
+      if nsrc is not None and (len(u.src) != nsrc or first is not None and (not nsrc or u.src[0].op not in first)): continue
       for store in pat.match(u, {}):
         kw = {k: v for k, v in store.items()}
         if wants_ctx: kw["ctx"] = ctx
         if wants_ret: kw["ret"] = u
         if (ret := fn(**kw)) is not None and ret is not u: return ret, pat
     return None
+
+def _src_ops(pat: UPat) -> tuple[int | None, frozenset | None]:
+  """For a pattern whose sources are given in order (each alternative a tuple of the same length): how many sources a
+  match has, and the ops its first source may have (None: any). A cheap test that rejects most nodes before the match."""
+  if not isinstance(pat.src, list) or pat.allow_any_len or len({len(alt) for alt in pat.src}) != 1: return None, None
+  firsts = [alt[0].op for alt in pat.src if alt]
+  return len(pat.src[0]), (None if not firsts or any(o is None for o in firsts) else frozenset().union(*firsts))
 
 # graph_rewrite reports each pass to whoever listens (the trace bus installs a hook). A hook may carry `wanted()`: it is
 # asked before each pass (the DEBUG printer wants passes only at DEBUG>=4), so nobody listening costs nothing.
@@ -548,7 +566,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
     n, phase, aux = stack.pop()
     if n in done and phase != 2: continue
     if phase == 0:
-      if top_down and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
+      if top_down and pm.by_op[n.op] and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
         if track: steps.append((n, r[0], r[1]))
         if r[0] in done: done[n] = done[r[0]]; continue  # noqa: E702
         stack.append((n, 2, r[0]))
@@ -560,7 +578,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
     elif phase == 1:
       src = tuple(done[s] for s in n.src)
       nn = n if src == n.src else UOp(n.op, n.dtype, src, n.arg)
-      r = pm.rewrite_with_pattern(nn, ctx)
+      r = pm.rewrite_with_pattern(nn, ctx) if pm.by_op[nn.op] else None  # (no rule for this op: no call)
       if r is None:
         done[n] = nn
         continue
