@@ -96,7 +96,7 @@ def _indexed(buf: UOp, idx: UOp, valid: UOp) -> UOp: return UOp(Ops.INDEX, buf.d
 
 def _drop_ignored_lanes(ctx: Lowering, l: UOp, u: UOp) -> UOp | None:
   """A lane the view ignores (a broadcast axis) reuses another lane's load: the lane forgets those axes."""
-  if u.op is not Ops.LOAD and not u.src: return None
+  if not l.arg or u.op is not Ops.LOAD and not u.src: return None
   skip = ctx.independent(u.src[-1] if u.op is Ops.LOAD else u.src[0])
   env = tuple((a, v) for a, v in l.arg if a not in skip)
   return None if env == l.arg else l.replace(arg=env)
