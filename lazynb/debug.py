@@ -3,9 +3,10 @@
   DEBUG=1  a line per realize: how many kernels ran and how long it took
   DEBUG=2  a line per kernel: name (coloured by axis kind), device, time, GFLOPS and GB/s
   DEBUG=3  the generated source of each new kernel, and the opts applied
-  DEBUG=4  the kernel AST, the lowered UOps and the linearized program
+  DEBUG=4  every compiler pass in pipeline order, with its stage (tensor graph, kernels, lowered, simplified, linearized),
+           and the kernel AST, the lowered UOps and the linearized program
   DEBUG=5  the schedule (every item and why it is a kernel)
-  DEBUG=6+ every graph_rewrite pass
+  DEBUG=6+ also unnamed graph_rewrite passes (a helper's own index simplification)
 """
 from __future__ import annotations
 from lazynb import trace
@@ -42,9 +43,10 @@ def print_event(ev: trace.Event):
     print(colored(f"schedule: {len(d['items'])} items", "magenta"))
     for i, si in enumerate(d["items"]): print(f"  {i}: {si.kind:6s} reason={si.reason:8s} bufs={[f'{b.size}x{b.dtype.name}' for b in si.bufs]}")
     if d.get("constants"): print(f"  {d['constants']} of the tensors are constants after folding: no kernel (fold constants)")
-  elif ev.kind == "rewrite" and lvl >= 6: print(f"rewrite {d['name']}: {len(d['steps'])} steps")
+  elif ev.kind == "rewrite" and lvl >= 4 and (d["name"] != "graph_rewrite" or lvl >= 6):
+    print(colored(f"pass [{d.get('stage') or 'other'}] {d['name']}", "blue") + f": {len(d['steps'])} steps")
   elif ev.kind == "jit" and lvl >= 2:
     vals = "".join(f"  {k}={v}" for k, v in (d.get("var_vals") or {}).items())
     print(colored(f"JIT {d['phase']} {d.get('name', '')}: {d.get('kernels', 0)} kernels{vals}", "cyan"))
 
-trace.subscribe(print_event)
+trace.subscribe(print_event, rewrites=lambda: DEBUG.value >= 4)

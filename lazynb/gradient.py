@@ -7,7 +7,7 @@ Each rule returns one entry per source: a gradient UOp, or None for "no gradient
 from __future__ import annotations
 import math
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites
 
 def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
   op, axes = ret.arg
@@ -83,12 +83,17 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
   leads: dict[UOp, bool] = {}
   for n in topo: leads[n] = n in targets or any(leads[s] for s in n.src)
   grads: dict[UOp, UOp] = {root: root_grad}
+  track, steps = tracking_rewrites(), []
   for n in reversed(topo):
     if n not in grads or not leads[n] or not n.src: continue
     if n in targets and not any(leads[s] for s in n.src): continue
-    out = pm_gradient.rewrite(n, ctx=grads[n])
-    if out is None: raise NotImplementedError(f"no gradient rule for {n.op}")
+    if (r := pm_gradient.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
+    out = r[0]
+    if track: steps.append((n, UOp.sink(*[g for g in out if g is not None]), r[1]))
     for s, g in zip(n.src, out):
       if g is None or not leads[s]: continue
       grads[s] = grads[s] + g if s in grads else g
-  return {t: grads[t] for t in targets if t in grads}
+  ret = {t: grads[t] for t in targets if t in grads}
+  # shown with the tensor-graph passes: the loss's graph before, the gradients' graphs after, one step per rule that fired
+  if track: report_pass("gradient", root, UOp.sink(*ret.values()), steps, stage="tensor graph")
+  return ret

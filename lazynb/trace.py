@@ -6,7 +6,8 @@ another, and a test can be a third, so none of them parses printed text. Events 
 
 Event kinds and their data:
   schedule   items (list of ScheduleItem)                     after the scheduler runs
-  rewrite    name, before, after, steps [(before, after, UPat)] after a graph_rewrite (only if a reader asked)
+  rewrite    name, stage, before, after, steps [(before, after, UPat)]   after a graph_rewrite or a reported step (only if a
+             reader asked); stage is one of uop.ops.STAGES ("tensor graph" ... "linearized"), or None outside the compiler
   program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times
   compile    name, device, seconds, cached                    after the device compiler ran
   exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs, var_vals (name -> int)
@@ -32,26 +33,23 @@ class Event:
 _subscribers: list[Callable[[Event], None]] = []
 # the notebook layer adds functions Trace -> {mimetype: data} here (core never imports it)
 mime_renderers: list[Callable] = []
-_rewrite_readers = 0
-_wants_rewrites: list[Callable] = []
+_wants_rewrites: list[tuple[Callable, Callable[[], bool]]] = []  # (reader, does it want passes now?)
 
-def subscribe(fn: Callable[[Event], None], rewrites: bool = False) -> Callable[[Event], None]:
-  """Call `fn(event)` for every event; with rewrites=True graph_rewrite also reports each pass."""
-  global _rewrite_readers
+def subscribe(fn: Callable[[Event], None], rewrites: bool | Callable[[], bool] = False) -> Callable[[Event], None]:
+  """Call `fn(event)` for every event. rewrites=True: graph_rewrite also reports each pass; a function instead of True
+  is asked before each pass (the DEBUG printer wants them only while DEBUG >= 4)."""
   _subscribers.append(fn)
   if rewrites:
-    _wants_rewrites.append(fn)
-    _rewrite_readers += 1
+    _wants_rewrites.append((fn, rewrites if callable(rewrites) else _always))
     if _rewrite_hook not in _ops.rewrite_hooks: _ops.rewrite_hooks.append(_rewrite_hook)
   return fn
 
 def unsubscribe(fn: Callable[[Event], None]):
-  global _rewrite_readers
   if fn in _subscribers: _subscribers.remove(fn)
-  if fn in _wants_rewrites:
-    _wants_rewrites.remove(fn)
-    _rewrite_readers -= 1
-    if _rewrite_readers == 0 and _rewrite_hook in _ops.rewrite_hooks: _ops.rewrite_hooks.remove(_rewrite_hook)
+  _wants_rewrites[:] = [(f, p) for f, p in _wants_rewrites if f is not fn]
+  if not _wants_rewrites and _rewrite_hook in _ops.rewrite_hooks: _ops.rewrite_hooks.remove(_rewrite_hook)
+
+def _always() -> bool: return True
 
 _muted = 0
 
@@ -75,8 +73,9 @@ def emit_unmuted(kind: str, /, **data: Any):
 
 def active() -> bool: return bool(_subscribers)
 
-def _rewrite_hook(name: str, before, after, steps):
-  emit("rewrite", name=name, before=before, after=after, steps=steps)
+def _rewrite_hook(name: str, before, after, steps, stage):
+  emit("rewrite", name=name, stage=stage, before=before, after=after, steps=steps)
+_rewrite_hook.wanted = lambda: not _muted and any(p() for _, p in _wants_rewrites)  # type: ignore[attr-defined]
 
 class Recorder:
   """Collects every event while active: `with Recorder() as rec: ...; rec.events`."""

@@ -12,7 +12,8 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
   views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement, picture}
              (picture: lazynb.shape.picture's data for loads and stores; null for symbolic sizes and past PICTURE_LIMIT)
   pictures   only in show_st's documents (show: ["stpicture"]): [picture + {title, movement}]
-  rewrites   [{name, steps: [{pattern, before, after}], before_graph, after_graph}]
+  rewrites   [{name, stage, steps: [{pattern, before, after}], before_graph, after_graph}] in the order they ran; stage
+             is the pipeline stage (uop.ops.STAGES: tensor graph, kernels, lowered, simplified, linearized) or null
   tensor_graphs [graph ids of the lazy graphs that were scheduled]
   folded_constants  how many realized tensors were constants after folding (no kernel)
   timing     {total_s, compile_s, run_s}
@@ -186,7 +187,7 @@ class Trace:
         for s in schedule:
           if s.get("_item") is d.get("item") and s["kernel"] is None: s["kernel"] = k["id"]
       elif ev.kind == "rewrite":
-        rewrites.append({"name": d["name"], "before_graph": graphs.add(d["before"]), "after_graph": graphs.add(d["after"]),
+        rewrites.append({"name": d["name"], "stage": d.get("stage"), "before_graph": graphs.add(d["before"]), "after_graph": graphs.add(d["after"]),
                          "steps": [{"pattern": repr(p)[:300], "before": _arg_line(b), "after": _arg_line(a)} for b, a, p in d["steps"][:200]],
                          "total_steps": len(d["steps"])})
     # kernels that were compiled but never ran (e.g. an error before they ran)

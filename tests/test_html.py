@@ -92,6 +92,9 @@ def test_rewrites_view(doc, page):
   r = doc["rewrites"][0]
   assert r["name"] in p and "<details" in p and "<details class=\"lzt-pass\" open" not in p
   assert "matched pattern" in p and "UPat(" in p and "&rarr;" in p
+  # each pass is labelled with its stage, the stages in pipeline order
+  shown = re.findall(r"<summary>\d+: <b>\[([a-z ]+)\]</b>", p)
+  assert list(dict.fromkeys(shown)) == ["tensor graph", "kernels", "lowered", "simplified", "linearized"]
   if gv.available(): assert "<svg" in p
 
 def test_show_subsets(doc):
@@ -135,8 +138,10 @@ def test_escaping_targeted(doc, payload):
   d["schedule"][0]["bufs"][0]["dtype"] = payload
   d["views"][0]["index"] = payload
   d["views"][0]["movement"] = [[payload, payload]]
-  d["rewrites"][0]["name"] = payload
-  d["rewrites"][0]["steps"][0]["pattern"] = payload
+  r = next(r for r in d["rewrites"] if r["steps"])  # (the first pass, fold constants, may have folded nothing)
+  r["name"] = payload
+  r["stage"] = payload
+  r["steps"][0]["pattern"] = payload
   d["settings"][payload] = payload
   for g in d["graphs"].values():
     for n in g["nodes"]: n["arg"], n["kind"] = payload, (payload if n["id"] % 2 else n["kind"])

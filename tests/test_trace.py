@@ -11,7 +11,7 @@ from lazynb.engine import realize as realize_mod
 
 DOCUMENTED = {
   "schedule": {"items"},
-  "rewrite": {"name", "before", "after", "steps"},
+  "rewrite": {"name", "stage", "before", "after", "steps"},
   "program": {"program"},
   "compile": {"name", "device", "seconds", "cached"},
   "exec": {"name", "device", "kind", "seconds", "global_size", "local_size", "op_estimate", "mem_estimate", "bufs"},
@@ -167,10 +167,13 @@ def test_rewrite_event_from_user_graph_rewrite():
   assert ev.data["name"] == "fold" and ev.data["before"] is a + a and ev.data["after"] is out
   assert len(ev.data["steps"]) == 1 and ev.data["steps"][0][1] is out
 
-def test_rewrite_hook_removed_after_recorder_exits():
-  with Recorder(rewrites=True):
-    assert uops_mod.rewrite_hooks
-  assert trace._rewrite_hook not in uops_mod.rewrite_hooks
+def test_rewrite_passes_not_tracked_after_recorder_exits():
+  with Context(DEBUG=0):
+    with Recorder(rewrites=True):
+      assert uops_mod.rewrite_hooks and uops_mod._tracking()
+    # the DEBUG printer stays subscribed but wants passes only at DEBUG >= 4: nobody pays for step tracking now
+    assert not uops_mod._tracking()
+    with Context(DEBUG=4): assert uops_mod._tracking()
 
 def test_recorder_stops_recording_on_exit():
   rec = Recorder(rewrites=False)

@@ -40,7 +40,10 @@ export class RewriteView {
 
   show(doc: TraceDoc): void {
     this.doc = doc;
-    setChildren(this.select, ...doc.rewrites.map((r, i) => h('option', { attrs: { value: i } }, `${i + 1}. ${r.name} (${r.totalSteps} steps)`)));
+    setChildren(
+      this.select,
+      ...doc.rewrites.map((r, i) => h('option', { attrs: { value: i } }, `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${r.totalSteps} steps)`))
+    );
     if (!doc.rewrites.length) {
       setChildren(this.stepBody, h('div', { cls: 'lz-empty' }, 'no rewrite passes were recorded'));
       return;

@@ -110,6 +110,8 @@ export interface RewriteStep {
 
 export interface RewritePass {
   name: string;
+  /** pipeline stage: tensor graph, kernels, lowered, simplified, linearized (null: outside the compiler) */
+  stage: string | null;
   steps: RewriteStep[];
   totalSteps: number;
   beforeGraph: string | null;
@@ -304,6 +306,7 @@ function readRewrite(x: unknown): RewritePass {
   });
   return {
     name: str(r.name, 'rewrite'),
+    stage: strOrNull(r.stage),
     steps,
     totalSteps: num(r.total_steps, steps.length),
     beforeGraph: strOrNull(r.before_graph),

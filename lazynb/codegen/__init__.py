@@ -1,6 +1,10 @@
 """Codegen: one kernel AST to a ProgramSpec (source + launch sizes), in four steps reported on the trace bus:
 
   Kernel (opts)  ->  lower (index math)  ->  linearize (loops, accumulators)  ->  render (source)
+
+Lowering and linearizing are rewrite passes, each reported as a `rewrite` event with its stage: "lowered" (views to
+index math), "simplified" (symbolic rules), "linearized" (accumulators, then the order of the program); the
+ProgramSpec is reported as a `program` event.
 """
 from __future__ import annotations
 import time

@@ -12,22 +12,31 @@ has two: partial sums per work-item, then the sum of the partials from local mem
                ENDRANGE
       phase 1: work after the reduce (STOREs) ... or the next reduce
     ENDRANGE
+
+Two steps in the "linearized" stage, both reported to the trace: `accumulators` is a PatternMatcher pass (a REDUCE becomes
+its accumulator); `order` is a named step, not rules: it places every node of the graph in one list.
 """
 from __future__ import annotations
+import itertools
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, Ops
+from lazynb.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, report_pass
 from lazynb.codegen.lowerer import reduce_identity
 
+def _accumulate(ctx: itertools.count, red: UOp) -> UOp:
+  """REDUCE(value, *ranges) -> ASSIGN(acc, acc <op> value): the accumulator starts at the op's identity before its loops."""
+  acc = UOp(Ops.DEFINE_ACC, red.dtype, (UOp.const(red.dtype, reduce_identity(red.arg, red.dtype)),) + red.src[1:], next(ctx))
+  return UOp(Ops.ASSIGN, red.dtype, (acc, UOp(red.arg, red.dtype, (acc, red.src[0]))))
+accumulators = PatternMatcher([(UPat(Ops.REDUCE, name="red"), _accumulate)])
+
 def linearize(sink: UOp) -> list[UOp]:
-  # REDUCE(value, *ranges) -> ASSIGN(acc, acc <op> value), rebuilt bottom-up so nested reduces are replaced too
-  memo: dict[UOp, UOp] = {}
-  for n in sink.toposort():
-    src = tuple(memo[s] for s in n.src)
-    if n.op is Ops.REDUCE:
-      acc = UOp(Ops.DEFINE_ACC, n.dtype, (UOp.const(n.dtype, reduce_identity(n.arg, n.dtype)),) + src[1:], len(memo))
-      memo[n] = UOp(Ops.ASSIGN, n.dtype, (acc, UOp(n.arg, n.dtype, (acc, src[0]))))
-    else: memo[n] = n if src == n.src else n.replace(src=src)
-  sink = memo[sink]
+  # bottom-up, so a reduce nested in another's value is replaced first (each accumulator numbered in that order)
+  sink = graph_rewrite(sink, accumulators, ctx=itertools.count(), name="linearize: accumulators", stage="linearized")
+  out = order(sink)
+  report_pass("linearize: order", sink, UOp.sink(*out), stage="linearized")
+  return out
+
+def order(sink: UOp) -> list[UOp]:
+  """Every node of the graph in one list, in execution order, with ENDRANGEs closing the loops."""
   nodes = sink.toposort()
   # the loops each node sits in, and the phase it runs in (a reduce loop runs in its accumulator's phase,
   # which depends on what the loop body needs: iterate until nothing moves)

@@ -4,13 +4,18 @@ Each axis of the full shape gets an index: a RANGE (a loop), a SPECIAL (a GPU wo
 and unrolled axes, a constant: the expression is built once per constant value, so an upcast of 4 yields
 four loads and four stores, and an unroll of 4 yields four terms per accumulator update. A REDUCE node
 stands for "accumulate this over these RANGEs"; the linearizer turns it into an accumulator and a loop.
+
+Two passes, both PatternMatchers reported to the trace: `lower_kernel` ("lowered") rewrites LANE(ast node) markers, one
+per store and upcast lane, top-down into index math (rules in `lowering`); `simplify` ("simplified") then runs the
+symbolic rules over the result (`lower_rules`).
 """
 from __future__ import annotations
 import itertools
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, exec_alu, variables
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, exec_alu, variables, in_stage
 from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
+from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.helpers import prod, dedup
 
 def reduce_identity(op: Ops, dtype):
@@ -32,94 +37,129 @@ def axis_indices(k: Kernel) -> list[UOp | None]:
     else: out.append(UOp(Ops.SPECIAL, dtypes.index, (), (name, s)))
   return out
 
-def lower(k: Kernel) -> UOp:
-  base = axis_indices(k)
-  upcast, unroll = k.axes_of(AxisType.UPCAST), k.axes_of(AxisType.UNROLL)
-  red_ranges = tuple(base[i] for i in k.axes_of(AxisType.REDUCE))
-  group_axes = k.axes_of(AxisType.GROUP)
-  memo: dict = {}
+def lane(u: UOp, env: dict[int, int]) -> UOp:
+  """u for one lane: each upcast/unroll axis in env stands for that constant."""
+  return UOp(Ops.LANE, u.dtype, (u,), tuple(sorted(env.items())))
 
-  def idxs_for(st, env: dict[int, int]) -> list[UOp]:
-    return [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (base[i] if base[i] is not None else UOp.const(dtypes.index, env.get(i, 0)))
-            for i in range(len(k.full_shape))]
+class Lowering:
+  """What the lowering rules know about one Kernel: the index of each axis, and the work-group layout of a GROUP reduce."""
+  def __init__(self, k: Kernel):
+    self.k = k
+    self.base = axis_indices(k)
+    self.upcast, self.unroll = k.axes_of(AxisType.UPCAST), k.axes_of(AxisType.UNROLL)
+    self.red_ranges = tuple(self.base[i] for i in k.axes_of(AxisType.REDUCE))
+    self.group_axes = k.axes_of(AxisType.GROUP)
+    self.local_axes = k.axes_of(AxisType.LOCAL, AxisType.GROUP)
+    self.lsizes = [k.full_shape[a] for a in self.local_axes]
+    self.smem: list[UOp] = []                 # the local-memory buffers GROUP reduces made
+    self.free: dict[UOp, set[int]] = {}       # per view: the upcast/unroll axes its index and mask do not depend on
+    self.group_first = UOp.const(dtypes.bool, True)  # after a GROUP reduce every work-item of the group has the answer: one stores it
+    for a in self.group_axes: self.group_first = self.group_first & self.base[a].eq(0)
 
-  free: dict[UOp, set[int]] = {}  # per view: the upcast/unroll axes its index and mask do not depend on
-  def independent(view: UOp) -> set[int]:
-    if view not in free:
-      st = k.view_st(view)
+  def index(self, view: UOp, env: dict[int, int]) -> tuple[UOp, UOp]:
+    """The index and validity of a view (a VIEW of the kernel's AST) at a lane."""
+    st: ShapeTracker = self.k.view_st(view)
+    idxs = [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (self.base[i] if self.base[i] is not None else UOp.const(dtypes.index, env.get(i, 0)))
+            for i in range(len(self.k.full_shape))]
+    return st.to_indexed_uops(idxs)
+
+  def independent(self, view: UOp) -> set[int]:
+    if view not in self.free:
+      st = self.k.view_st(view)
       v = st.views[0]
-      free[view] = {a for a in upcast + unroll if st.shape[a] == 1 or len(st.views) == 1 and v.strides[a] == 0 and
-                    (v.mask is None or v.mask[a] == (0, v.shape[a]))}
-    return free[view]
+      self.free[view] = {a for a in self.upcast + self.unroll if st.shape[a] == 1 or len(st.views) == 1 and v.strides[a] == 0 and
+                         (v.mask is None or v.mask[a] == (0, v.shape[a]))}
+    return self.free[view]
 
-  def ld(u: UOp, env: dict[int, int]) -> UOp:
-    if u.op is Ops.LOAD or u.op in (Ops.CONST, Ops.ARANGE) and u.src:  # a lane that the view ignores reuses another lane's load
-      skip = independent(u.src[-1] if u.op is Ops.LOAD else u.src[0])
-      env = {a: v for a, v in env.items() if a not in skip}
-    key = (u, tuple(sorted(env.items())))
-    if key in memo: return memo[key]
-    if u.op is Ops.LOAD:
-      buf, view = u.src
-      idx, valid = k.view_st(view).to_indexed_uops(idxs_for(k.view_st(view), env))
-      index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
-      ret = UOp(Ops.LOAD, u.dtype, (index,))
-    elif u.op is Ops.CONST:
-      ret = u.arg.cast(u.dtype) if isinstance(u.arg, UOp) else UOp.const(u.dtype, u.arg)  # a size as a number (mean over i)
-      if u.src:  # a masked constant: zero outside the mask
-        _, valid = k.view_st(u.src[0]).to_indexed_uops(idxs_for(k.view_st(u.src[0]), env))
-        if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
-    elif u.op is Ops.ARANGE:  # the number line: its value is the position the view maps this index to
-      idx, valid = k.view_st(u.src[0]).to_indexed_uops(idxs_for(k.view_st(u.src[0]), env))
-      ret = idx.cast(u.dtype)
-      if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
-    elif u.op is Ops.REDUCE_AXIS:
-      op = u.arg[0]
-      vals = []
-      for combo in itertools.product(*[range(k.full_shape[a]) for a in unroll]):
-        vals.append(ld(u.src[0], {**env, **dict(zip(unroll, combo))}))
-      acc = vals[0]
-      for v in vals[1:]: acc = UOp(op, u.dtype, (acc, v))
-      ret = UOp(Ops.REDUCE, u.dtype, (acc,) + red_ranges, op) if red_ranges else acc
-      if group_axes: ret = group_reduce(ret, op, len(smem))
-    elif u.op in GroupOp.Elementwise:
-      ret = UOp(u.op, u.dtype, tuple(ld(s, env) for s in u.src), u.arg)
-    else: raise NotImplementedError(f"cannot lower {u.op}")
-    memo[key] = ret
-    return ret
-
-  # GROUP: each work-item reduces its share; partials meet in local memory; one loop sums them
-  local_axes = k.axes_of(AxisType.LOCAL, AxisType.GROUP)
-  lsizes = [k.full_shape[a] for a in local_axes]
-  smem: list[UOp] = []
-  def flat(idxs: list[UOp]) -> UOp:
+  def flat(self, idxs: list[UOp]) -> UOp:
+    """A position in the work-group, row-major over the local (and group) axes."""
     out, acc = UOp.const(dtypes.index, 0), 1
-    for i, s in reversed(list(zip(idxs, lsizes))): out, acc = out + i * acc, acc * s
+    for i, s in reversed(list(zip(idxs, self.lsizes))): out, acc = out + i * acc, acc * s
     return out
-  def group_reduce(partial: UOp, op: Ops, n: int) -> UOp:
-    buf = UOp(Ops.DEFINE_LOCAL, partial.dtype.ptr(), (), (f"temp{n}", prod(lsizes)))
-    smem.append(buf)
-    bar = UOp(Ops.BARRIER, dtypes.void, (UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, buf.dtype, (buf, flat([base[a] for a in local_axes]))), partial)),))
-    gsizes = [k.full_shape[a] for a in group_axes]
-    r2 = UOp(Ops.RANGE, dtypes.index, (), (len(k.full_shape), prod(gsizes), f"ridx{len(red_ranges)}"))  # one loop serves every partial
-    digits, rem = {}, r2
-    for a, s in reversed(list(zip(group_axes, gsizes))): digits[a], rem = rem % s, rem // s
-    idx = flat([digits.get(a, base[a]) for a in local_axes])
-    return UOp(Ops.REDUCE, partial.dtype, (UOp(Ops.LOAD, partial.dtype, (UOp(Ops.INDEX, buf.dtype, (buf, idx)), bar)), r2), op)
-  group_first = UOp.const(dtypes.bool, True)
-  for a in group_axes: group_first = group_first & base[a].eq(0)
 
-  stores = []
-  for store in k.ast.src:
-    buf, view, val = store.src
-    st = k.view_st(view)
-    for combo in itertools.product(*[range(k.full_shape[a]) for a in upcast]):
-      env = dict(zip(upcast, combo))
-      idx, valid = st.to_indexed_uops(idxs_for(st, env))
-      valid = valid & group_first  # after a GROUP reduce every work-item of the group has the answer: one stores it
-      index = UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
-      stores.append(UOp(Ops.STORE, dtypes.void, (index, ld(val, env))))
+  def group_reduce(self, partial: UOp, op: Ops) -> UOp:
+    """GROUP: each work-item reduces its share; partials meet in local memory; one loop over them finishes the reduce."""
+    buf = UOp(Ops.DEFINE_LOCAL, partial.dtype.ptr(), (), (f"temp{len(self.smem)}", prod(self.lsizes)))
+    self.smem.append(buf)
+    bar = UOp(Ops.BARRIER, dtypes.void, (UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, buf.dtype, (buf, self.flat([self.base[a] for a in self.local_axes]))),
+                                                                        partial)),))
+    gsizes = [self.k.full_shape[a] for a in self.group_axes]
+    r2 = UOp(Ops.RANGE, dtypes.index, (), (len(self.k.full_shape), prod(gsizes), f"ridx{len(self.red_ranges)}"))  # one loop serves every partial
+    digits, rem = {}, r2
+    for a, s in reversed(list(zip(self.group_axes, gsizes))): digits[a], rem = rem % s, rem // s
+    idx = self.flat([digits.get(a, self.base[a]) for a in self.local_axes])
+    return UOp(Ops.REDUCE, partial.dtype, (UOp(Ops.LOAD, partial.dtype, (UOp(Ops.INDEX, buf.dtype, (buf, idx)), bar)), r2), op)
+
+# ---------------------------------------------------------------- the rules: LANE(ast node) -> index math
+
+def _indexed(buf: UOp, idx: UOp, valid: UOp) -> UOp: return UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
+
+def _drop_ignored_lanes(ctx: Lowering, l: UOp, u: UOp) -> UOp | None:
+  """A lane the view ignores (a broadcast axis) reuses another lane's load: the lane forgets those axes."""
+  if not l.arg or u.op is not Ops.LOAD and not u.src: return None
+  skip = ctx.independent(u.src[-1] if u.op is Ops.LOAD else u.src[0])
+  env = tuple((a, v) for a, v in l.arg if a not in skip)
+  return None if env == l.arg else l.replace(arg=env)
+
+def _load(ctx: Lowering, l: UOp, u: UOp) -> UOp:
+  buf, view = u.src
+  return UOp(Ops.LOAD, u.dtype, (_indexed(buf, *ctx.index(view, dict(l.arg))),))
+
+def _const(ctx: Lowering, l: UOp, u: UOp) -> UOp:
+  ret = u.arg.cast(u.dtype) if isinstance(u.arg, UOp) else UOp.const(u.dtype, u.arg)  # a size as a number (mean over i)
+  if u.src:  # a masked constant: zero outside the mask
+    _, valid = ctx.index(u.src[0], dict(l.arg))
+    if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
+  return ret
+
+def _arange(ctx: Lowering, l: UOp, u: UOp) -> UOp:
+  """The number line: its value is the position the view maps this index to."""
+  idx, valid = ctx.index(u.src[0], dict(l.arg))
+  ret = idx.cast(u.dtype)
+  return ret if valid.is_const(True) else valid.where(ret, ret.const_like(0))
+
+def _reduce(ctx: Lowering, l: UOp, u: UOp) -> UOp:
+  """One update of the accumulator: the unrolled lanes combined, then REDUCE over the reduce loops."""
+  op, env = u.arg[0], dict(l.arg)
+  vals = [lane(u.src[0], {**env, **dict(zip(ctx.unroll, combo))}) for combo in itertools.product(*[range(ctx.k.full_shape[a]) for a in ctx.unroll])]
+  acc = vals[0]
+  for v in vals[1:]: acc = UOp(op, u.dtype, (acc, v))
+  ret = UOp(Ops.REDUCE, u.dtype, (acc,) + ctx.red_ranges, op) if ctx.red_ranges else acc
+  return ctx.group_reduce(ret, op) if ctx.group_axes else ret
+
+def _store(ctx: Lowering, l: UOp, u: UOp) -> UOp:
+  buf, view, val = u.src
+  idx, valid = ctx.index(view, dict(l.arg))
+  return UOp(Ops.STORE, dtypes.void, (_indexed(buf, idx, valid & ctx.group_first), lane(val, dict(l.arg))))
+
+def _cannot_lower(u: UOp): raise NotImplementedError(f"cannot lower {u.op}")
+
+def _lane_of(op) -> UPat: return UPat(Ops.LANE, name="l", src=(UPat(op, name="u"),))
+lowering = PatternMatcher([
+  (_lane_of((Ops.LOAD, Ops.CONST, Ops.ARANGE)), _drop_ignored_lanes),
+  (_lane_of(Ops.LOAD), _load),
+  (_lane_of(Ops.CONST), _const),
+  (_lane_of(Ops.ARANGE), _arange),
+  (_lane_of(Ops.REDUCE_AXIS), _reduce),
+  (_lane_of(GroupOp.Elementwise), lambda l, u: UOp(u.op, u.dtype, tuple(UOp(Ops.LANE, s.dtype, (s,), l.arg) for s in u.src), u.arg)),
+  (_lane_of(Ops.STORE), _store),
+  (_lane_of(None), lambda l, u: _cannot_lower(u)),
+])
+
+def lower_kernel(k: Kernel) -> UOp:
+  """The "lowered" pass: every store of the AST, once per upcast lane, rewritten into index math (not yet simplified)."""
+  ctx = Lowering(k)
+  lanes = [lane(store, dict(zip(ctx.upcast, combo))) for store in k.ast.src
+           for combo in itertools.product(*[range(k.full_shape[a]) for a in ctx.upcast])]
   # every buffer stays a parameter, even one whose loads folded away: the runtime passes them all, in order; so does every variable
-  return graph_rewrite(UOp.sink(*stores, *k.bufs, *kernel_vars(k)), lower_rules, name="lower: index math")
+  with in_stage("lowered"):
+    return graph_rewrite(UOp.sink(*lanes, *k.bufs, *kernel_vars(k)), lowering, ctx=ctx, name="lower: views to index math", top_down=True)
+
+def simplify(lowered: UOp) -> UOp:
+  """The "simplified" pass: symbolic rules over the index math, gates that became True dropped, one-hot sums folded."""
+  with in_stage("simplified"): return graph_rewrite(lowered, lower_rules, name="simplify: index math")
+
+def lower(k: Kernel) -> UOp: return simplify(lower_kernel(k))
 
 def kernel_vars(k: Kernel) -> list[UOp]:
   """The kernel's variables (symbolic sizes), by name: each becomes an int argument."""

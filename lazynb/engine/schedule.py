@@ -1,8 +1,9 @@
 """The scheduler: cut the lazy graph into kernels.
 
-Walking down from each tensor to realize, everything elementwise is fused into the kernel that consumes
-it, and movement ops are folded into the ShapeTracker of each load. A node becomes its own kernel (its
-result is stored to a buffer, and later kernels load it) when:
+Each kernel is cut by a rewrite pass (`cut_kernel`, reported to the trace in the "kernels" stage): from the tensor
+being realized down, everything elementwise is fused into the kernel that consumes it, and movement ops are folded
+into the ShapeTracker of each load. A node becomes its own kernel (its result is stored to a buffer, and later
+kernels load it) when:
 
   realize   it is a tensor being realized, or marked .contiguous()
   copy      it crosses devices (COPY)
@@ -10,7 +11,7 @@ result is stored to a buffer, and later kernels load it) when:
             is read through a view (expand, permute, pad ...) or by more than one consumer
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
-Before that, `fold_consts` rewrites the tensor graph: an op whose inputs are all constants becomes a constant (as
+Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): an op whose inputs are all constants becomes a constant (as
 a kernel would compute it), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
 kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
 
@@ -24,7 +25,7 @@ from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu, smax, unbind, variables
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage
 from lazynb.shape.shapetracker import ShapeTracker
 
 class Realized:
@@ -150,7 +151,7 @@ fold_consts = PatternMatcher([
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
-    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", report_unchanged=False)
+    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}
@@ -241,22 +242,23 @@ class Scheduler:
     self.root = root
     self.fused = self.find_reduce(root)
     self.globals: list[UOp] = [self.out_buf[root]]
-    self.memo: dict = {}
-    self.path: list[tuple] = []                 # movement ops between the root and the node being visited
+    self.paths: dict[UOp, tuple] = {}           # marker -> the movement ops between the root and it (outermost first)
     self.origins: dict[UOp, tuple] = {}         # VIEW -> the movement ops that made it (outermost first)
     kshape = self.fused.shape if self.fused is not None else root.shape
-    st = ShapeTracker.from_shape(kshape)
-    value = self.visit(root, st, top=True)
-    store_st = st
+    st = store_st = ShapeTracker.from_shape(kshape)
     if root.op is Ops.ASSIGN:  # into the target's memory, through the target's view of it
       store_st = chain_st(root.src[0])
       if store_st.shape != kshape: store_st = store_st.movement(Ops.RESHAPE, kshape)
-      if any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
-        # the value reads the memory it overwrites through another view: compute it into a buffer of its own first
-        self.add_root(root.src[1], "realize")
-        return self.build(root)
-    out = UOp(Ops.STORE, dtypes.void, (UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0), UOp(Ops.VIEW, dtypes.void, (), store_st), value))
-    ast, var_vals, sub = unbind_ast(UOp.sink(out))
+    # the cut: the root seen through its kernel's view, pushed down to loads by the rules in `cut_kernel`
+    dg = UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0)
+    start = UOp.sink(UOp(Ops.STORE, dtypes.void, (dg, UOp(Ops.VIEW, dtypes.void, (), store_st), seen_through(root, st))))
+    ast = graph_rewrite(start, cut_kernel, ctx=self, name=f"cut kernel: {root.op.name} ({self.roots[root]})", stage="kernels", top_down=True)
+    value = ast.src[0].src[2]
+    if root.op is Ops.ASSIGN and any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
+      # the value reads the memory it overwrites through another view: compute it into a buffer of its own first
+      self.add_root(root.src[1], "realize")
+      return self.build(root)
+    ast, var_vals, sub = unbind_ast(ast)
     bufs = tuple(buffers[b] for b in self.globals)
     origins = {sub.get(v, v): o for v, o in self.origins.items()}
     return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), origins, var_vals)
@@ -302,7 +304,7 @@ class Scheduler:
       if all(c in inside for n in between if n is not root for c in self.consumers.get(n, [])): return r
     return None
 
-  def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None) -> UOp:
+  def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None, marker: UOp | None = None) -> UOp:
     buf = self.add_root(n, reason) if n.op is not Ops.BUFFER else n
     if n.op is Ops.BUFFER:
       check_fresh(n)
@@ -312,39 +314,61 @@ class Scheduler:
     if buf not in self.globals: self.globals.append(buf)
     dg = UOp(Ops.DEFINE_GLOBAL, n.dtype.ptr(), (), self.globals.index(buf))
     view = UOp(Ops.VIEW, dtypes.void, (), st)
-    self.origins.setdefault(view, tuple(self.path))
+    self.origins.setdefault(view, self.paths.get(marker, ()))
     return UOp(Ops.LOAD, n.dtype, (dg, view))
 
-  def visit(self, n: UOp, st: ShapeTracker, top: bool = False) -> UOp:
-    key = (n, st)
-    if key in self.memo: return self.memo[key]
-    self.memo[key] = ret = self._visit(n, st, top)
-    return ret
+# ---------------------------------------------------------------- cutting one kernel: views pushed down to loads
+# VIEW(x) with arg st (a VIEW with a source) is a marker: "x, read through the ShapeTracker st". The cut starts with the
+# kernel's root seen through the kernel's shape and pushes the view down the tensor graph (top-down, so nothing below a
+# load is visited): movement ops fold into the view, elementwise ops are fused (the view goes to each source), and the
+# view stops at a BUFFER or at a boundary, where it becomes a LOAD. A boundary is a node with a kernel of its own: one
+# decided before (a realized tensor, a COPY, a CONTIGUOUS), or one these rules decide (the ctx, a Scheduler, records
+# it as a new root): a reduce that cannot join this kernel, an unsafe op under a padded view.
 
-  def _visit(self, n: UOp, st: ShapeTracker, top: bool) -> UOp:
-    op = n.op
-    if op is Ops.BUFFER: return self.load_root(self.root, n, "", st)
-    if not top and n in self.roots: return self.load_root(self.root, n, self.roots[n], st)
-    if op in (Ops.CONST, Ops.ARANGE):  # the view carries the kernel's shape (a reduce of constants must know its size) and any mask
-      return UOp(op, n.dtype, (UOp(Ops.VIEW, dtypes.void, (), st),), n.arg)
-    if op in GroupOp.Movement:
-      inner = ShapeTracker.from_shape(n.src[0].shape).movement(op, n.arg)
-      self.path.append((op.name, n.arg))
-      try: return self.visit(n.src[0], inner + st)
-      finally: self.path.pop()
-    if op is Ops.DETACH or (op is Ops.CONTIGUOUS and top): return self.visit(n.src[0], st)
-    if op is Ops.ASSIGN and top:  # the value, stored into the target's buffer (through the target's view)
-      return self.visit(n.src[1], st)
-    if op in (Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN): return self.load_root(self.root, n, "copy" if op is Ops.COPY else "realize", st)
-    if op in GroupOp.Elementwise:
-      if st.has_mask and op in GroupOp.UnsafePad and not top: return self.load_root(self.root, n, "pad", st)
-      return UOp(op, n.dtype, tuple(self.visit(s, st) for s in n.src), n.arg)
-    if op is Ops.REDUCE_AXIS:
-      if n is self.fused and st.contiguous and st.shape == n.shape:
-        src = n.src[0]
-        return UOp(Ops.REDUCE_AXIS, n.dtype, (self.visit(src, ShapeTracker.from_shape(src.shape)),), n.arg)
-      return self.load_root(self.root, n, "reduce", st)
-    raise NotImplementedError(f"the scheduler cannot handle {op}")
+def seen_through(x: UOp, st: ShapeTracker) -> UOp: return UOp(Ops.VIEW, x.dtype, (x,), st)
+
+def _inherit(ctx: Scheduler, v: UOp, child: UOp, *movement) -> UOp:
+  ctx.paths.setdefault(child, ctx.paths.get(v, ()) + movement)
+  return child
+
+def _boundary(ctx: Scheduler, v: UOp, x: UOp) -> UOp | None:
+  """x was given a kernel of its own (before, or by a rule here): this kernel loads its buffer."""
+  if x is ctx.root or x not in ctx.roots: return None
+  return ctx.load_root(ctx.root, x, ctx.roots[x], v.arg, v)
+
+def _through_movement(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
+  inner = ShapeTracker.from_shape(x.src[0].shape).movement(x.op, x.arg)
+  return _inherit(ctx, v, seen_through(x.src[0], inner + v.arg), (x.op.name, x.arg))
+
+def _fuse_elementwise(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
+  if v.arg.has_mask and x.op in GroupOp.UnsafePad and x is not ctx.root: return ctx.load_root(ctx.root, x, "pad", v.arg, v)  # f(0) != 0
+  return UOp(x.op, x.dtype, tuple(_inherit(ctx, v, seen_through(s, v.arg)) for s in x.src), x.arg)
+
+def _fuse_reduce(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
+  if x is ctx.fused and v.arg.contiguous and v.arg.shape == x.shape:  # the kernel's one reduce, read in place
+    src = x.src[0]
+    return UOp(Ops.REDUCE_AXIS, x.dtype, (_inherit(ctx, v, seen_through(src, ShapeTracker.from_shape(src.shape))),), x.arg)
+  return ctx.load_root(ctx.root, x, "reduce", v.arg, v)  # another reduce, or this one read through a view: a kernel of its own
+
+def _unknown(x: UOp): raise NotImplementedError(f"the scheduler cannot handle {x.op}")
+
+def _viewed(op, name="x") -> UPat: return UPat(Ops.VIEW, name="v", src=(UPat(op, name=name),))
+cut_kernel = PatternMatcher([
+  (_viewed(Ops.BUFFER), lambda ctx, v, x: ctx.load_root(ctx.root, x, "", v.arg, v)),
+  (_viewed(None), _boundary),
+  # a constant (or the number line) takes the view: it carries the kernel's shape (a reduce of constants counts it) and any mask
+  (_viewed((Ops.CONST, Ops.ARANGE)), lambda v, x: UOp(x.op, x.dtype, (UOp(Ops.VIEW, dtypes.void, (), v.arg),), x.arg)),
+  (_viewed(GroupOp.Movement), _through_movement),
+  (_viewed(Ops.DETACH), lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[0], v.arg))),
+  # the root's own CONTIGUOUS is this kernel; the root's ASSIGN stores its value (into the target's buffer)
+  (_viewed((Ops.CONTIGUOUS, Ops.ASSIGN)), lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[1 if x.op is Ops.ASSIGN else 0], v.arg)) if x is ctx.root else None),
+  # a COPY, a CONTIGUOUS or an ASSIGN inside the graph is a kernel of its own
+  (_viewed((Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN)),
+   lambda ctx, v, x: ctx.load_root(ctx.root, x, "copy" if x.op is Ops.COPY else "realize", v.arg, v)),
+  (_viewed(GroupOp.Elementwise), _fuse_elementwise),
+  (_viewed(Ops.REDUCE_AXIS), _fuse_reduce),
+  (_viewed(None), lambda v, x: _unknown(x)),
+])
 
 def ast_vars(ast: UOp) -> list[UOp]:
   """The variables (DEFINE_VARs) a kernel AST uses: in its views, and as values (a mean over a variable axis)."""
@@ -362,8 +386,9 @@ def unbind_ast(ast: UOp) -> tuple[UOp, dict[str, int], dict[UOp, UOp]]:
 
 def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Kernels for `outs`, in order, and for each out the view of a buffer that will hold it."""
-  s = Scheduler(outs)
-  items = s.run()
+  with in_stage("kernels"):
+    s = Scheduler(outs)
+    items = s.run()
   becomes: dict[UOp, UOp] = {}
   bufmap = {}
   for r, b in s.out_buf.items():

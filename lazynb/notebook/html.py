@@ -362,10 +362,11 @@ def view_rewrites(ctx: _Ctx) -> str:
     table = (f'<table class="lzt-small"><tr><th>#</th><th>matched pattern</th><th>before</th><th></th><th>after</th></tr>{rows}</table>'
              if rows else _note("No pattern matched."))
     sizes = " &rarr; ".join(esc(_dict(ctx.graphs.get(str(r.get(g)))).get("total_nodes", "?")) for g in ("before_graph", "after_graph"))
-    out.append(f'<details class="lzt-pass"><summary>{i}: {esc(r.get("name"))} <span class="lzt-muted">{esc(r.get("total_steps"))} steps, '
+    out.append(f'<details class="lzt-pass"><summary>{i}: <b>[{esc(r.get("stage") or "other")}]</b> {esc(r.get("name"))} <span class="lzt-muted">{esc(r.get("total_steps"))} steps, '
                f'{sizes} nodes</span></summary>{table}{more}{graphs}</details>')
   if len(passes) > MAX_PASSES: out.append(_note(f"Showing {MAX_PASSES} of {len(passes)} passes."))
-  return '<p class="lzt-muted">Each graph_rewrite pass: the patterns that fired, and the graph before and after.</p>' + "".join(out)
+  return ('<p class="lzt-muted">Each compiler pass in the order it ran, tagged with its stage (tensor graph, kernels, lowered, '
+          'simplified, linearized): the patterns that fired, and the graph before and after.</p>' + "".join(out))
 
 RENDER = {"schedule": view_schedule, "graph": view_graph, "shapetracker": view_shapetracker, "kernels": view_kernels,
           "timing": view_timing, "rewrites": view_rewrites}

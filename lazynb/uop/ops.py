@@ -6,7 +6,7 @@ the lazy tensor graph (BUFFER, RESHAPE, ADD, REDUCE_AXIS ...), kernel ASTs (LOAD
 lowered program (RANGE, SPECIAL, DEFINE_ACC ...).
 """
 from __future__ import annotations
-import enum, inspect, itertools, math, weakref
+import contextlib, enum, inspect, itertools, math, weakref
 from typing import Any, Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import prod, DEBUG
@@ -35,6 +35,7 @@ class Ops(enum.Enum):
   DEFINE_GLOBAL = enum.auto(); DEFINE_LOCAL = enum.auto(); DEFINE_ACC = enum.auto()  # noqa: E702
   LOAD = enum.auto(); STORE = enum.auto(); INDEX = enum.auto(); RANGE = enum.auto(); ENDRANGE = enum.auto()  # noqa: E702
   SPECIAL = enum.auto(); IF = enum.auto(); ENDIF = enum.auto(); BARRIER = enum.auto(); NOOP = enum.auto()  # noqa: E702
+  LANE = enum.auto()  # lowering's marker: LANE(ast node) = that node for one upcast/unroll lane (arg: ((axis, value), ...))
   def __repr__(self): return f"Ops.{self.name}"
   __hash__ = object.__hash__  # members are singletons; Enum's own hash is a Python call, and ops key every matcher lookup
 
@@ -494,7 +495,14 @@ class UPat:
       if len(alt) != len(u.src) and not (self.allow_any_len and len(u.src) >= len(alt)): continue
       outs = [store]
       for p, s in zip(alt, u.src):
-        outs = [m for st in outs for m in p.match(s, st)]
+        if p.src is None and len(outs) == 1:  # a leaf pattern (the common case): checked here, without a call
+          st = outs[0]
+          if p.op is not None and s.op not in p.op or p.dtype is not None and s.dtype not in p.dtype or p.arg is not None and s.arg != p.arg:
+            outs = []
+          elif p.name is not None:
+            if p.name not in st: outs = [{**st, p.name: s}]
+            elif st[p.name] is not s: outs = []
+        else: outs = [m for st in outs for m in p.match(s, st)]
         if not outs: break
       res.extend(outs)
     return res
@@ -511,18 +519,22 @@ class PatternMatcher:
   It returns a replacement UOp, or None to leave the node alone."""
   def __init__(self, patterns: list[tuple[UPat, Callable]]):
     self.patterns = patterns
-    self.by_op: dict[Ops | None, list] = {}
+    by_op: dict[Ops | None, list] = {}
     for pat, fn in patterns:
       params = inspect.signature(fn).parameters
-      entry = (pat, fn, "ctx" in params, "ret" in params and (pat.name != "ret"))
-      for op in (pat.op if pat.op is not None else [None]): self.by_op.setdefault(op, []).append(entry)
-    self.wild = self.by_op.get(None, [])
+      entry = (pat, fn, "ctx" in params, "ret" in params and (pat.name != "ret"), _src_ops(pat))
+      for op in (pat.op if pat.op is not None else [None]): by_op.setdefault(op, []).append(entry)
+    # per op: its own rules, then the rules for any op (one list per op, built once)
+    self.wild = by_op.get(None, [])
+    self.by_op = {op: by_op.get(op, []) + self.wild for op in Ops}
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, u: UOp, ctx=None) -> UOp | None:
     r = self.rewrite_with_pattern(u, ctx)
     return None if r is None else r[0]
   def rewrite_with_pattern(self, u: UOp, ctx=None) -> tuple[UOp, UPat] | None:
-    for pat, fn, wants_ctx, wants_ret in self.by_op.get(u.op, []) + self.wild:
+    for pat, fn, wants_ctx, wants_ret, (nsrc, first) in self.by_op[u.op]:
+      # a cheap test first: the number of sources, and the first source's op
+      if nsrc is not None and (len(u.src) != nsrc or first is not None and (not nsrc or u.src[0].op not in first)): continue
       for store in pat.match(u, {}):
         kw = {k: v for k, v in store.items()}
         if wants_ctx: kw["ctx"] = ctx
@@ -530,27 +542,72 @@ class PatternMatcher:
         if (ret := fn(**kw)) is not None and ret is not u: return ret, pat
     return None
 
-# graph_rewrite reports each pass to whoever listens (the trace bus installs a hook)
+def _src_ops(pat: UPat) -> tuple[int | None, frozenset | None]:
+  """For a pattern whose sources are given in order (each alternative a tuple of the same length): how many sources a
+  match has, and the ops its first source may have (None: any). A cheap test that rejects most nodes before the match."""
+  if not isinstance(pat.src, list) or pat.allow_any_len or len({len(alt) for alt in pat.src}) != 1: return None, None
+  firsts = [alt[0].op for alt in pat.src if alt]
+  return len(pat.src[0]), (None if not firsts or any(o is None for o in firsts) else frozenset().union(*firsts))
+
+# graph_rewrite reports each pass to whoever listens (the trace bus installs a hook). A hook may carry `wanted()`: it is
+# asked before each pass (the DEBUG printer wants passes only at DEBUG>=4), so nobody listening costs nothing.
 rewrite_hooks: list[Callable] = []
 
-def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True) -> UOp:
+# The compiler's stages, in pipeline order. Every pass is tagged with one: given to graph_rewrite, or the stage the
+# caller is in (`with in_stage("lowered"): ...`), so a helper's own rewrites (index simplification in a ShapeTracker)
+# are shown under the stage that ran them.
+STAGES = ("tensor graph", "kernels", "lowered", "simplified", "linearized")
+_stage_stack: list[str] = []
+
+@contextlib.contextmanager
+def in_stage(stage: str):
+  if stage not in STAGES: raise ValueError(f"unknown stage {stage!r}: one of {STAGES}")
+  _stage_stack.append(stage)
+  try: yield
+  finally: _stage_stack.pop()
+
+def current_stage() -> str | None: return _stage_stack[-1] if _stage_stack else None
+
+def _tracking() -> bool: return any(getattr(h, "wanted", _always)() for h in rewrite_hooks)
+def tracking_rewrites() -> bool:
+  """Does a reader want passes reported now? (then a pass collects its steps)"""
+  return bool(rewrite_hooks) and _tracking()
+def _always() -> bool: return True
+
+def report_pass(name: str, before: UOp, after: UOp, steps: list[tuple] | None = None, stage: str | None = None):
+  """Report a step that is not a PatternMatcher (the linearizer's ordering) like a pass: its graph before and after."""
+  if tracking_rewrites():
+    for h in rewrite_hooks: h(name, before, after, list(steps or []), stage or current_stage())
+
+def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True,
+                  stage: str | None = None, top_down: bool = False) -> UOp:
   """Rewrite a graph with `pm` until no pattern matches anywhere: sources first, then the node itself;
-  a replacement is rewritten again in turn. `report_unchanged=False`: a pass that changed nothing is not reported."""
-  track = bool(rewrite_hooks)
+  a replacement is rewritten again in turn. `top_down=True`: a node is also tried before its sources, and when a rule
+  replaces it the old sources are never visited (a rule that pushes a view down stops where it is turned into a load).
+  `report_unchanged=False`: a pass that changed nothing is not reported. `stage`: the pipeline stage the pass belongs to."""
+  if stage is not None and stage != current_stage():  # the rules' own rewrites (a ShapeTracker's index math) belong to this stage too
+    with in_stage(stage): return graph_rewrite(sink, pm, ctx, name, report_unchanged, stage, top_down)
+  track = tracking_rewrites()
   steps: list[tuple] = []
   done: dict[UOp, UOp] = {}
   stack: list[tuple] = [(sink, 0, None)]
   while stack:
-    n, stage, aux = stack.pop()
-    if n in done and stage != 2: continue
-    if stage == 0:
+    n, phase, aux = stack.pop()
+    if n in done and phase != 2: continue
+    if phase == 0:
+      if top_down and pm.by_op[n.op] and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
+        if track: steps.append((n, r[0], r[1]))
+        if r[0] in done: done[n] = done[r[0]]; continue  # noqa: E702
+        stack.append((n, 2, r[0]))
+        stack.append((r[0], 0, None))
+        continue
       stack.append((n, 1, None))
       for s in reversed(n.src):
         if s not in done: stack.append((s, 0, None))
-    elif stage == 1:
+    elif phase == 1:
       src = tuple(done[s] for s in n.src)
       nn = n if src == n.src else UOp(n.op, n.dtype, src, n.arg)
-      r = pm.rewrite_with_pattern(nn, ctx)
+      r = pm.rewrite_with_pattern(nn, ctx) if pm.by_op[nn.op] else None  # (no rule for this op: no call)
       if r is None:
         done[n] = nn
         continue
@@ -562,7 +619,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
       done[n] = done[aux]
   ret = done[sink]
   if track and (steps or report_unchanged):
-    for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps)
+    for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps, stage or current_stage())
   if DEBUG >= 7 and steps: print(f"rewrite {name}: {len(steps)} steps")
   return ret
 

@@ -88,7 +88,12 @@ def test_tinygrad_cell_renders_and_cross_highlights(lab, page):
   rw = tr.locator(".lz-rewrites")
   rw.wait_for()
   assert rw.locator("select option").count() == len(doc["rewrites"])
-  first = doc["rewrites"][0]["steps"]
+  # each pass is labelled with its stage; the first pass (fold constants) may have no steps: step through the first that has
+  labels = rw.locator("select option").all_inner_texts()
+  assert [label.split("] ")[0].split(". [")[1] for label in labels] == [r["stage"] or "other" for r in doc["rewrites"]]
+  i = next(j for j, r in enumerate(doc["rewrites"]) if len(r["steps"]) >= 2)
+  rw.locator("select").select_option(str(i))
+  first = doc["rewrites"][i]["steps"]
   assert rw.locator(".lz-pattern").inner_text() == first[0]["pattern"]
   rw.locator("button[data-step='1']").click()
   assert rw.locator(".lz-step-label").inner_text() == f"step 2 / {len(first)}"
