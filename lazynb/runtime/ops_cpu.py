@@ -144,6 +144,7 @@ class ClangCompiler(Compiler):
     unit, syms = batch_unit(named_srcs)
     lib = self._run(unit, unit)
     h = lib_hash(lib)
+    _batch_dlls[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
     _batch_libs[h] = lib
     if self._caching(): diskcache_put(self.cachekey + ":batch", h, lib)
     return [BATCH_REF + f"{h}\0{sym}".encode() for sym in syms]
@@ -212,12 +213,21 @@ def _place(d: pathlib.Path, lib: bytes) -> pathlib.Path:
 
 def load_library(lib: bytes) -> ctypes.CDLL:
   """ctypes needs a file: keep one per distinct binary, named by its hash, in the cache directory, and load it only if
-  its bytes are exactly `lib`. A cache directory that cannot hold it means a private temp dir (and no disk cache)."""
-  try: return ctypes.CDLL(str(_place(_libs_dir(), lib)))
+  its bytes are exactly `lib`. A cache directory that cannot hold it means a private temp dir (and no disk cache).
+  A library that names a function nobody defines (gcc and clang only warn about a call to an undeclared function)
+  is a CompileError, not a cache problem."""
+  try: return _dlopen(_place(_libs_dir(), lib))
   except OSError as e:
     if no_disk_cache() is not None: raise  # that was the private dir already
     no_disk_cache(f"cannot write compiled kernels to the cache directory ({e.strerror or e})")
-    return ctypes.CDLL(str(_place(_libs_dir(), lib)))
+    return _dlopen(_place(_libs_dir(), lib))
+
+def _dlopen(path: pathlib.Path) -> ctypes.CDLL:
+  try: return ctypes.CDLL(str(path))
+  except OSError as e:
+    if "undefined symbol" in str(e):
+      raise CompileError(f"the compiled kernel does not load: {str(e).split(': ')[-1]} (it calls a function that does not exist)") from None
+    raise
 
 class CPUProgram(Runner):
   def __init__(self, name: str, lib: bytes):
