@@ -141,6 +141,10 @@ class ClangCompiler(Compiler):
     """All kernels in one compiler call and one shared library; each kernel's binary is a reference to its function
     in it (see batch_unit). The library is cached once, under its hash, in the table `<cachekey>:batch`."""
     if len(named_srcs) == 1: return [self.compile(named_srcs[0][1])]
+    unique = list({src: (name, src) for name, src in reversed(named_srcs)}.values())[::-1]  # a source twice is one function
+    if len(unique) < len(named_srcs):
+      libs = dict(zip((src for _, src in unique), self.compile_batch(unique)))
+      return [libs[src] for _, src in named_srcs]
     unit, syms = batch_unit(named_srcs)
     lib = self._run(unit, unit)
     h = lib_hash(lib)
