@@ -16,7 +16,7 @@ counted in the compile+load numbers:
              batching and with it turned off (the compiler's `batches` flag), each with an empty cache
 """
 from __future__ import annotations
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, resource, statistics, subprocess, sys, tempfile, time
 from benchenv import environment, environment_lines, loadavg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,6 +41,11 @@ def programs(n: int, seed: int) -> list:
   items = outs[0].schedule(*outs[1:])
   return [get_program(si.ast, Device["CPU"].renderer) for si in items if si.kind == "kernel"]
 
+def cc_cpu() -> float:
+  """CPU seconds used so far by finished child processes (the compilers): unlike wall time, barely moved by other load."""
+  r = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return r.ru_utime + r.ru_stime
+
 def child(n: int, reps: int) -> dict:
   from lazynb import Tensor, Device
   from lazynb.engine import realize
@@ -52,23 +57,26 @@ def child(n: int, reps: int) -> dict:
   def load(prg, lib): CPUProgram(prg.name, lib)
   # single: one compiler process per kernel
   progs = programs(n, 1)
-  ts = []
+  ts, cpu = [], []
   for p in progs:
-    st = time.perf_counter()
+    st, c0 = time.perf_counter(), cc_cpu()
     load(p, comp.compile(p.src))
     ts.append(time.perf_counter() - st)
-  out["single_ms"] = {"median": statistics.median(ts) * 1e3, "min": min(ts) * 1e3, "max": max(ts) * 1e3, "kernels": len(ts)}
+    cpu.append(cc_cpu() - c0)
+  out["single_ms"] = {"median": statistics.median(ts) * 1e3, "min": min(ts) * 1e3, "max": max(ts) * 1e3, "kernels": len(ts),
+                      "cc_cpu_median": statistics.median(cpu) * 1e3}
   # batch: all in one call
-  per = []
+  per, cpu = [], []
   for r in range(reps):
     progs = programs(n, 2 + r)
     named = list({p.src: p.name for p in progs}.items())
-    st = time.perf_counter()
+    st, c0 = time.perf_counter(), cc_cpu()
     libs = comp.compile_batch([(name, src) for src, name in named])
     for (src, name), lib in zip(named, libs): CPUProgram(name, lib)
     per.append((time.perf_counter() - st) / len(named))
+    cpu.append((cc_cpu() - c0) / len(named))
     out["batch_kernels"] = len(named)
-  out["batch_ms_per_kernel"] = {"median": statistics.median(per) * 1e3, "all": [round(x * 1e3, 1) for x in per]}
+  out["batch_ms_per_kernel"] = {"median": statistics.median(per) * 1e3, "all": [round(x * 1e3, 1) for x in per], "cc_cpu_median": statistics.median(cpu) * 1e3}
   # flags: single compiles with other flags (8 kernels each)
   progs = programs(8, 10)[:8]
   base = comp.args
@@ -77,12 +85,13 @@ def child(n: int, reps: int) -> dict:
   out["flags_ms"] = {}
   for vn, args in variants.items():
     comp.args = args
-    ts = []
+    ts, cpu = [], []
     for p in progs:
-      st = time.perf_counter()
+      st, c0 = time.perf_counter(), cc_cpu()
       comp.compile(p.src)
       ts.append(time.perf_counter() - st)
-    out["flags_ms"][vn] = statistics.median(ts) * 1e3
+      cpu.append(cc_cpu() - c0)
+    out["flags_ms"][vn] = {"wall": statistics.median(ts) * 1e3, "cc_cpu": statistics.median(cpu) * 1e3}
   comp.args = base
   # schedule: what a cell with n new kernels costs, batched and not
   for mode, batches in (("batched", True), ("one call per kernel", False)):
@@ -121,16 +130,17 @@ def main(argv=None):
   for cc in ("gcc", "clang"):
     print(f"{cc} ...", file=sys.stderr, flush=True)
     R[cc] = run_child(cc, a.kernels, a.reps)
-  print(f"\nnew small kernels, compile + load (rendered beforehand); {a.kernels} kernels")
-  print(f"{'':6s} {'single, median':>15s} {'batch, per kernel':>18s} {'schedule batched':>17s} {'schedule unbatched':>19s}  load avg before/after")
+  print(f"\nnew small kernels, compile + load (rendered beforehand), wall time (compiler CPU time in brackets)")
+  print(f"{'':6s} {'single, median':>20s} {f'batch of {a.kernels}, per kernel':>25s} {f'{a.kernels}-kernel schedule: batched':>32s} {'one call each':>14s}  load avg before / after")
   for cc in ("gcc", "clang"):
     r = R[cc]
     if "error" in r: print(f"{cc}: FAILED {r['error']}"); continue  # noqa: E702
-    print(f"{cc:6s} {r['single_ms']['median']:12.1f} ms {r['batch_ms_per_kernel']['median']:15.1f} ms {r['schedule_s batched']:15.2f} s "
-          f"{r['schedule_s one call per kernel']:17.2f} s  {r['loadavg'][0]} / {r['loadavg'][1]}")
-  print(f"\nsingle compile, median of 8 kernels, by flags (ms)")
+    sm, bm = r["single_ms"], r["batch_ms_per_kernel"]
+    print(f"{cc:6s} {sm['median']:9.1f} ms ({sm['cc_cpu_median']:5.1f}) {bm['median']:14.1f} ms ({bm['cc_cpu_median']:5.1f}) {r['schedule_s batched']:30.2f} s "
+          f"{r['schedule_s one call per kernel']:12.2f} s  {r['loadavg'][0]} / {r['loadavg'][1]}")
+  print(f"\nsingle compile by flags, median of 8 kernels: wall ms (compiler CPU ms)")
   for cc in ("gcc", "clang"):
-    if "error" not in R[cc]: print(f"{cc:6s} " + ", ".join(f"{k}: {v:.1f}" for k, v in R[cc]["flags_ms"].items()))
+    if "error" not in R[cc]: print(f"{cc:6s} " + ", ".join(f"{k}: {v['wall']:.1f} ({v['cc_cpu']:.1f})" for k, v in R[cc]["flags_ms"].items()))
   if a.json:
     with open(a.json, "w") as f: json.dump(R, f, indent=1)
 
