@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 for p in (ROOT, HERE):
   if p not in sys.path: sys.path.insert(0, p)
+from benchenv import environment, environment_lines
 from bench_core import MM_N, EW_N, perf, median, listening, realize_timed, np_matmul_once, np_add_alloc_once, np_chain, lazy_chain, loadavg, table
 
 def matmul_vs_numpy(device: str, reps: int) -> dict:
@@ -105,7 +106,7 @@ def run_child(mode: str, quick: bool, **env) -> dict:
   return json.loads(p.stdout.strip().splitlines()[-1])
 
 def report(R: dict) -> str:
-  out = [f"load average {R['loadavg_start']} at start, {R['loadavg_end']} at end"]
+  out = environment_lines(R["environment"]) + [f"load average {R['loadavg_start']} at start, {R['loadavg_end']} at end"]
   cold, warm = R["beam_cold"], R["beam_warm"]
   if "error" in cold or "error" in warm: out.append(f"1. BEAM=2: FAILED: {cold.get('error') or warm.get('error')}")
   else:
@@ -145,7 +146,7 @@ def main():
   ap.add_argument("--child", choices=["beam", "cl", "tinygrad"], help=argparse.SUPPRESS)
   args = ap.parse_args()
   if args.child: print(json.dumps(child(args.child, args.quick))); return
-  R: dict = {"loadavg_start": loadavg()}
+  R: dict = {"environment": environment(), "loadavg_start": loadavg()}
   with tempfile.TemporaryDirectory() as cache:
     print("BEAM=2, empty cache ...", file=sys.stderr, flush=True)
     R["beam_cold"] = run_child("beam", args.quick, BEAM="2", LAZYNB_CACHE=cache)

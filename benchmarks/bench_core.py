@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse, contextlib, ctypes, gc, importlib.util, json, os, platform, statistics, subprocess, sys, tempfile, time, traceback
 
 import numpy as np
+from benchenv import environment, environment_lines, loadavg  # noqa: F401 (loadavg: bench_backends takes it from here)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -42,9 +43,6 @@ def guarded(fn, *args):
   try: return fn(*args)
   except Exception as e: return {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300], "traceback": traceback.format_exc()}
 
-def loadavg() -> list[float] | None:
-  try: return [round(x, 2) for x in os.getloadavg()]
-  except OSError: return None
 
 # ---------------------------------------------------------------- numpy / BLAS / machine facts
 
@@ -480,7 +478,7 @@ def report_header(R: dict) -> list[str]:
   busy = (m.get("loadavg_start") or [0])[0] > 0.5 * (m["nproc"] or 1)  # at start: the end value includes this benchmark itself
   warn = [f"WARNING: the machine was busy (1-minute load average above {0.5 * (m['nproc'] or 1):.1f}); other processes were competing for the "
           "cores and memory bus, and multithreaded OpenBLAS suffers most, so ratios against numpy are not reliable. Re-run on an idle machine."] if busy else []
-  return warn + [
+  return warn + environment_lines(R["environment"]) + [
     f"machine: {m['cpu_model']}, nproc={m['nproc']}, python {m['python']}, numpy {m['numpy']}, lazynb commit {m.get('git_commit')}"
     f"{' + uncommitted changes in lazynb/' if m.get('git_dirty') else ''}",
     f"load average: {m.get('loadavg_start')} at start, {R.get('loadavg_end')} at end (the end value includes this run's own load)",
@@ -609,7 +607,7 @@ def main():
   if args.child == "single": print(json.dumps(single_core_child(args.quick))); return
 
   t0 = perf()
-  R: dict = {"quick": args.quick, "machine": machine_info(), "numpy_blas": blas_info(), "lazynb": guarded(lazynb_info)}
+  R: dict = {"quick": args.quick, "environment": environment(), "machine": machine_info(), "numpy_blas": blas_info(), "lazynb": guarded(lazynb_info)}
   step = lambda s: print(f"[{perf() - t0:6.1f}s] {s} ...", file=sys.stderr, flush=True)  # noqa: E731
   step("numpy in child processes: environment as-is, and with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset")
   R["numpy_child_asis"], R["numpy_unset"] = numpy_children(args.quick)

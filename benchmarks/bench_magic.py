@@ -7,6 +7,7 @@ and the size of the output for a cell whose lazy graph has ~2,000 nodes.
 from __future__ import annotations
 import argparse, json, statistics, time
 from lazynb import Tensor
+from benchenv import environment, environment_lines
 from lazynb.notebook.magic import run_code, effective, parse_args
 
 CELL_20 = """
@@ -27,6 +28,8 @@ def main(argv=None) -> dict:
   ap = argparse.ArgumentParser()
   ap.add_argument("--json")
   args = ap.parse_args(argv)
+  env = environment()
+  print("\n".join(environment_lines(env)))
   ns = {"Tensor": Tensor, "a": Tensor.rand(256, 256).realize()}
   code = compile(CELL_20, "<cell>", "exec")
   exec(code, ns)  # warm: compile the kernel once
@@ -45,7 +48,7 @@ def main(argv=None) -> dict:
   nodes = max(g["total_nodes"] for g in doc["graphs"].values())
   json_bytes = len(json.dumps(doc))
   html_bytes = len(render_html(doc))
-  res = {"cell_kernels": sum(k["runs"] for k in run.trace.to_json()["kernels"]),
+  res = {"environment": env, "cell_kernels": sum(k["runs"] for k in run.trace.to_json()["kernels"]),
          "plain_s": plain, "recorded_s": recorded, "overhead_ratio": recorded / plain - 1, "to_json_s": doc_t, "render_html_s": html_t,
          "big_graph_nodes": nodes, "big_json_bytes": json_bytes, "big_html_bytes": html_bytes}
   print(f"20-kernel cell: plain {plain * 1e3:.2f} ms, under the recorder {recorded * 1e3:.2f} ms "

@@ -11,6 +11,7 @@ from about 2.3). Accuracy is examples/mnist.py's job; this is about speed.
 from __future__ import annotations
 import argparse, importlib.util, json, os, subprocess, sys, time
 import numpy as np
+from benchenv import environment_lines
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -68,6 +69,7 @@ def main():
   ap.add_argument("--child", choices=["lazynb", "tinygrad"], help=argparse.SUPPRESS)
   args = ap.parse_args()
   if args.child: print(json.dumps(train(args.child, args.steps, args.batch))); return
+  print("\n".join(environment_lines()), flush=True)
   rows = []
   for fw in ["lazynb"] + (["tinygrad"] if importlib.util.find_spec("tinygrad") else []):
     print(f"{fw} ...", file=sys.stderr, flush=True)

@@ -24,15 +24,31 @@ class CompileError(RuntimeError):
   """A kernel failed to compile; the message shows the offending source line and the compiler's words."""
 
 class Compiler:
-  """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash."""
+  """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash.
+
+  A compiler that can compile several kernels in one call sets `batches = True` and implements `compile_batch`:
+  the runtime then gathers a schedule's new kernels and pays one compiler start-up for all of them. Its per-kernel
+  binaries may be references into a shared one; `resolve` turns a cached value back into something the runtime
+  loads, or None when what it refers to is gone (a miss)."""
+  batches = False
   def __init__(self, cachekey: str | None = None): self.cachekey = cachekey
   def compile(self, src: str) -> bytes: return src.encode()
+  def compile_batch(self, named_srcs: list[tuple[str, str]]) -> list[bytes]:
+    """One binary per (kernel name, source), in order. Here: one compile each."""
+    return [self.compile(src) for _, src in named_srcs]
+  def resolve(self, lib: bytes) -> bytes | None: return lib
+  def _caching(self) -> bool: return self.cachekey is not None and CACHELEVEL >= 1
+  def lookup(self, src: str) -> bytes | None:
+    """The cached binary of `src`, or None."""
+    if not self._caching(): return None
+    lib = diskcache_get(self.cachekey, hashlib.sha256(src.encode()).hexdigest())
+    return None if lib is None else self.resolve(lib)
+  def store(self, src: str, lib: bytes):
+    if self._caching(): diskcache_put(self.cachekey, hashlib.sha256(src.encode()).hexdigest(), lib)
   def compile_cached(self, src: str) -> bytes:
-    if self.cachekey is None or CACHELEVEL < 1: return self.compile(src)
-    key = hashlib.sha256(src.encode()).hexdigest()
-    if (lib := diskcache_get(self.cachekey, key)) is not None: return lib
+    if (lib := self.lookup(src)) is not None: return lib
     lib = self.compile(src)
-    diskcache_put(self.cachekey, key, lib)
+    self.store(src, lib)
     return lib
 
 class Runner:

@@ -9,7 +9,8 @@ Event kinds and their data:
   rewrite    name, stage, before, after, steps [(before, after, UPat)]   after a graph_rewrite or a reported step (only if a
              reader asked); stage is one of uop.ops.STAGES ("tensor graph" ... "linearized"), or None outside the compiler
   program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times
-  compile    name, device, seconds, cached                    after the device compiler ran
+  compile    name, device, seconds, cached, batch             after the device compiler ran (batch: kernels compiled in
+                                                              that compiler call, seconds is this one's share; 0 if cached)
   exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs, var_vals (name -> int)
   realize    kernels, copies, seconds                          after a schedule has run
   jit        phase ("capture" | "replay"), name, kernels, var_vals      TinyJit

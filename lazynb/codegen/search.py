@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from lazynb import trace
 from lazynb.dtype import to_storage
 from lazynb.helpers import getenv, DEBUG, prod
+from lazynb.device import Device
 from lazynb.uop.ops import UOp, Ops, pretty
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, all_opt_candidates
 
@@ -51,20 +52,45 @@ class _Timer:
   """Compiles and times candidates; a run that exceeds the time limit is abandoned."""
   def __init__(self, bufs):
     self.bufs = bufs
-    self.pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
+    self.workers = max(1, os.cpu_count() or 1)
+    self.pool = ThreadPoolExecutor(self.workers)
     self.runner_pool = ThreadPoolExecutor(1)
     self.skipped: list[str] = []
-  def runner(self, k: Kernel):
+  def runner(self, k: Kernel, lib: bytes | None = None, compile_s: float = 0.0, batch: int = 1, render_only: bool = False):
+    """Compile and load candidate `k` (render_only: just its ProgramSpec); with `lib` (its binary), `k` is its ProgramSpec."""
     from lazynb.engine.realize import CompiledRunner
     from lazynb.codegen import get_program
-    return CompiledRunner(get_program(k.ast, k.renderer, k.applied_opts))
+    if render_only: return get_program(k.ast, k.renderer, k.applied_opts)
+    return CompiledRunner(k if lib is not None else get_program(k.ast, k.renderer, k.applied_opts), lib, compile_s, batch=batch)
+  def _skip(self, k, e: Exception):
+    self.skipped.append(f"{getattr(k, 'applied_opts', getattr(k, 'opts', '?'))}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
   def compile_all(self, ks: list[Kernel]) -> list:
+    """A runner per candidate (None: skipped). A compiler that batches gets one call per worker thread, each for its
+    share of the candidates (a failed batch is compiled one by one, so one bad candidate skips only itself)."""
     def one(k):
       try: return self.runner(k)
-      except Exception as e:
-        self.skipped.append(f"{k.applied_opts}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
-        return None
-    return list(self.pool.map(one, ks))
+      except Exception as e: return self._skip(k, e)
+    compiler = Device[ks[0].renderer.device].compiler if ks else None
+    if compiler is None or not compiler.batches or len(ks) < 2: return list(self.pool.map(one, ks))
+    def render(k):
+      try: return self.runner(k, render_only=True)
+      except Exception as e: return self._skip(k, e)
+    progs = list(self.pool.map(render, ks))
+    live = [i for i, p in enumerate(progs) if p is not None]
+    workers = self.workers
+    def chunk(idx: list[int]) -> dict:
+      st = time.perf_counter()
+      try: libs = compiler.compile_batch([(progs[i].name, progs[i].src) for i in idx])
+      except Exception: return {i: one(ks[i]) for i in idx}
+      share, out = (time.perf_counter() - st) / len(idx), {}
+      for i, lib in zip(idx, libs):
+        compiler.store(progs[i].src, lib)
+        try: out[i] = self.runner(progs[i], lib, share, len(idx))
+        except Exception as e: out[i] = self._skip(progs[i], e)
+      return out
+    done: dict = {}
+    for d in self.pool.map(chunk, [c for c in (live[j::workers] for j in range(workers)) if c]): done.update(d)
+    return [done.get(i) for i in range(len(ks))]
   def time(self, r, runs: int, warmup: bool = True) -> float:
     """Median of `runs` timed runs. With `warmup`, a short first run (under 20 ms) is not counted: a fresh
     kernel's first run pays for cold caches and page faults, which would make good kernels look slow. A

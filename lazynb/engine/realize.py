@@ -4,26 +4,28 @@ import hashlib, time
 from typing import Callable
 import numpy as np
 from lazynb import trace
-from lazynb.device import Device, Buffer, Runner  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
-from lazynb.helpers import GlobalCounters
+from lazynb.device import Device, Buffer, CompileError, Runner  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
+from lazynb.helpers import GlobalCounters, NOOPT, BEAM
+from lazynb.codegen import get_program
 from lazynb.renderer import ProgramSpec
 from lazynb.uop.ops import UOp, sym_eval
 from lazynb.engine.schedule import ScheduleItem
 
 class CompiledRunner:
-  """A ProgramSpec compiled and loaded on its device."""
-  def __init__(self, prg: ProgramSpec):
+  """A ProgramSpec compiled and loaded on its device. With `lib`, the binary is already at hand (compile_ahead made it,
+  in a batch of `batch` kernels, or found it cached), and `compile_s` is what it cost."""
+  def __init__(self, prg: ProgramSpec, lib: bytes | None = None, compile_s: float = 0.0, cached: bool = False, batch: int = 1):
     self.p = prg
     dev = Device[prg.device]
-    st = time.perf_counter()
-    key = dev.compiler.cachekey
-    cached = False
-    if key is not None:
-      from lazynb.device import diskcache_get
-      cached = diskcache_get(key, hashlib.sha256(prg.src.encode()).hexdigest()) is not None
-    self.lib = dev.compiler.compile_cached(prg.src)
-    self.compile_s = time.perf_counter() - st
-    trace.emit("compile", name=prg.name, display_name=prg.display_name, device=prg.device, seconds=self.compile_s, cached=cached)
+    if lib is None:
+      st = time.perf_counter()
+      lib = dev.compiler.lookup(prg.src)
+      if not (cached := lib is not None): lib = dev.compiler.compile_cached(prg.src)
+      compile_s = time.perf_counter() - st
+    self.lib, self.compile_s = lib, compile_s
+    # batch: how many kernels the compiler call that made this one compiled (0: it came from the disk cache)
+    trace.emit("compile", name=prg.name, display_name=prg.display_name, device=prg.device, seconds=self.compile_s, cached=cached,
+               batch=0 if cached else batch)
     self.fxn = dev.runtime(prg.name, self.lib)
   def __call__(self, bufs: list[Buffer], var_vals: dict[str, int] | None = None, wait: bool = True) -> float:
     """Run on `bufs`; `var_vals` gives each variable of a symbolic kernel its value (name -> int) for this run."""
@@ -48,13 +50,50 @@ def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | 
 
 method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 
+def runner_key(device: str, ast: UOp, opts=None) -> tuple[str, UOp, tuple]:
+  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None))
+
 def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
-  from lazynb.helpers import NOOPT, BEAM
-  key = (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None))
-  if key not in method_cache:
-    from lazynb.codegen import get_program
-    method_cache[key] = CompiledRunner(get_program(ast, Device[device].renderer, opts))
+  key = runner_key(device, ast, opts)
+  if key not in method_cache: method_cache[key] = CompiledRunner(get_program(ast, Device[device].renderer, opts))
   return method_cache[key]
+
+def compile_ahead(items: list[ScheduleItem]):
+  """Before a schedule runs: render its kernels that have no runner yet and compile the ones the disk cache lacks in one
+  compiler call per device (where its compiler `batches`), instead of one compiler start-up per kernel. Anything that
+  fails here is left to exec_item, which meets it in its turn and reports it as it always has: a kernel that does not
+  render, and, when the batch does not compile, the first kernel that does not compile on its own."""
+  todo: dict[tuple, ScheduleItem] = {}
+  for si in items:
+    if si.kind != "kernel" or si.bufs[0].size == 0: continue
+    dev = si.bufs[0].device
+    if (key := runner_key(dev, si.ast)) not in method_cache and key not in todo and Device[dev].compiler.batches: todo[key] = si
+  if len(todo) < 2: return
+  progs: dict[tuple, ProgramSpec] = {}
+  for key, si in todo.items():
+    try: progs[key] = get_program(si.ast, Device[key[0]].renderer, None)
+    except Exception: break  # exec_item raises it when it gets there
+  for dev in dict.fromkeys(key[0] for key in progs):
+    compiler = Device[dev].compiler
+    new: dict[str, list[tuple]] = {}  # source -> the kernels with it
+    for key, prg in progs.items():
+      if key[0] != dev: continue
+      st = time.perf_counter()
+      if (lib := compiler.lookup(prg.src)) is not None: method_cache[key] = CompiledRunner(prg, lib, time.perf_counter() - st, cached=True)
+      else: new.setdefault(prg.src, []).append(key)
+    if not new: continue
+    named = [(progs[keys[0]].name, src) for src, keys in new.items()]
+    st = time.perf_counter()
+    try: libs = compiler.compile_batch(named)
+    except CompileError:  # find the kernel that fails: compile one by one, in schedule order, up to it
+      for keys in new.values():
+        try: method_cache[keys[0]] = CompiledRunner(progs[keys[0]])
+        except CompileError: break
+      continue
+    share = (time.perf_counter() - st) / len(named)
+    for (_, src), lib, keys in zip(named, libs, new.values()):
+      compiler.store(src, lib)
+      for key in keys: method_cache[key] = CompiledRunner(progs[key], lib, share, batch=len(named))
 
 def run_copy(dst: Buffer, src: Buffer) -> float:
   st = time.perf_counter()
@@ -89,6 +128,7 @@ def exec_item(si: ScheduleItem) -> float:
 
 def run_schedule(items: list[ScheduleItem]) -> None:
   st = time.perf_counter()
+  compile_ahead(items)
   kernels = copies = 0
   run_t = 0.0
   for si in items:
@@ -105,5 +145,6 @@ class ExecItem:
   def run(self) -> float: return exec_item(self.si)
 
 def lower_schedule(items: list[ScheduleItem]):
-  """Compile the schedule's kernels one by one, as they are needed."""
+  """The schedule's items made ready to run, one at a time; its new kernels are compiled together first."""
+  compile_ahead(items)
   for si in items: yield ExecItem(si)

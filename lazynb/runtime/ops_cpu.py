@@ -13,7 +13,7 @@ from __future__ import annotations
 import atexit, ctypes, hashlib, os, pathlib, re, shutil, subprocess, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
-from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
+from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable, diskcache_get, diskcache_put
 from lazynb.helpers import cache_dir, getenv, no_disk_cache
 from lazynb.renderer.cstyle import ClangRenderer
 
@@ -103,6 +103,7 @@ def half_support(cc: str, args: tuple[str, ...]) -> str:
 _ISA = re.compile(r"__(SSE|AVX|FMA|F16C|AMX|BMI|LZCNT|POPCNT)[A-Z0-9_]*__")
 
 class ClangCompiler(Compiler):
+  batches = True  # a schedule's new kernels share one compiler call (compile_batch)
   def __init__(self, cachekey: str = "compile_cpu", args: tuple[str, ...] = ()):
     self.cc = find_cc()
     self.march, self.half = knobs()
@@ -112,7 +113,7 @@ class ClangCompiler(Compiler):
                                         "(-march=native leaves them off); kernels would die with 'Illegal instruction'")
     # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
     # integer overflow wrap around, as numpy's does
-    self.args = ("-shared", "-fPIC", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
+    self.args = ("-shared", "-fPIC", "-pipe", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
     if "__clang__" in target_macros(self.cc, self.march): self.args += ("-mprefer-vector-width=512",)
     # gcc 12's loop vectorizer sums a loop that walks memory backwards wrongly (a flipped view: the sum of
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
@@ -127,13 +128,66 @@ class ClangCompiler(Compiler):
     if why and self.half == "native":
       raise CompileError(f"LAZYNB_HALF=native, but {self.cc} with {' '.join(self.args)}: {why}. Use LAZYNB_HALF=auto (emulates half).")
     return not why
-  def compile(self, src: str) -> bytes:
+  def compile(self, src: str) -> bytes: return self._run(src, src)
+  def _run(self, unit: str, shown: str) -> bytes:
+    """One compiler process: C source on stdin, the shared library's bytes back."""
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "k.so")
       cmd = self.cc.split() + list(self.args) + ["-x", "c", "-", "-o", out]
-      p = subprocess.run(cmd, input=src.encode(), capture_output=True)
-      if p.returncode != 0: raise CompileError(explain_compile_error(src, p.stderr.decode(errors="replace"), self.cc))
+      p = subprocess.run(cmd, input=unit.encode(), capture_output=True)
+      if p.returncode != 0: raise CompileError(explain_compile_error(shown, p.stderr.decode(errors="replace"), self.cc))
       with open(out, "rb") as f: return f.read()
+  def compile_batch(self, named_srcs: list[tuple[str, str]]) -> list[bytes]:
+    """All kernels in one compiler call and one shared library; each kernel's binary is a reference to its function
+    in it (see batch_unit). The library is cached once, under its hash, in the table `<cachekey>:batch`."""
+    if len(named_srcs) == 1: return [self.compile(named_srcs[0][1])]
+    unique = list({src: (name, src) for name, src in reversed(named_srcs)}.values())[::-1]  # a source twice is one function
+    if len(unique) < len(named_srcs):
+      libs = dict(zip((src for _, src in unique), self.compile_batch(unique)))
+      return [libs[src] for _, src in named_srcs]
+    unit, syms = batch_unit(named_srcs)
+    lib = self._run(unit, unit)
+    h = lib_hash(lib)
+    _batch_dlls[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
+    _batch_libs[h] = lib
+    if self._caching(): diskcache_put(self.cachekey + ":batch", h, lib)
+    return [BATCH_REF + f"{h}\0{sym}".encode() for sym in syms]
+  def resolve(self, lib: bytes) -> bytes | None:
+    """A reference into a batch library is usable when that library is at hand: in this process or in the cache."""
+    if not lib.startswith(BATCH_REF): return lib
+    h, _ = parse_ref(lib)
+    if h not in _batch_libs:
+      if (blib := diskcache_get(self.cachekey + ":batch", h)) is None or lib_hash(blib) != h: return None
+      _batch_libs[h] = blib
+    return lib
+
+# ---------------------------------------------------------------- several kernels in one translation unit
+# A schedule's new kernels are compiled together: one compiler start-up (~70-250 ms) instead of one per kernel.
+# Kernel i's function is exported as `<name>_lz<source hash>` (two kernels may share a name, never a source), its
+# file-scope statics (the half/bfloat16 helpers lz_*) get the suffix _lzb<i>, and macros it defines are undefined
+# after it, all with #define/#undef around the untouched source, so no kernel sees another's names.
+BATCH_REF = b"lazynb-batch\0"  # a kernel's "binary" when it lives in a batch library: BATCH_REF + "<lib hash>\0<symbol>"
+_batch_libs: dict[str, bytes] = {}       # batch libraries this process compiled or read from the cache, by hash
+_batch_dlls: dict[str, ctypes.CDLL] = {}  # ... and loaded
+_STATIC = re.compile(r"^[ \t]*static\b[^;{=(]*?\b([A-Za-z_]\w*)\s*[(\[=;]", re.M)
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+
+def lib_hash(lib: bytes) -> str: return hashlib.sha256(lib).hexdigest()[:32]
+def parse_ref(lib: bytes) -> tuple[str, str]:
+  h, sym = lib[len(BATCH_REF):].decode().split("\0")
+  return h, sym
+
+def batch_unit(named_srcs: list[tuple[str, str]]) -> tuple[str, list[str]]:
+  """(one C source holding every kernel, the symbol each kernel's function is exported as)."""
+  parts, syms = [], []
+  for i, (name, src) in enumerate(named_srcs):
+    sym = f"{name}_lz{hashlib.sha256(src.encode()).hexdigest()[:16]}"
+    helpers = sorted((set(_STATIC.findall(src)) | set(re.findall(r"\blz_\w+", src))) - {name})
+    renames = [(name, sym)] + [(n, f"{n}_lzb{i}") for n in helpers]
+    parts += [f"#define {a} {b}" for a, b in renames] + [src] + [f"#undef {a}" for a, _ in renames]
+    parts += [f"#undef {m}" for m in sorted(set(_DEFINE.findall(src)))]
+    syms.append(sym)
+  return "\n".join(parts) + "\n", syms
 
 _private_libs: str | None = None  # a temp dir of this process, when the cache directory cannot hold libraries
 def _libs_dir() -> pathlib.Path:
@@ -163,17 +217,32 @@ def _place(d: pathlib.Path, lib: bytes) -> pathlib.Path:
 
 def load_library(lib: bytes) -> ctypes.CDLL:
   """ctypes needs a file: keep one per distinct binary, named by its hash, in the cache directory, and load it only if
-  its bytes are exactly `lib`. A cache directory that cannot hold it means a private temp dir (and no disk cache)."""
-  try: return ctypes.CDLL(str(_place(_libs_dir(), lib)))
+  its bytes are exactly `lib`. A cache directory that cannot hold it means a private temp dir (and no disk cache).
+  A library that names a function nobody defines (gcc and clang only warn about a call to an undeclared function)
+  is a CompileError, not a cache problem."""
+  try: return _dlopen(_place(_libs_dir(), lib))
   except OSError as e:
     if no_disk_cache() is not None: raise  # that was the private dir already
     no_disk_cache(f"cannot write compiled kernels to the cache directory ({e.strerror or e})")
-    return ctypes.CDLL(str(_place(_libs_dir(), lib)))
+    return _dlopen(_place(_libs_dir(), lib))
+
+def _dlopen(path: pathlib.Path) -> ctypes.CDLL:
+  try: return ctypes.CDLL(str(path))
+  except OSError as e:
+    if "undefined symbol" in str(e):
+      raise CompileError(f"the compiled kernel does not load: {str(e).split(': ')[-1]} (it calls a function that does not exist)") from None
+    raise
 
 class CPUProgram(Runner):
   def __init__(self, name: str, lib: bytes):
     super().__init__(name, lib)
-    self.fxn = getattr(load_library(lib), name)
+    if lib.startswith(BATCH_REF):  # a function in a batch library (ClangCompiler.compile_batch)
+      h, sym = parse_ref(lib)
+      if h not in _batch_dlls:
+        if h not in _batch_libs: raise RuntimeError(f"kernel {name}: its batch library {h} was never compiled or read in this process")
+        _batch_dlls[h] = load_library(_batch_libs[h])
+      self.fxn = getattr(_batch_dlls[h], sym)
+    else: self.fxn = getattr(load_library(lib), name)
     self.fxn.restype = None
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     """global_size[0] > 1 means the kernel has a THREAD axis: run it once per core with its thread id."""
