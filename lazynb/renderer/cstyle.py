@@ -299,6 +299,10 @@ class OpenCLRenderer(CStyleLanguage):
   smem_prefix = "__local "
   barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
   local_max_prod = 256
+  # the register tile of a matmul is sized for 8-float vectors and 16 registers: PoCL (OpenCL on the CPU here) builds
+  # for AVX2 (znver3), whatever the CPU has. Its work-group loop did not vectorize our kernels: local sizes above 1 ran
+  # the 1024 matmul 5-10x slower, so the heuristic uses no LOCAL axis and each work-item computes a whole tile
+  simd_floats, simd_regs = 8, 16
   wide_index = "long"
   code_for_workitem = {"g": lambda i: f"get_group_id({i})", "l": lambda i: f"get_local_id({i})"}
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
