@@ -1,7 +1,7 @@
 """Square float32 matmul at several sizes: lazynb's default heuristic, BEAM=2 and the CL device (PoCL), each as a
 ratio to numpy's `@` measured in the same process, round by round.
 
-    PYTHONPATH=. python benchmarks/bench_matmul.py [--sizes 256,512,1024,2048] [--reps 7] [--no-beam] [--no-cl]
+    PYTHONPATH=. python benchmarks/bench_matmul.py [--sizes 256,512,1024,2048] [--reps 7] [--no-beam] [--beam-fresh] [--no-cl]
 
 For each size N: numpy GFLOPS, lazynb default GFLOPS and their ratio; BEAM=2's ratio (in a child process with
 BEAM=2, so its search runs once and its choice is read from the disk cache on every later run); the CL ratio.
@@ -97,10 +97,11 @@ def measure(n: int, device: str, reps: int) -> dict:
           "gflops": g(ks), "numpy_gflops": g(nps), "ratio": g(ks) / g(nps), "best_gflops": 2 * n**3 / min(ks) / 1e9,
           "numpy_best_gflops": 2 * n**3 / min(nps) / 1e9}
 
-def child(mode: str, sizes: list[int], reps: int) -> list[dict]:
+def child(mode: str, sizes: list[int], reps: int, fresh: bool = False) -> list[dict]:
   """Run measure() in a child process with an env change (BEAM=2): opts are chosen at import time from the env."""
   env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   if mode == "beam": env["BEAM"] = "2"
+  if fresh: env["IGNORE_BEAM_CACHE"] = "1"
   p = subprocess.run([sys.executable, __file__, "--child", mode, "--sizes", ",".join(map(str, sizes)), "--reps", str(reps)],
                      env=env, capture_output=True, text=True, timeout=3600)
   if p.returncode != 0: return [{"n": n, "error": (p.stderr.strip().splitlines() or ["?"])[-1][:200]} for n in sizes]
@@ -111,6 +112,7 @@ def main():
   ap.add_argument("--sizes", default="256,512,1024,2048")
   ap.add_argument("--reps", type=int, default=7)
   ap.add_argument("--no-beam", action="store_true")
+  ap.add_argument("--beam-fresh", action="store_true", help="search again (IGNORE_BEAM_CACHE=1) and replace the cached choice")
   ap.add_argument("--no-cl", action="store_true")
   ap.add_argument("--json")
   ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -125,7 +127,7 @@ def main():
     rows[n] = {"cpu": measure(n, "CPU", args.reps)}
     print(f"  measured {n} (CPU)", file=sys.stderr, flush=True)
   if not args.no_beam:
-    for r in child("beam", sizes, args.reps): rows[r["n"]]["beam"] = r
+    for r in child("beam", sizes, args.reps, args.beam_fresh): rows[r["n"]]["beam"] = r
   if not args.no_cl:
     from lazynb import Device
     if Device.available("CL")[0]:
