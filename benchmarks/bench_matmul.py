@@ -4,7 +4,10 @@ ratio to numpy's `@` measured in the same process, round by round.
     PYTHONPATH=. python benchmarks/bench_matmul.py [--sizes 256,512,1024,2048] [--reps 7] [--no-beam] [--beam-fresh] [--no-cl]
 
 For each size N: numpy GFLOPS, lazynb default GFLOPS and their ratio; BEAM=2's ratio (in a child process with
-BEAM=2, so its search runs once and its choice is read from the disk cache on every later run); the CL ratio.
+BEAM=2, so its search runs once and its choice is read from the disk cache on every later run); the CL ratio;
+and, in a child with THREADS=1 OPENBLAS_NUM_THREADS=1, one thread on each side timed in the thread's own CPU
+seconds: the comparison least disturbed by other jobs on a shared machine (2-thread OpenBLAS slows down most
+when a core is taken, which flatters lazynb's 2-thread ratio under load).
 GFLOPS = 2 N^3 / median time per call. Time per call is the compiled runner's own call (compile excluded by a
 warm-up; for CL it waits for the kernel to finish), so it is the same quantity for every row; below N=1024 a
 sample times a burst of (1024/N)^3 calls on each side, so waking the threads up once is not what is measured. Each lazynb run alternates with a numpy run, and numpy is
@@ -60,7 +63,7 @@ def header() -> list[str]:
   lines.append(f"load average at start: {loadavg()}")
   return lines
 
-def measure(n: int, device: str, reps: int) -> dict:
+def measure(n: int, device: str, reps: int, clock=time.perf_counter) -> dict:
   """Compile the n x n matmul kernel on `device` (opts as the environment says: heuristic, or BEAM), check it against
   numpy in float64, then time it alternating with numpy."""
   from lazynb import Tensor
@@ -85,12 +88,12 @@ def measure(n: int, device: str, reps: int) -> dict:
   inner = max(1, (1024 // n) ** 3)  # small sizes: time a burst of calls, so a thread wake-up is not the measurement
   bufs = list(si.bufs)
   for _ in range(reps):
-    t0 = time.perf_counter()
+    t0 = clock()
     for _ in range(inner): runner(bufs, wait=True)
-    ks.append((time.perf_counter() - t0) / inner)
-    t0 = time.perf_counter()
+    ks.append((clock() - t0) / inner)
+    t0 = clock()
     for _ in range(inner): an @ bn
-    nps.append((time.perf_counter() - t0) / inner)
+    nps.append((clock() - t0) / inner)
     time.sleep(SETTLE_S)
   g = lambda ts: 2 * n**3 / statistics.median(ts) / 1e9  # noqa: E731
   return {"n": n, "device": device, "kernel": prg.name, "opts": [repr(o) for o in prg.opts], "correct": ok, "codegen_compile_s": first_s,
@@ -101,6 +104,7 @@ def child(mode: str, sizes: list[int], reps: int, fresh: bool = False) -> list[d
   """Run measure() in a child process with an env change (BEAM=2): opts are chosen at import time from the env."""
   env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   if mode == "beam": env["BEAM"] = "2"
+  if mode == "single": env.update(THREADS="1", OPENBLAS_NUM_THREADS="1")
   if fresh: env["IGNORE_BEAM_CACHE"] = "1"
   p = subprocess.run([sys.executable, __file__, "--child", mode, "--sizes", ",".join(map(str, sizes)), "--reps", str(reps)],
                      env=env, capture_output=True, text=True, timeout=3600)
@@ -118,8 +122,9 @@ def main():
   ap.add_argument("--child", help=argparse.SUPPRESS)
   args = ap.parse_args()
   sizes = [int(s) for s in args.sizes.split(",")]
-  if args.child:
-    print(json.dumps([measure(n, "CPU", args.reps) for n in sizes]))
+  if args.child:  # "single": both sides on one thread, timed in CPU seconds of this thread (what other jobs take is not counted)
+    clock = time.thread_time if args.child == "single" else time.perf_counter
+    print(json.dumps([measure(n, "CPU", args.reps, clock) for n in sizes]))
     return
   for ln in header(): print(ln, flush=True)
   rows: dict[int, dict] = {}
@@ -128,6 +133,7 @@ def main():
     print(f"  measured {n} (CPU)", file=sys.stderr, flush=True)
   if not args.no_beam:
     for r in child("beam", sizes, args.reps, args.beam_fresh): rows[r["n"]]["beam"] = r
+  for r in child("single", sizes, args.reps): rows[r["n"]]["single"] = r
   if not args.no_cl:
     from lazynb import Device
     if Device.available("CL")[0]:
@@ -136,13 +142,13 @@ def main():
         print(f"  measured {n} (CL)", file=sys.stderr, flush=True)
   print(f"load average at end: {loadavg()}")
   print()
-  print("| N | numpy GFLOPS | lazynb default GFLOPS | ratio | BEAM=2 ratio | CL (PoCL) ratio | default kernel |")
-  print("|---:|---:|---:|---:|---:|---:|---|")
+  print("| N | numpy GFLOPS | lazynb default GFLOPS | ratio | BEAM=2 ratio | CL (PoCL) ratio | 1 thread each, CPU time | default kernel |")
+  print("|---:|---:|---:|---:|---:|---:|---:|---|")
   bad = []
   def rat(r): return "n/a" if r is None else (f"error: {r['error']}" if "error" in r else f"{r['ratio']:.2f}x ({r['gflops']:.1f} vs {r['numpy_gflops']:.1f})")
   for n, r in rows.items():
     c = r["cpu"]
-    print(f"| {n} | {c['numpy_gflops']:.1f} | {c['gflops']:.1f} | **{c['ratio']:.2f}x** | {rat(r.get('beam'))} | {rat(r.get('cl'))} | `{c['kernel']}` |")
+    print(f"| {n} | {c['numpy_gflops']:.1f} | {c['gflops']:.1f} | **{c['ratio']:.2f}x** | {rat(r.get('beam'))} | {rat(r.get('cl'))} | {rat(r.get('single'))} | `{c['kernel']}` |")
     bad += [f"{n} {k}" for k, v in r.items() if not v.get("correct", True) or "error" in v]
   print()
   for n, r in rows.items():
