@@ -39,7 +39,7 @@ def task2_reduce(x: Tensor):
   print("== 2. reduce ops: a loop that folds many elements into an accumulator")
   src = run_and_get_source(x.sum())
   print(src)
-  assert "for (" in src and "acc0 = (acc0+" in src, "sum: acc0 += ... inside a loop"
+  assert "for (" in src and "acc0 = (" in src and "(acc0+" in src, "sum: acc0 += ... inside a loop"
   src = run_and_get_source(x.max(axis=0))
   print(src)
   assert "-__builtin_inff()" in src, "max starts from -infinity"

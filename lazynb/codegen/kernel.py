@@ -217,9 +217,11 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
 
   Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each
   loaded value is reused from registers across the upcast block. For a matmul this is a register tile:
-  two SIMD vectors wide along the contiguous output row, and as many rows as keep the accumulators within
-  half the vector registers (8x32 floats with AVX-512, 4x16 with AVX2). Then unroll the innermost reduce
-  axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the outer
+  one 64-byte cache line of floats wide along the contiguous output row (one AVX-512 vector, two AVX2 or SSE
+  vectors), and as many rows (8 at most) as keep the accumulators within half the vector registers: 8x16 floats
+  with AVX-512, 4x16 with AVX2, 4x8 with SSE. (With AVX-512, 8x32 ran the 2-thread 1024 matmul at about 0.6x
+  the speed of 8x16 on the Zen 4 machine here, 16x16 slower still: docs/benchmarks.md.) Then unroll the
+  innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the outer
   loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
     vec, regs = k.renderer.simd_floats, k.renderer.simd_regs
@@ -235,8 +237,9 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros, linear))
       if not cands or k.upcast_size() >= 64: break
       a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
-      if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores)
-        amts = next(c for c in ([vec, 2], [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
+      if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores), one 64-byte line of floats
+        line = [vec] if vec >= 16 else [vec, 2]  # (two vectors at most: with SSE two 4-float vectors)
+        amts = next(c for c in (line, [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
       else:  # rows: as many as the accumulator budget allows, leaving a count the threads can share
         vectors, n = max(1, k.upcast_size() // vec), k.full_shape[a]
         fits = [r for r in (8, 4) if r * vectors <= regs // 2 and n % r == 0] or [4]

@@ -123,6 +123,21 @@ class CStyleLanguage(Renderer):
       self.line_map[:0] = [[] for _ in header.splitlines()]  # the viewer maps source lines to UOps
     else: header = ""
     return self.extra_header + header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
+  def _accumulate(self, u: UOp, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
+    """The new value of an accumulator. An unrolled sum arrives as acc + (((t0+t1)+t2)+t3): it is written
+    (((acc+t0)+t1)+t2)+t3 instead, the order the plain loop adds in, so each product becomes one fused
+    multiply-add into the accumulator (-ffp-contract) and no separate multiply and add are left over.
+    Only for a chain of ADDs that exists just for this update (each used once, written inline)."""
+    acc, val = u.src
+    if val.op is not Ops.ADD or val.src[0] is not acc or not dtypes.is_float(u.dtype): return r[val]
+    terms, x = [], val.src[1]
+    while x.op is Ops.ADD and uses.get(x, 0) == 1 and r[x].startswith("("):  # inline: its text is the expression
+      terms.append(x.src[1])
+      x = x.src[0]
+    if not terms: return r[val]
+    expr = r[acc]
+    for t in [x] + terms[::-1]: expr = self.render_alu(Ops.ADD, [expr, r[t]], u.dtype)
+    return expr
   def render_range(self, u: UOp) -> list[str]:
     name = u.arg[2]
     return [f"for ({self.index_type} {name} = 0; {name} < {sym_str(u.arg[1], c=True)}; {name}++) {{"]
@@ -198,7 +213,7 @@ class CStyleLanguage(Renderer):
         emit(f"{self.render_dtype(u.dtype)} {r[u]} = {r[u.src[0]]};", [pos[u]])
       elif op is Ops.ASSIGN:
         r[u] = r[u.src[0]]
-        emit(f"{r[u]} = {r[u.src[1]]};", sorted(set([pos[u]] + members.get(u.src[1], []))))
+        emit(f"{r[u]} = {self._accumulate(u, r, uses)};", sorted(set([pos[u]] + members.get(u.src[1], []))))
       elif op in GroupOp.ALU or op is Ops.CAST or op is Ops.BITCAST:
         srcs = [r[s] for s in u.src]
         if op is Ops.CAST: expr = self.render_float_to_int(srcs[0], u.dtype) if _float_to_int(u) else self.render_cast(srcs[0], u.dtype)
@@ -284,6 +299,10 @@ class OpenCLRenderer(CStyleLanguage):
   smem_prefix = "__local "
   barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
   local_max_prod = 256
+  # the register tile of a matmul is sized for 8-float vectors and 16 registers: PoCL (OpenCL on the CPU here) builds
+  # for AVX2 (znver3), whatever the CPU has. Its work-group loop did not vectorize our kernels: local sizes above 1 ran
+  # the 1024 matmul 5-10x slower, so the heuristic uses no LOCAL axis and each work-item computes a whole tile
+  simd_floats, simd_regs = 8, 16
   wide_index = "long"
   code_for_workitem = {"g": lambda i: f"get_group_id({i})", "l": lambda i: f"get_local_id({i})"}
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
