@@ -21,8 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 for p in (ROOT, HERE):
   if p not in sys.path: sys.path.insert(0, p)
-from benchenv import environment, environment_lines
-from bench_core import MM_N, EW_N, perf, median, listening, realize_timed, np_matmul_once, np_add_alloc_once, np_chain, lazy_chain, loadavg, table
+from benchenv import environment, environment_lines  # noqa: E402 (after the path set-up above)
+from bench_core import MM_N, EW_N, perf, median, listening, realize_timed, np_matmul_once, np_add_alloc_once, np_chain, lazy_chain, loadavg, table  # noqa: E402
 
 def matmul_vs_numpy(device: str, reps: int) -> dict:
   """First realize (timed: it includes any search and compile), then kernel GFLOPS against numpy, interleaved."""

@@ -9,6 +9,7 @@ from lazynb.helpers import Context, GlobalCounters, getenv, DEBUG, NOOPT, BEAM  
 from lazynb.device import Device  # noqa: E402,F401
 from lazynb.tensor import Tensor  # noqa: E402,F401
 from lazynb.engine.jit import TinyJit  # noqa: E402,F401
+from lazynb.engine import search as _search  # noqa: E402,F401  (registers BEAM search with codegen)
 from lazynb import nn  # noqa: E402,F401
 from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E402,F401
 Variable = UOp.variable  # Variable("i", 1, 10).bind(3): a symbolic size (tinygrad 0.10's name)

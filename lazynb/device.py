@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from lazynb.dtype import DType, np_storage
 from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, getenv
+from lazynb.renderer import Renderer
 
 class Allocator:
   """Allocates device memory and copies to and from the host. Subclasses implement the underscored methods."""
@@ -61,7 +62,6 @@ class Runner:
 class Compiled:
   """A device that compiles kernels: its allocator, renderer (a Renderer instance), compiler and runtime class."""
   def __init__(self, device: str, allocator: Allocator, renderer, compiler: Compiler | None, runtime, graph=None):
-    from lazynb.renderer import Renderer
     self.device, self.allocator, self.compiler, self.runtime = device, allocator, compiler or Compiler(), runtime
     self.renderer = renderer if renderer is not None else Renderer()
     if isinstance(self.renderer, type): self.renderer = self.renderer()

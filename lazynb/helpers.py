@@ -22,9 +22,7 @@ def prod(xs: Iterable[Any], start: Any = 1) -> Any:
 def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
-def argsort(xs: list) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
-def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
 
 class ContextVar:
   """A named setting read from the environment and overridable with `Context`."""

@@ -6,7 +6,7 @@ view of the input (movement ops only), a multiply by the weights, and a sum.
 """
 from __future__ import annotations
 import contextlib, math, weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits, to_storage
 from lazynb.device import Device, Buffer
@@ -15,6 +15,8 @@ from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite
 from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule, write_host
+from lazynb.engine.kernelize import kernelize as _kernelize
+from lazynb.gradient import compute_gradient
 from lazynb.tensor_nn import NNMixin
 from lazynb.tensor_loss import LossMixin
 from lazynb.tensor_index import IndexMixin
@@ -132,7 +134,6 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   # ---------------------------------------------------------------- autograd
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
     """d(self)/d(target) for each target, as lazy tensors."""
-    from lazynb.gradient import compute_gradient
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar (shape {self.shape}) needs an explicit gradient= of that shape")
       gradient = Tensor.ones(*self.shape, dtype=self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, device=self.device)
@@ -254,8 +255,7 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     return [t for t in list(_live) if id(t) not in todo_ids and not t.uop.is_realized and reads_old(t.uop)]
   def kernelize(self, *lst: Tensor) -> Tensor:
     """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
-    from lazynb.engine.kernelize import kernelize
-    kernelize([self, *lst])
+    _kernelize([self, *lst])
     return self
   def assign(self, x) -> Tensor:
     """Write x into this tensor's memory, in place.

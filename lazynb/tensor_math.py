@@ -197,7 +197,7 @@ class MathMixin:
     n_ell = self.ndim - (len(lhs) - 1) if ["..."] in lhs else 0
     if len(lhs) - (["..."] in lhs) + n_ell != self.ndim: raise ValueError(f"rearrange: {formula!r} does not match {self.ndim} dims")
     size, flat = dict(sizes), []
-    for g, s in zip([g for g in lhs for _ in range(n_ell if g == ["..."] else 1)], self.shape):
+    for g, s in zip([grp for grp in lhs for _ in range(n_ell if grp == ["..."] else 1)], self.shape):
       if g == ["..."]: flat.append(f"...{len(flat)}"); size[flat[-1]] = s; continue  # noqa: E702
       known = prod(size[n] for n in g if n in size and n != "1")
       unknown = [n for n in g if n not in size and n != "1"]

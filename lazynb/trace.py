@@ -90,12 +90,18 @@ class Recorder:
   def __exit__(self, *exc): unsubscribe(self)
   def of(self, kind: str) -> list[Event]: return [e for e in self.events if e.kind == kind]
 
+# the trace document (lazynb.tracedoc.Trace) reads events, so it sits above this module and registers itself here
+_document: Callable[[Recorder], Any] | None = None
+def set_document(cls: Callable[[Recorder], Any]):
+  global _document
+  _document = cls
+
 @contextlib.contextmanager
 def capture(rewrites: bool = True):
   """Record what the compiler does inside the block; yields a Trace (see lazynb.tracedoc)."""
-  from lazynb.tracedoc import Trace
+  if _document is None: raise RuntimeError("no trace document is registered: import lazynb.tracedoc")
   rec = Recorder(rewrites=rewrites)
-  trace = Trace(rec)
+  trace = _document(rec)
   with rec:
     try: yield trace
     except BaseException as e:

@@ -22,6 +22,8 @@ Everything is plain data (strings, numbers, lists): the renderers treat it as un
 """
 from __future__ import annotations
 import json, re, time
+from lazynb import trace
+from lazynb.device import Device
 from lazynb.helpers import strip_ansi, ContextVar
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
 from lazynb.shape.picture import picture
@@ -126,7 +128,6 @@ class Trace:
     return self._shown
 
   def _build(self) -> dict:
-    from lazynb.device import Device
     graphs = GraphStore()
     kernels: list[dict] = []
     by_prog: dict[int, dict] = {}
@@ -211,12 +212,8 @@ class Trace:
     return "\n".join(lines)
   def __repr__(self): return self.summary()
   def _repr_mimebundle_(self, include=None, exclude=None):
-    from lazynb.trace import mime_renderers
-    if not mime_renderers:
-      try: import lazynb.notebook.html  # noqa: F401  (registers the HTML view if the notebook layer is installed)
-      except ImportError: pass
     bundle = {MIME: self.shown_json(), "text/plain": self.summary()}
-    for r in mime_renderers: bundle.update(r(self))
+    for r in trace.mime_renderers: bundle.update(r(self))  # the notebook layer's views, once it is imported
     return bundle
 
 UOP_LIMIT = 5000
@@ -341,3 +338,5 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
                             f"out (first ones kept): {what}. The schedule, kernel list, timings and sources are complete"
                             + (" except the cut sources." if "kernel sources cut" in dropped else ".")}
   return d
+
+trace.set_document(Trace)  # lazynb.trace.capture() yields one of these

@@ -60,7 +60,7 @@ def test_cuda_without_gpu_says_so(cuda):
   with pytest.raises(DeviceUnavailable, match="no GPU"): (Tensor([1.0, 2.0], device="CUDA") + 1).realize()
 
 def test_cuda_compile_only_helper(cuda):
-  from lazynb.runtime.ops_cuda import compile_only
+  from lazynb.engine.realize import compile_only
   x = Tensor.empty(16, 16, device="CUDA")
   ks = compile_only(x.softmax())
   assert len(ks) >= 2 and all(f".entry {k['name']}(" in k["ptx"] for k in ks)

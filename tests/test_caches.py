@@ -5,7 +5,7 @@ import contextlib, json, os, pathlib, sqlite3, subprocess, sys
 import numpy as np
 import pytest
 from lazynb import Tensor
-from lazynb.codegen import search
+from lazynb.engine import search
 from lazynb.codegen.kernel import Kernel, Opt, OptOps
 from lazynb.device import Device, diskcache_put
 from lazynb.engine.schedule import create_schedule

@@ -13,7 +13,7 @@ from lazynb import Tensor, dtypes
 
 # HYPOTHESIS_SCALE=10 multiplies every example budget below, for a longer bug hunt
 def ex(n: int) -> int: return n * int(os.environ.get('HYPOTHESIS_SCALE', '1'))
-from lazynb.dtype import DType
+from lazynb.dtype import DType  # noqa: E402
 
 ALL = [dtypes.bool, dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32]
 NP = {dtypes.bool: np.bool_, dtypes.uint8: np.uint8, dtypes.int32: np.int32, dtypes.int64: np.int64, dtypes.float16: np.float16, dtypes.float32: np.float32}

@@ -56,6 +56,7 @@ def test_beautiful_mnist_batch_sampling_inside_the_jit():
   assert len({b.tobytes() for b in batches}) == 8, "the jitted step trained on a frozen batch"
   for (pb, ps), (jb, js) in zip(plain, jitted):
     np.testing.assert_array_equal(pb, jb)
+    np.testing.assert_array_equal(ps, js)
     np.testing.assert_array_equal(jb.ravel(), js.astype(np.float32))  # the gathered rows are the sampled ones
 
 def test_manual_seed_reproduces_a_jitted_run():

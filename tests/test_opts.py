@@ -7,7 +7,7 @@ import pytest
 from lazynb import Tensor, Device
 from lazynb.codegen import get_program
 from lazynb.codegen.kernel import Kernel, KernelOptError, all_opt_candidates, hand_coded_optimizations
-from lazynb.codegen.search import neighbours
+from lazynb.engine.search import neighbours
 from lazynb.engine.realize import CompiledRunner
 from lazynb.engine.schedule import create_schedule
 

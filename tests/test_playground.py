@@ -7,7 +7,7 @@ import pytest
 from lazynb import Tensor, trace
 from lazynb.device import Device
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, KernelOptError, hand_coded_optimizations
-from lazynb.codegen.search import beam_search
+from lazynb.engine.search import beam_search
 from lazynb.notebook.playground import Playground, explain, MIME
 from lazynb.notebook.html import render_playground
 

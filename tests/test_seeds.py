@@ -613,7 +613,7 @@ def test_000_project5_beam_progress_names_the_chosen_opts(monkeypatch, capsys):
   """Regression: the progress line once named the losing round's best opts. Make BEAM's starting kernel the
   fastest (fake timings): BEAM keeps it, and what it prints must name exactly those opts."""
   from types import SimpleNamespace
-  from lazynb.codegen import search
+  from lazynb.engine import search
   timer = getattr(search, "_Timer", None)
   if timer is None or not hasattr(timer, "time") or not hasattr(timer, "compile_all"): pytest.skip("BEAM internals changed")
   state = {"start": None}

@@ -67,5 +67,5 @@ def test_setitem_inside_a_jitted_step():
   def step(x):
     buf[1:3] = buf[1:3] + x
     return buf.realize()
-  for i in range(5): step(Tensor([1.0, 2.0]).realize())
+  for _ in range(5): step(Tensor([1.0, 2.0]).realize())
   np.testing.assert_array_equal(buf.numpy(), [0, 5, 10, 0])

@@ -254,7 +254,7 @@ def test_division_by_zero_not_folded():
   assert simp(e).op is Ops.IDIV
 
 @pytest.mark.parametrize("make", [
-  lambda x: x + 0, lambda x: x * 1, lambda x: x // 1, lambda x: -(-x), lambda x: x.maximum(0), lambda x: x % 8,
+  lambda x: x + 0, lambda x: x * 1, lambda x: x // 1, lambda x: -(-x), lambda x: x.maximum(0), lambda x: x % 8,  # noqa: B002 (a double negation on purpose)
 ], ids=["add0", "mul1", "div1", "negneg", "max0", "mod-big"])
 def test_identities_return_x(make):
   g = gidx(8)

@@ -135,7 +135,8 @@ def test_truncated_trace_in_chromium(tmp_path):
   assert len(json.dumps(doc)) <= MAX_DOC_BYTES and embedded_doc(bundle["text/html"]) == json.loads(json.dumps(doc))
   note = doc["truncated"]["note"]
   assert 'class="lzt-warn lzt-truncated"' in bundle["text/html"]   # the static view says it too
-  late = next(k for k in doc["kernels"] if k["graph"] is None)
+  late = next((k for k in doc["kernels"] if k["graph"] is None), doc["kernels"][-1])  # its graph, or at least its UOp table, left out
+  assert late["graph"] is None or late["uops"] == []
   page = tmp_path / "big.html"
   page.write_text(viz.page(doc))
   with _browser() as p:

@@ -8,14 +8,22 @@ ProgramSpec is reported as a `program` event.
 """
 from __future__ import annotations
 import time
+from typing import Callable
 from lazynb import trace
 from lazynb.helpers import NOOPT, BEAM, DEBUG
 from lazynb.uop.ops import UOp, Ops, GroupOp
 from lazynb.dtype import dtypes
+from lazynb.device import Device
 from lazynb.renderer import Renderer, ProgramSpec
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations  # noqa: F401
 from lazynb.codegen.lowerer import lower
 from lazynb.codegen.linearize import linearize
+
+# BEAM search times kernels, so it lives above codegen (lazynb/engine/search.py) and registers itself here when imported
+_beam_search: Callable[[Kernel, int], Kernel] | None = None
+def set_beam_search(fn: Callable[[Kernel, int], Kernel]):
+  global _beam_search
+  _beam_search = fn
 
 def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Kernel:
   """The Kernel for `ast` with opts applied: the given ones, or BEAM search, or the hand-coded heuristic."""
@@ -24,14 +32,13 @@ def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Ker
     for o in opts: k.apply_opt(o)
   elif not NOOPT:
     if BEAM >= 1 and not any(k.is_sym(i) for i in range(len(k.full_shape))):  # BEAM times with concrete sizes
-      from lazynb.codegen.search import beam_search
-      k = beam_search(k, int(BEAM))
+      if _beam_search is None: raise RuntimeError("BEAM is set but no search is registered: import lazynb.engine.search")
+      k = _beam_search(k, int(BEAM))
     else: hand_coded_optimizations(k)
   return k
 
 def full_rewrite_to_sink(ast: UOp, renderer: Renderer | None = None, opts: list[Opt] | None = None) -> UOp:
   """The lowered kernel (index math, loops) for an AST, before linearization."""
-  from lazynb.device import Device
   return lower(optimize(ast, renderer or Device[Device.DEFAULT].renderer, opts))
 
 def estimates(uops: list[UOp]) -> int:

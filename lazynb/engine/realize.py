@@ -9,7 +9,7 @@ from lazynb.helpers import GlobalCounters, NOOPT, BEAM
 from lazynb.codegen import get_program
 from lazynb.renderer import ProgramSpec
 from lazynb.uop.ops import UOp, sym_eval
-from lazynb.engine.schedule import ScheduleItem
+from lazynb.engine.schedule import ScheduleItem, create_schedule
 
 class CompiledRunner:
   """A ProgramSpec compiled and loaded on its device. With `lib`, the binary is already at hand (compile_ahead made it,
@@ -148,3 +148,16 @@ def lower_schedule(items: list[ScheduleItem]):
   """The schedule's items made ready to run, one at a time; its new kernels are compiled together first."""
   compile_ahead(items)
   for si in items: yield ExecItem(si)
+
+def compile_only(*tensors, device: str = "CUDA") -> list[dict]:
+  """Render and compile the kernels that would realize `tensors` on `device`, without running them (CUDA with no GPU:
+  NVRTC still makes PTX): [{name, source, ptx (the compiled bytes as text), global_size, local_size, opts}] per kernel."""
+  dev = Device[device]
+  items, _ = create_schedule([t.uop for t in tensors])
+  out = []
+  for si in items:
+    if si.kind != "kernel": continue
+    prg = get_program(si.ast, dev.renderer)
+    out.append({"name": prg.name, "source": prg.src, "ptx": dev.compiler.compile_cached(prg.src).decode(), "global_size": prg.global_size,
+                "local_size": prg.local_size, "opts": prg.opts})
+  return out

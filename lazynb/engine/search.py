@@ -1,4 +1,224 @@
-"""`lazynb.engine.search` is `lazynb.codegen.search` (BEAM search; tinygrad 0.10 keeps it under engine/)."""
-import sys
-from lazynb.codegen import search as _search
-sys.modules[__name__] = _search
+"""BEAM search: instead of guessing opts, try them (tinygrad 0.10 has it at this path too).
+
+Start from the hand-coded heuristic's kernel (it is cheap to time and usually not bad). Each round, apply every single action (upcast an axis by 2/4/8,
+unroll the reduce, thread the outer loop ...) to every kernel in the beam, compile the candidates in
+parallel, time each on scratch buffers, and keep the `width` fastest. Stop when a round finds nothing
+faster. Timing is cheap first: one run each, and only candidates within reach of the best get more runs
+(the median counts). A candidate that fails to compile or run, or runs longer than the time limit, is
+skipped with a note. The chosen actions are cached on disk (keyed by AST, device and width), so the
+second run of the same kernel costs nothing.
+"""
+from __future__ import annotations
+import hashlib, json, os, statistics, sys, time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from lazynb import trace
+from lazynb.dtype import to_storage
+from lazynb.helpers import getenv, DEBUG, prod
+import numpy as np
+from lazynb.device import Device, Buffer, diskcache_get, diskcache_put
+from lazynb.uop.ops import UOp, Ops, pretty
+from lazynb.codegen import get_program, set_beam_search
+from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, all_opt_candidates, hand_coded_optimizations
+from lazynb.engine.realize import CompiledRunner
+
+CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
+# limits on the unrolled body: accumulators (upcast product) and upcast x unroll. Bigger bodies spill registers
+# and take seconds to compile. The heuristic's AVX-512 matmul tile (8x16, unrolled by 4) is 128 and 512.
+MAX_UPCAST, MAX_BODY = 256, 1024
+
+def ast_key(ast: UOp, device: str, width: int) -> str:
+  return hashlib.sha256(f"{device}|{width}|{pretty(ast, limit=100000)}".encode()).hexdigest()
+
+def _buffers_for(k: Kernel):
+  """Scratch buffers big enough for every index the kernel can touch, filled with random data."""
+  globs = {u.arg: u.dtype.base for u in k.ast.toposort() if u.op is Ops.DEFINE_GLOBAL}
+  sizes = dict.fromkeys(globs, 1)
+  for view, st in zip(k.views, k.sts):
+    if any(lo >= hi for v in st.views if v.mask for lo, hi in v.mask): continue  # nothing valid: reads no memory
+    # memory is read through the bottom view, where every mask holds: its own extent bounds the index (the rendered
+    # index's range does not, with several views: past a mask it may be anything)
+    bottom = st.views[0]
+    top = bottom.offset + sum(max(lo * s, (hi - 1) * s) for (lo, hi), s in zip(bottom.mask or [(0, n) for n in bottom.shape], bottom.strides))
+    for u in k.ast.toposort():
+      if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view: sizes[u.src[0].arg] = max(sizes[u.src[0].arg], top + 1)
+  bufs = []
+  for i in range(len(sizes)):
+    n, dt = sizes[i], globs[i]
+    b = Buffer(k.renderer.device, max(n, 1), dt).allocate()
+    if i > 0: b.copyin(memoryview(to_storage(np.random.default_rng(i).random(max(n, 1)), dt).view(np.uint8)))
+    bufs.append(b)
+  return bufs
+
+class _Timer:
+  """Compiles and times candidates; a run that exceeds the time limit is abandoned."""
+  def __init__(self, bufs):
+    self.bufs = bufs
+    self.workers = max(1, os.cpu_count() or 1)
+    self.pool = ThreadPoolExecutor(self.workers)
+    self.runner_pool = ThreadPoolExecutor(1)
+    self.skipped: list[str] = []
+  def runner(self, k: Kernel, lib: bytes | None = None, compile_s: float = 0.0, batch: int = 1, render_only: bool = False):
+    """Compile and load candidate `k` (render_only: just its ProgramSpec); with `lib` (its binary), `k` is its ProgramSpec."""
+    if render_only: return get_program(k.ast, k.renderer, k.applied_opts)
+    return CompiledRunner(k if lib is not None else get_program(k.ast, k.renderer, k.applied_opts), lib, compile_s, batch=batch)
+  def _skip(self, k, e: Exception):
+    self.skipped.append(f"{getattr(k, 'applied_opts', getattr(k, 'opts', '?'))}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
+  def compile_all(self, ks: list[Kernel]) -> list:
+    """A runner per candidate (None: skipped). A compiler that batches gets one call per worker thread, each for its
+    share of the candidates (a failed batch is compiled one by one, so one bad candidate skips only itself)."""
+    def one(k):
+      try: return self.runner(k)
+      except Exception as e: return self._skip(k, e)
+    compiler = Device[ks[0].renderer.device].compiler if ks else None
+    if compiler is None or not compiler.batches or len(ks) < 2: return list(self.pool.map(one, ks))
+    def render(k):
+      try: return self.runner(k, render_only=True)
+      except Exception as e: return self._skip(k, e)
+    progs = list(self.pool.map(render, ks))
+    live = [i for i, p in enumerate(progs) if p is not None]
+    workers = self.workers
+    def chunk(idx: list[int]) -> dict:
+      st = time.perf_counter()
+      try: libs = compiler.compile_batch([(progs[i].name, progs[i].src) for i in idx])
+      except Exception: return {i: one(ks[i]) for i in idx}
+      share, out = (time.perf_counter() - st) / len(idx), {}
+      for i, lib in zip(idx, libs):
+        compiler.store(progs[i].src, lib)
+        try: out[i] = self.runner(progs[i], lib, share, len(idx))
+        except Exception as e: out[i] = self._skip(progs[i], e)
+      return out
+    done: dict = {}
+    for d in self.pool.map(chunk, [c for c in (live[j::workers] for j in range(workers)) if c]): done.update(d)
+    return [done.get(i) for i in range(len(ks))]
+  def time(self, r, runs: int, warmup: bool = True) -> float:
+    """Median of `runs` timed runs. With `warmup`, a short first run (under 20 ms) is not counted: a fresh
+    kernel's first run pays for cold caches and page faults, which would make good kernels look slow. A
+    longer first run counts (those costs are small next to it, and repeating it would double the search)."""
+    if r is None: return float("inf")
+    ts: list[float] = []
+    while len(ts) < runs:
+      fut = self.runner_pool.submit(r, self.bufs)
+      try: t = fut.result(timeout=CANDIDATE_TIMEOUT_S)
+      except FutureTimeout:
+        self.skipped.append(f"{r.p.opts}: ran longer than {CANDIDATE_TIMEOUT_S} s")
+        self.runner_pool = ThreadPoolExecutor(1)  # leave the stuck one behind
+        return float("inf")
+      except Exception as e:
+        self.skipped.append(f"{r.p.opts}: {type(e).__name__}: {e}")
+        return float("inf")
+      if warmup and not ts and t < 0.02:  # the first run, and short: not counted
+        warmup = False
+        continue
+      ts.append(t)
+    return statistics.median(ts)
+  def close(self): self.pool.shutdown(wait=False); self.runner_pool.shutdown(wait=False)  # noqa: E702
+
+def parse_cached(hit: bytes) -> list[Opt] | None:
+  """The opts of a BEAM cache entry, a JSON list of [op name, axis, amount]; None for anything else."""
+  try: entry = json.loads(hit)
+  except (ValueError, TypeError): return None
+  if not isinstance(entry, list): return None
+  opts = []
+  for o in entry:
+    if not (isinstance(o, list) and len(o) == 3 and isinstance(o[0], str) and o[0] in OptOps.__members__): return None
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in o[1:]): return None
+    opts.append(Opt(OptOps[o[0]], o[1], o[2]))
+  return opts
+
+def replay(k: Kernel, opts: list[Opt]) -> Kernel | None:
+  nk = Kernel(k.ast, k.renderer)
+  try:
+    for o in opts: nk.apply_opt(o)
+  except KernelOptError: return None
+  return nk
+
+def neighbours(k: Kernel) -> list[Kernel]:
+  """Kernels one step away: one action added, one removed, or one action's amount changed."""
+  out = []
+  for opt in all_opt_candidates(k):
+    nk = k.copy()
+    try: nk.apply_opt(opt)
+    except KernelOptError: continue
+    out.append(nk)
+  opts = k.applied_opts
+  for i, o in enumerate(opts):
+    variants = [opts[:i] + opts[i + 1:]]
+    if o.op in (OptOps.UPCAST, OptOps.UNROLL, OptOps.LOCAL, OptOps.GROUPTOP):
+      variants += [opts[:i] + [Opt(o.op, o.axis, a)] + opts[i + 1:] for a in (2, 4, 8, 16) if a != o.arg]
+    out += [nk for v in variants if (nk := replay(k, v)) is not None]
+  return out
+
+def too_big(k: Kernel) -> bool:
+  return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
+
+def beam_search(k: Kernel, width: int, cache: bool = True) -> Kernel:
+  """The fastest kernel BEAM finds. `cache=False` searches even when the disk cache knows the answer (the playground
+  does, to show the rounds); the result is stored either way. The `beam` event's `rounds_detail` lists, per round,
+  every candidate with its measured time and which one was chosen; `start` is the heuristic's kernel it began from."""
+  key = ast_key(k.ast, k.renderer.device, width)
+  if cache and getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
+    if (opts := parse_cached(hit)) is not None and (nk := replay(k, opts)) is not None:
+      trace.emit("beam", name=nk.name, cached=True, opts=list(nk.applied_opts), rounds=0, tried=0, seconds=0.0, skipped=[],
+                 width=width, start=None, rounds_detail=[], path=[])
+      return nk
+    # a stale entry (another version wrote it, or it was damaged): search again, and the result replaces it
+  with trace.muted(): best, info = _search(k, width, key)
+  trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), width=width, **info)
+  return best
+
+def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
+  st = time.perf_counter()
+  timer = _Timer(_buffers_for(k))
+  progress = DEBUG >= 1 or getenv("BEAM_PROGRESS", 1)
+  start = k.copy()
+  hand_coded_optimizations(start)
+  k = start
+  best_t = timer.time(timer.compile_all([k])[0], 5)
+  beam: list[tuple[float, Kernel]] = [(best_t, k)]
+  tried, rounds = 1, 0
+  seen = {tuple(k.applied_opts)}
+  # what the search saw, for readers of the `beam` event: each round's candidates (opts, seconds: the median of 5 runs for
+  # those near the best, else one run; None when it failed or timed out) and the one it kept
+  start = {"opts": list(k.applied_opts), "seconds": _finite(best_t)}
+  detail: list[dict] = []
+  path = [list(k.applied_opts)]
+  try:
+    while True:
+      rounds += 1
+      cands = []
+      for _, bk in beam:
+        for nk in neighbours(bk):
+          if too_big(nk) or (sig := tuple(nk.applied_opts)) in seen: continue
+          seen.add(sig)
+          cands.append(nk)
+      if not cands: break
+      runners = timer.compile_all(cands)  # in parallel: the C compiler runs outside the GIL
+      # one run each (after a warm-up); a candidate within 1.5x of the best so far is timed again, 5 runs (the median counts)
+      first = [timer.time(r, 1) for r in runners]
+      limit = min([best_t] + first) * 1.5
+      timed = sorted(((timer.time(r, 5, warmup=False) if t <= limit else t), i) for i, (r, t) in enumerate(zip(runners, first)))
+      tried += len(cands)
+      round_best = timed[0][0]
+      detail.append({"round": rounds, "candidates": [{"opts": list(cands[i].applied_opts), "seconds": _finite(t), "runs": 5 if first[i] <= limit else 1}
+                                                     for t, i in sorted(timed, key=lambda x: x[1])],
+                     "best": list(cands[timed[0][1]].applied_opts), "best_s": _finite(round_best), "improved": round_best < best_t,
+                     "kept": [list(cands[i].applied_opts) for t, i in timed[:width] if t < float("inf")] if round_best < best_t else []})
+      if progress:
+        print(f"\rBEAM {width}: round {rounds}, {tried} kernels tried, best {min(best_t, round_best) * 1e6:9.1f} us "
+              f"{cands[timed[0][1]].applied_opts if round_best < best_t else beam[0][1].applied_opts}"[:160], end="", file=sys.stderr)
+      if round_best >= best_t: break
+      best_t = round_best
+      beam = [(t, cands[i]) for t, i in timed[:width] if t < float("inf")]
+      path.append(list(beam[0][1].applied_opts))
+  finally:
+    timer.close()
+    if progress: print(file=sys.stderr)
+  best = beam[0][1]
+  if DEBUG >= 2 and timer.skipped: print("BEAM skipped:\n  " + "\n  ".join(timer.skipped[:20]), file=sys.stderr)
+  diskcache_put("beam", key, json.dumps([(o.op.name, o.axis, o.arg) for o in best.applied_opts]).encode())
+  return best, {"rounds": rounds, "tried": tried, "seconds": time.perf_counter() - st, "best_s": best_t, "skipped": timer.skipped[:50],
+                "start": start, "rounds_detail": detail, "path": path}
+
+def _finite(t: float) -> float | None: return t if t < float("inf") else None
+
+set_beam_search(beam_search)  # codegen.optimize runs it when BEAM is set (codegen cannot import this module: it is above it)

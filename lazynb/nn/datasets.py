@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip, os, pathlib, sys, urllib.request
 import numpy as np
 from lazynb.helpers import cache_dir
+from lazynb.tensor import Tensor
 
 FILES = {"train-images-idx3-ubyte.gz": (2051, 60000), "train-labels-idx1-ubyte.gz": (2049, 60000),
          "t10k-images-idx3-ubyte.gz": (2051, 10000), "t10k-labels-idx1-ubyte.gz": (2049, 10000)}
@@ -61,6 +62,5 @@ def _read(name: str) -> np.ndarray:
 
 def mnist(device: str | None = None):
   """(X_train, Y_train, X_test, Y_test): images uint8 (N, 1, 28, 28), labels int32 (N,)."""
-  from lazynb.tensor import Tensor
   return (Tensor(_read("train-images-idx3-ubyte.gz"), device=device), Tensor(_read("train-labels-idx1-ubyte.gz").astype(np.int32), device=device),
           Tensor(_read("t10k-images-idx3-ubyte.gz"), device=device), Tensor(_read("t10k-labels-idx1-ubyte.gz").astype(np.int32), device=device))

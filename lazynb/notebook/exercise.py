@@ -236,7 +236,7 @@ def _(PyCompiler):
     c.compile("def k(out:\n  pass\n")
     raise Fail("a program with a syntax error must raise CompileError, so the error shows at compile time.")
   except CompileError: pass
-  except SyntaxError: raise Fail("turn the SyntaxError into lazynb.device.CompileError (raise ... from e).")
+  except SyntaxError: raise Fail("turn the SyntaxError into lazynb.device.CompileError (raise ... from e).") from None
 
 @exercise("p07.runner")
 def _(PyRunner):

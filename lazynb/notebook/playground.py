@@ -16,10 +16,10 @@ import difflib, os, re, statistics, time
 from functools import lru_cache
 import numpy as np
 from lazynb import trace
-from lazynb.device import Device, Buffer
+from lazynb.device import Device
 from lazynb.codegen import get_program
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations, arange_axes
-from lazynb.codegen.search import beam_search, _buffers_for
+from lazynb.engine.search import beam_search, _buffers_for
 from lazynb.engine.realize import CompiledRunner, run_schedule
 from lazynb.notebook.html import render_playground, esc
 from lazynb.tensor import Tensor

@@ -19,7 +19,7 @@ class Renderer:
   # the SIMD shape the heuristic tiles for: floats per vector register, and how many vector registers
   simd_floats: int = 8
   simd_regs: int = 16
-  global_max: tuple[int, ...] = (1 << 31 - 1,) * 3
+  global_max: tuple[int, ...] = ((1 << 31) - 1,) * 3
   def render(self, name: str, uops: list[UOp]) -> str: raise NotImplementedError
 
 @dataclass

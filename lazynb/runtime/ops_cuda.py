@@ -106,23 +106,7 @@ class CUDADevice(Compiled):
   def require_gpu(self):
     if self.driver is None:
       raise DeviceUnavailable(f"CUDA cannot run kernels here: {self.why}. Rendering and compiling still work: "
-                              "lazynb.runtime.ops_cuda.compile_only(tensor) gives each kernel's CUDA source and PTX")
+                              "lazynb.engine.realize.compile_only(tensor) gives each kernel's CUDA source and PTX")
     return self.driver
   def synchronize(self):
     if self.driver is not None: self.driver.cuCtxSynchronize()
-
-def compile_only(*tensors) -> list[dict]:
-  """Render and NVRTC-compile the kernels that would realize `tensors` on CUDA, without running them:
-  [{name, source, ptx, global_size, local_size, opts}] per kernel."""
-  from lazynb.device import Device
-  from lazynb.engine.schedule import create_schedule
-  from lazynb.codegen import get_program
-  dev = Device["CUDA"]
-  items, _ = create_schedule([t.uop for t in tensors])
-  out = []
-  for si in items:
-    if si.kind != "kernel": continue
-    prg = get_program(si.ast, dev.renderer)
-    out.append({"name": prg.name, "source": prg.src, "ptx": dev.compiler.compile_cached(prg.src).decode(), "global_size": prg.global_size,
-                "local_size": prg.local_size, "opts": prg.opts})
-  return out

@@ -92,7 +92,6 @@ def picture(st: ShapeTracker | View, dims=None, at=None, cap: int = GRID_CAP, me
       mem = _evaluate(full_idx, {f"i{d}": i for d, i in enumerate(idx)}) if _evaluate(full_valid, {f"i{d}": i for d, i in enumerate(idx)}) else None
       steps, cur = [], idx
       for k in reversed(range(len(st.views))):
-        v = st.views[k]
         env = {f"i{d}": i for d, i in enumerate(cur)}
         out, ok = _evaluate(per_view[k][0], env), bool(_evaluate(per_view[k][1], env))
         steps.append({"view": k, "idx": cur, "out": out, "valid": ok})

@@ -8,6 +8,7 @@ from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
 from lazynb.shape.view import View, _ge
 from lazynb.uop.ops import UOp, Ops, graph_rewrite, variables, unbind
+from lazynb.uop.symbolic import symbolic, split_terms, term_coeff
 
 @dataclass(frozen=True)
 class ShapeTracker:
@@ -98,7 +99,6 @@ class ShapeTracker:
     mask holds: there each masked dim's index lies in its mask's range, so divisions and modulos that this
     range makes exact disappear. Afterwards the real expressions replace the bounded variables (the validity
     conditions keep them too, so nothing is assumed where a mask fails)."""
-    from lazynb.uop.symbolic import symbolic
     dims = [UOp(Ops.SPECIAL, dtypes.index, (), (f"dim{d}", s)) if s != 1 else None for d, s in enumerate(self.shape)]
     given: dict[UOp, UOp] = {}
     idx, valid = self._stacked([d if d is not None else UOp.const(dtypes.index, 0) for d in dims], given)
@@ -108,7 +108,6 @@ class ShapeTracker:
 
   def render(self, names: list[str] | None = None) -> tuple[str, str]:
     """The index and validity expressions as text, with one named variable per dim."""
-    from lazynb.uop.symbolic import symbolic
     names = names or [f"idx{i}" for i in range(len(self.shape))]
     idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (n, s)) if s != 1 else UOp.const(dtypes.index, 0) for n, s in zip(names, self.shape)]
     idx, valid = self.to_indexed_uops(idxs)
@@ -118,7 +117,6 @@ class ShapeTracker:
   def real_strides(self) -> tuple[int | None, ...]:
     """Per dim, the stride in memory, or None where moving along the dim does not move by a constant."""
     if len(self.views) == 1: return self.views[0].strides
-    from lazynb.uop.symbolic import symbolic, split_terms, term_coeff
     rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if isinstance(s, UOp) or s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
     idx, _ = self.to_indexed_uops(rngs)
     out: list[int | None] = [0] * len(self.shape)
@@ -135,7 +133,6 @@ class ShapeTracker:
 
 def linear_form(u: UOp) -> tuple[dict[UOp, int], int] | None:
   """u as sum(coeff * var) + const, or None if it has any division, modulo or product of variables."""
-  from lazynb.uop.symbolic import split_terms, term_coeff
   coeffs: dict[UOp, int] = {}
   const = 0
   for t in split_terms(u):
@@ -151,7 +148,6 @@ def merge_views(below: View, top: View) -> View | None:
   corner and one step along each dim, then prove the guess by simplifying the stack's index expression to
   exactly that affine form. Masks in `below` need more than a box, so those stacks stay."""
   if below.mask is not None or any(isinstance(x, UOp) for v in (below, top) for x in v.shape + v.strides + (v.offset,)): return None
-  from lazynb.uop.symbolic import symbolic
   lo = [m[0] for m in top.mask] if top.mask else [0] * len(top.shape)
   hi = [m[1] for m in top.mask] if top.mask else list(top.shape)
   if any(a >= b for a, b in zip(lo, hi)): return None

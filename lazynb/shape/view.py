@@ -110,7 +110,7 @@ class View:
         if pn < po: grp_new.append(new_dims[ni]); pn *= new_shape[new_dims[ni]]; ni += 1  # noqa: E702
         else: grp_old.append(old[oi]); po *= old[oi][0]; oi += 1  # noqa: E702
       # the old dims of a group must be one strided run
-      for (s0, st0, _), (s1, st1, _) in zip(grp_old, grp_old[1:]):
+      for (_, st0, _), (s1, st1, _) in zip(grp_old, grp_old[1:]):
         if st0 != st1 * s1: return None
       # masks: only the outermost old dim of a group may be partial, and it must split cleanly
       if any(m != (0, s) for s, _, m in grp_old[1:]): return None

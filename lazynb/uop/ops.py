@@ -460,9 +460,6 @@ class UPat:
   def cvar(name: str | None = None, dtype=None) -> UPat: return UPat(Ops.CONST, dtype, name=name)
   @staticmethod
   def const(dtype, b) -> UPat: return UPat(Ops.CONST, dtype, arg=b)
-  def named(self, name: str) -> UPat:
-    self.name = name
-    return self
   def _bin(self, op: Ops, x, commutative: bool) -> UPat:
     x = x if isinstance(x, UPat) else UPat(Ops.CONST, arg=x)
     return UPat(op, src=[self, x] if commutative else (self, x))

@@ -168,7 +168,7 @@ q_slow.reveal()
 
 # %%
 from lazynb.device import DeviceUnavailable
-from lazynb.runtime.ops_cuda import compile_only
+from lazynb.engine.realize import compile_only
 try:
   kernels = compile_only((Tensor.rand(8, 8) @ Tensor.rand(8, 8)).relu())
 except DeviceUnavailable as e:

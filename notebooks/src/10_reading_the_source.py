@@ -38,7 +38,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 #
 # And from the slides' code walkthrough: `function.py` ("28 derivatives are all you need") is `lazynb/gradient.py`;
 # `ops.py` ("the simple ops") is the `Ops` enum in `lazynb/uop/ops.py`; `shape/shapetracker.py` and `shape/view.py`
-# keep their names. lazynb adds `device.py` (the backend interfaces), `codegen/search.py` (BEAM), `engine/jit.py`
+# keep their names. lazynb adds `device.py` (the backend interfaces), `engine/search.py` (BEAM, where tinygrad 0.10 has it), `engine/jit.py`
 # (TinyJit) and `trace.py` (the trace bus every view reads). `docs/architecture.md` gives the same map in pipeline
 # order, which is also a good reading order.
 
@@ -46,7 +46,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 reading = ["tensor.py", "uop/ops.py", "uop/symbolic.py", "shape/view.py", "shape/shapetracker.py", "engine/schedule.py",
            "engine/kernelize.py", "engine/realize.py", "codegen/kernel.py", "codegen/lowerer.py", "codegen/linearize.py",
            "codegen/__init__.py", "renderer/cstyle.py", "device.py", "runtime/ops_cpu.py", "runtime/ops_cuda.py",
-           "gradient.py", "nn/__init__.py", "codegen/search.py", "engine/jit.py", "trace.py"]
+           "gradient.py", "nn/__init__.py", "engine/search.py", "engine/jit.py", "trace.py"]
 total = 0
 for rel in reading:
   n = len((ROOT / rel).read_text().splitlines())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import numpy as np
 import pytest
-from lab_helpers import MIME, cell, open_notebook, shot, trace_output, write_notebook
+from lab_helpers import cell, open_notebook, shot, trace_output, write_notebook
 
 pytestmark = pytest.mark.ui
 
