@@ -113,7 +113,7 @@ class ClangCompiler(Compiler):
                                         "(-march=native leaves them off); kernels would die with 'Illegal instruction'")
     # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
     # integer overflow wrap around, as numpy's does
-    self.args = ("-shared", "-fPIC", "-pipe", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
+    self.args = ("-shared", "-fPIC", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
     if "__clang__" in target_macros(self.cc, self.march): self.args += ("-mprefer-vector-width=512",)
     # gcc 12's loop vectorizer sums a loop that walks memory backwards wrongly (a flipped view: the sum of
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
