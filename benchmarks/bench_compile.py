@@ -35,7 +35,7 @@ def kernels(n: int, seed: int):
 
 def programs(n: int, seed: int) -> list:
   """The ProgramSpecs of those kernels, rendered, not compiled."""
-  from lazynb import Tensor, Device
+  from lazynb import Device
   from lazynb.codegen import get_program
   outs = kernels(n, seed)
   items = outs[0].schedule(*outs[1:])
@@ -130,7 +130,7 @@ def main(argv=None):
   for cc in ("gcc", "clang"):
     print(f"{cc} ...", file=sys.stderr, flush=True)
     R[cc] = run_child(cc, a.kernels, a.reps)
-  print(f"\nnew small kernels, compile + load (rendered beforehand), wall time (compiler CPU time in brackets)")
+  print("\nnew small kernels, compile + load (rendered beforehand), wall time (compiler CPU time in brackets)")
   print(f"{'':6s} {'single, median':>20s} {f'batch of {a.kernels}, per kernel':>25s} {f'{a.kernels}-kernel schedule: batched':>32s} {'one call each':>14s}  load avg before / after")
   for cc in ("gcc", "clang"):
     r = R[cc]
@@ -138,7 +138,7 @@ def main(argv=None):
     sm, bm = r["single_ms"], r["batch_ms_per_kernel"]
     print(f"{cc:6s} {sm['median']:9.1f} ms ({sm['cc_cpu_median']:5.1f}) {bm['median']:14.1f} ms ({bm['cc_cpu_median']:5.1f}) {r['schedule_s batched']:30.2f} s "
           f"{r['schedule_s one call per kernel']:12.2f} s  {r['loadavg'][0]} / {r['loadavg'][1]}")
-  print(f"\nsingle compile by flags, median of 8 kernels: wall ms (compiler CPU ms)")
+  print("\nsingle compile by flags, median of 8 kernels: wall ms (compiler CPU ms)")
   for cc in ("gcc", "clang"):
     if "error" not in R[cc]: print(f"{cc:6s} " + ", ".join(f"{k}: {v['wall']:.1f} ({v['cc_cpu']:.1f})" for k, v in R[cc]["flags_ms"].items()))
   if a.json:

@@ -5,7 +5,7 @@ does not compile is still reported with its own source line. Both gcc and clang.
 import dataclasses, json, os, pathlib, shutil, sqlite3, subprocess, sys
 import numpy as np
 import pytest
-from lazynb import Tensor, dtypes
+from lazynb import Tensor
 from lazynb.device import CompileError
 from lazynb.engine import realize
 from lazynb.renderer.cstyle import EMU_BITS_C, HALF_EMULATION_C
