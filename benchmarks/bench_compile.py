@@ -80,7 +80,7 @@ def child(n: int, reps: int) -> dict:
   # flags: single compiles with other flags (8 kernels each)
   progs = programs(8, 10)[:8]
   base = comp.args
-  variants = {"lazynb (-pipe -O2)": base, "without -pipe": tuple(a for a in base if a != "-pipe"),
+  variants = {"lazynb (-O2)": base, "with -pipe": base + ("-pipe",), "-nostdlib -lgcc": base + ("-nostdlib", "-lgcc"),
               "-O1": tuple("-O1" if a == "-O2" else a for a in base), "-O3": tuple("-O3" if a == "-O2" else a for a in base)}
   out["flags_ms"] = {}
   for vn, args in variants.items():

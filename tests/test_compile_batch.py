@@ -191,3 +191,18 @@ def test_kernel_calling_a_missing_function_fails_clearly(cc, monkeypatch):
   out = np.zeros(1, dtype=np.float32)
   CPUProgram("k", comp.compile(good))(out)
   assert out[0] == 2.5
+
+def test_lower_schedule_compiles_its_new_kernels_together():
+  """tinygrad's `for ei in lower_schedule(items): ei.run()` gets the same batching as realize."""
+  c = float(np.random.default_rng().integers(1, 1 << 20)) + 0.5  # a constant no cache has seen: every kernel is new
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  a = Tensor(x).realize()
+  outs = [(a / c).exp2().sum(axis=1), (a + c).max(axis=0), (a - c).relu()]
+  items = outs[0].schedule(*outs[1:])
+  with Recorder(rewrites=False) as rec:
+    for ei in realize.lower_schedule(items): ei.run()
+  batches = [e.data["batch"] for e in rec.of("compile")]
+  assert len(batches) == 3 and batches == [3, 3, 3], rec.of("compile")
+  np.testing.assert_allclose(outs[0].numpy(), np.exp2(x / np.float32(c)).sum(1), rtol=1e-5)
+  np.testing.assert_allclose(outs[1].numpy(), (x + np.float32(c)).max(0), rtol=1e-6)
+  np.testing.assert_allclose(outs[2].numpy(), np.maximum(x - np.float32(c), 0), rtol=1e-6)

@@ -113,7 +113,7 @@ class ClangCompiler(Compiler):
                                         "(-march=native leaves them off); kernels would die with 'Illegal instruction'")
     # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
     # integer overflow wrap around, as numpy's does
-    self.args = ("-shared", "-fPIC", "-pipe", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
+    self.args = ("-shared", "-fPIC", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
     if "__clang__" in target_macros(self.cc, self.march): self.args += ("-mprefer-vector-width=512",)
     # gcc 12's loop vectorizer sums a loop that walks memory backwards wrongly (a flipped view: the sum of
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
@@ -149,14 +149,13 @@ class ClangCompiler(Compiler):
     lib = self._run(unit, unit)
     h = lib_hash(lib)
     _batch_dlls[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
-    _batch_libs[h] = lib
     if self._caching(): diskcache_put(self.cachekey + ":batch", h, lib)
     return [BATCH_REF + f"{h}\0{sym}".encode() for sym in syms]
   def resolve(self, lib: bytes) -> bytes | None:
     """A reference into a batch library is usable when that library is at hand: in this process or in the cache."""
     if not lib.startswith(BATCH_REF): return lib
     h, _ = parse_ref(lib)
-    if h not in _batch_libs:
+    if h not in _batch_dlls and h not in _batch_libs:
       if (blib := diskcache_get(self.cachekey + ":batch", h)) is None or lib_hash(blib) != h: return None
       _batch_libs[h] = blib
     return lib
@@ -167,8 +166,8 @@ class ClangCompiler(Compiler):
 # file-scope statics (the half/bfloat16 helpers lz_*) get the suffix _lzb<i>, and macros it defines are undefined
 # after it, all with #define/#undef around the untouched source, so no kernel sees another's names.
 BATCH_REF = b"lazynb-batch\0"  # a kernel's "binary" when it lives in a batch library: BATCH_REF + "<lib hash>\0<symbol>"
-_batch_libs: dict[str, bytes] = {}       # batch libraries this process compiled or read from the cache, by hash
-_batch_dlls: dict[str, ctypes.CDLL] = {}  # ... and loaded
+_batch_libs: dict[str, bytes] = {}       # batch libraries read from the cache and not loaded yet, by hash
+_batch_dlls: dict[str, ctypes.CDLL] = {}  # batch libraries loaded in this process, by hash
 _STATIC = re.compile(r"^[ \t]*static\b[^;{=(]*?\b([A-Za-z_]\w*)\s*[(\[=;]", re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
@@ -240,7 +239,7 @@ class CPUProgram(Runner):
       h, sym = parse_ref(lib)
       if h not in _batch_dlls:
         if h not in _batch_libs: raise RuntimeError(f"kernel {name}: its batch library {h} was never compiled or read in this process")
-        _batch_dlls[h] = load_library(_batch_libs[h])
+        _batch_dlls[h] = load_library(_batch_libs.pop(h))  # loaded: the bytes are not needed any more
       self.fxn = getattr(_batch_dlls[h], sym)
     else: self.fxn = getattr(load_library(lib), name)
     self.fxn.restype = None
