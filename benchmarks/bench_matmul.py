@@ -19,12 +19,15 @@ taken under load (load average above the core count) as rough, and run the scrip
 A wrong result exits with code 1, so a broken kernel cannot look fast; slow numbers never fail anything.
 """
 from __future__ import annotations
-import argparse, json, os, platform, statistics, subprocess, sys, time
+import argparse, json, os, statistics, subprocess, sys, time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-if ROOT not in sys.path: sys.path.insert(0, ROOT)
+for p in (ROOT, HERE):
+  if p not in sys.path: sys.path.insert(0, p)
+from benchenv import environment_lines  # noqa: E402
+from lazynb import Device  # noqa: E402
 
 SETTLE_S = 0.2
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16")
@@ -34,23 +37,13 @@ def loadavg() -> str:
   except OSError: return "?"
 
 def header() -> list[str]:
-  cpu, flags = "?", set()
-  try:
-    with open("/proc/cpuinfo") as f:
-      for ln in f:
-        if ln.startswith("model name"): cpu = ln.split(":", 1)[1].strip()
-        if ln.startswith("flags"): flags = set(ln.split(":", 1)[1].split())
-  except OSError: pass
-  from lazynb import Device
+  """The shared environment lines (benchmarks/benchenv.py), then what matters for a matmul: threads, tile, BLAS, CL."""
   dev = Device["CPU"]
-  cc = dev.compiler.cc
-  ver = subprocess.run(cc.split() + ["--version"], capture_output=True, text=True).stdout.splitlines()
   try:
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
     blas_s = f"{blas.get('name')} {blas.get('version')}"
   except Exception: blas_s = "?"
-  lines = [f"CPU: {cpu}, {os.cpu_count()} cores, {platform.machine()}; SIMD flags: {' '.join(f for f in SIMD_FLAGS if f in flags) or 'none of ' + ','.join(SIMD_FLAGS)}",
-           f"C compiler: {cc} = {ver[0] if ver else '?'}; flags: {' '.join(dev.compiler.args)}",
+  lines = environment_lines() + [
            f"lazynb CPU: THREADS={dev.renderer.threads}, vector shape for the heuristic: {dev.renderer.simd_floats} floats x {dev.renderer.simd_regs} registers",
            f"numpy {np.__version__}, BLAS {blas_s}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"]
   try:
