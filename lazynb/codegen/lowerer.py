@@ -81,8 +81,8 @@ class Lowering:
     """GROUP: each work-item reduces its share; partials meet in local memory; one loop over them finishes the reduce."""
     buf = UOp(Ops.DEFINE_LOCAL, partial.dtype.ptr(), (), (f"temp{len(self.smem)}", prod(self.lsizes)))
     self.smem.append(buf)
-    bar = UOp(Ops.BARRIER, dtypes.void, (UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, buf.dtype, (buf, self.flat([self.base[a] for a in self.local_axes]))),
-                                                                        partial)),))
+    mine = UOp(Ops.INDEX, buf.dtype, (buf, self.flat([self.base[a] for a in self.local_axes])))  # this work-item's slot
+    bar = UOp(Ops.BARRIER, dtypes.void, (UOp(Ops.STORE, dtypes.void, (mine, partial)),))
     gsizes = [self.k.full_shape[a] for a in self.group_axes]
     r2 = UOp(Ops.RANGE, dtypes.index, (), (len(self.k.full_shape), prod(gsizes), f"ridx{len(self.red_ranges)}"))  # one loop serves every partial
     digits, rem = {}, r2

@@ -11,8 +11,8 @@ kernels load it) when:
             is read through a view (expand, permute, pad ...) or by more than one consumer
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
-Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): an op whose inputs are all constants becomes a constant (as
-a kernel would compute it), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
+Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): an op whose inputs are all constants
+becomes a constant (as a kernel would compute it), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
 kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
 
 A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
@@ -361,7 +361,8 @@ cut_kernel = PatternMatcher([
   (_viewed(GroupOp.Movement), _through_movement),
   (_viewed(Ops.DETACH), lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[0], v.arg))),
   # the root's own CONTIGUOUS is this kernel; the root's ASSIGN stores its value (into the target's buffer)
-  (_viewed((Ops.CONTIGUOUS, Ops.ASSIGN)), lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[1 if x.op is Ops.ASSIGN else 0], v.arg)) if x is ctx.root else None),
+  (_viewed((Ops.CONTIGUOUS, Ops.ASSIGN)),
+   lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[1 if x.op is Ops.ASSIGN else 0], v.arg)) if x is ctx.root else None),
   # a COPY, a CONTIGUOUS or an ASSIGN inside the graph is a kernel of its own
   (_viewed((Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN)),
    lambda ctx, v, x: ctx.load_root(ctx.root, x, "copy" if x.op is Ops.COPY else "realize", v.arg, v)),

@@ -362,7 +362,8 @@ def view_rewrites(ctx: _Ctx) -> str:
     table = (f'<table class="lzt-small"><tr><th>#</th><th>matched pattern</th><th>before</th><th></th><th>after</th></tr>{rows}</table>'
              if rows else _note("No pattern matched."))
     sizes = " &rarr; ".join(esc(_dict(ctx.graphs.get(str(r.get(g)))).get("total_nodes", "?")) for g in ("before_graph", "after_graph"))
-    out.append(f'<details class="lzt-pass"><summary>{i}: <b>[{esc(r.get("stage") or "other")}]</b> {esc(r.get("name"))} <span class="lzt-muted">{esc(r.get("total_steps"))} steps, '
+    stage = f'<b>[{esc(r.get("stage") or "other")}]</b>'
+    out.append(f'<details class="lzt-pass"><summary>{i}: {stage} {esc(r.get("name"))} <span class="lzt-muted">{esc(r.get("total_steps"))} steps, '
                f'{sizes} nodes</span></summary>{table}{more}{graphs}</details>')
   if len(passes) > MAX_PASSES: out.append(_note(f"Showing {MAX_PASSES} of {len(passes)} passes."))
   return ('<p class="lzt-muted">Each compiler pass in the order it ran, tagged with its stage (tensor graph, kernels, lowered, '
