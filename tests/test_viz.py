@@ -3,7 +3,7 @@ whole run, which Chromium shows with the JupyterLab renderer's tabs and the kern
 kernels as text); an unwritable output directory falls back to the temp directory with a message; the embedded JSON
 cannot end its script element."""
 from __future__ import annotations
-import json, os, re, subprocess, sys
+import contextlib, json, os, pathlib, re, subprocess, sys
 from pathlib import Path
 import pytest
 from lazynb import viz
@@ -44,18 +44,22 @@ def test_viz_file_is_self_contained(viz_file):
   assert len(doc["kernels"]) == 3 and len(doc["schedule"]) >= 3   # the whole run: both realizes
   assert all(k["source"] and k["runs"] >= 1 for k in doc["kernels"])
 
-def _browser():
+@contextlib.contextmanager
+def _page(path: pathlib.Path):
+  """A headless Chromium page at `path`, and the list its script errors land in."""
   from playwright.sync_api import sync_playwright
-  return sync_playwright()
-
-def test_viz_file_in_chromium(viz_file):
-  doc = embedded_doc(viz_file.read_text())
-  with _browser() as p:
+  with sync_playwright() as p:
     b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"])
     pg = b.new_page(viewport={"width": 1400, "height": 900})
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(viz_file.as_uri())
+    pg.goto(path.as_uri())
+    try: yield pg, errors
+    finally: b.close()
+
+def test_viz_file_in_chromium(viz_file):
+  doc = embedded_doc(viz_file.read_text())
+  with _page(viz_file) as (pg, errors):
     pg.wait_for_selector(".lazynb-view .lz-trace .lz-tab")
     assert [t.inner_text() for t in pg.locator(".lz-tab").all()] == ["Kernels", "Tensor graph", "Rewrites", "Timing"]
     assert pg.locator(".lazynb-static").count() == 0, "the static view is replaced"
@@ -71,7 +75,7 @@ def test_viz_file_in_chromium(viz_file):
     assert all(k["name"] in pg.locator(".lz-body").inner_text() for k in doc["kernels"])
     assert errors == []
     # without JavaScript: the kernels and their source as plain HTML
-    ctx = b.new_context(java_script_enabled=False)
+    ctx = pg.context.browser.new_context(java_script_enabled=False)
     nojs = ctx.new_page()
     nojs.goto(viz_file.as_uri())
     assert nojs.locator(".lz-trace").count() == 0
@@ -79,7 +83,6 @@ def test_viz_file_in_chromium(viz_file):
     assert static.count() == 1 and "3 kernels" in static.inner_text()
     assert nojs.locator(".lazynb-static details pre").count() == 3
     assert doc["kernels"][0]["source"].splitlines()[0] in nojs.locator(".lazynb-static details pre").first.text_content()
-    b.close()
 
 def test_unwritable_dir_falls_back_to_temp(tmp_path):
   blocked = tmp_path / "file-not-dir"
@@ -139,12 +142,7 @@ def test_truncated_trace_in_chromium(tmp_path):
   assert late["graph"] is None or late["uops"] == []
   page = tmp_path / "big.html"
   page.write_text(viz.page(doc))
-  with _browser() as p:
-    b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"])
-    pg = b.new_page(viewport={"width": 1400, "height": 900})
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(page.as_uri())
+  with _page(page) as (pg, errors):
     pg.wait_for_selector(".lz-trace .lz-truncated")
     assert pg.locator(".lz-truncated").inner_text() == note
     assert pg.locator(".lz-sched-row").count() == len(doc["schedule"])
@@ -152,4 +150,3 @@ def test_truncated_trace_in_chromium(tmp_path):
     pg.locator(".lz-sched-row").nth(row).click()
     pg.locator(".lz-source .lz-line", has_text=late["name"]).first.wait_for()
     assert errors == []
-    b.close()
