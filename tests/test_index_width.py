@@ -43,6 +43,20 @@ def test_wide_intermediates_render_in_64_bits():
   assert "for (long long gidx0" in src
   np.testing.assert_array_equal(_run_cpu(src, "k", 4), [(i * coeff) // div for i in range(4)])
 
+def test_renders_on_threads_keep_their_own_index_type():
+  """BEAM renders candidates on several threads with one renderer: what one render decides (the index type, the line
+  map) must not leak into another's source. Two kernels, one wide and one not, rendered at once many times."""
+  from concurrent.futures import ThreadPoolExecutor
+  r = Device["CPU"].renderer
+  wide, narrow = _uops(1_000_000_000, 999_999_937, 64), _uops(1000, 7, 64)
+  def one(i):
+    src = r.render("k", wide if i % 2 else narrow)
+    return src, [list(x) for x in r.line_map]
+  alone = [one(0), one(1)]  # each rendered on its own
+  assert "long long" in alone[1][0] and "long long" not in alone[0][0]
+  with ThreadPoolExecutor(8) as pool: results = list(pool.map(one, range(400)))
+  for i, got in enumerate(results): assert got == alone[i % 2], i  # the same source and this thread's own line map
+
 def test_index_bounds_are_not_clamped_to_32_bits():
   """The simplifier knows i*1e9 + j < 1e9 * 4 exactly, so the division folds (it would not if bounds wrapped)."""
   i, j = UOp(Ops.RANGE, dtypes.index, (), (0, 4, "i")), UOp(Ops.RANGE, dtypes.index, (), (1, 1000, "j"))

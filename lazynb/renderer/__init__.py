@@ -1,7 +1,11 @@
 """Renderers turn a linearized kernel (a list of UOps) into source code for one kind of device."""
 from __future__ import annotations
+import threading
 from dataclasses import dataclass, field
 from lazynb.uop.ops import UOp
+
+# what one render() call decides lives per thread, not on the shared renderer: BEAM renders candidates on several threads
+rendering = threading.local()
 
 class Renderer:
   """What a device's code looks like and which optimizations it allows.
@@ -21,6 +25,12 @@ class Renderer:
   simd_regs: int = 16
   global_max: tuple[int, ...] = ((1 << 31) - 1,) * 3
   def render(self, name: str, uops: list[UOp]) -> str: raise NotImplementedError
+  @property
+  def line_map(self) -> list[list[int]]:
+    """For each source line of the kernel this thread rendered last, the positions of the UOps it came from."""
+    return getattr(rendering, "line_map", [])
+  @line_map.setter
+  def line_map(self, lines: list[list[int]]): rendering.line_map = lines
 
 @dataclass
 class ProgramSpec:

@@ -6,11 +6,11 @@ accumulators accN, shared values aluN. The renderer also records which UOps each
 so a viewer can link the two.
 """
 from __future__ import annotations
-import math, re, threading
+import math, re
 from typing import Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str, smax
-from lazynb.renderer import Renderer
+from lazynb.renderer import Renderer, rendering
 
 _C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
 return short signed sizeof static struct switch typedef union unsigned void volatile while half bool kernel global local constant
@@ -23,7 +23,6 @@ class CStyleLanguage(Renderer):
   buffer_suffix = " restrict"
   arg_int_prefix = "const int"
   wide_index = "long long"  # index math of kernels whose indices do not all fit in 32 bits
-  index_type = "int"
   smem_prefix = ""
   barrier = ""
   code_for_workitem: dict[str, Callable] = {}
@@ -54,10 +53,15 @@ class CStyleLanguage(Renderer):
 
   exact_emu_ops = {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC}  # their result is one of their (16-bit) inputs, or exact
 
+  # what one render() call decides lives per thread (lazynb.renderer.rendering), not on the shared renderer
   @property
   def emu(self) -> frozenset:
     """The dtypes emulated in the kernel this thread is rendering."""
-    return getattr(_rendering, "emu", frozenset())
+    return getattr(rendering, "emu", frozenset())
+  @property
+  def index_type(self) -> str:
+    """The C type of index math in the kernel this thread is rendering: int, or wide_index when indices pass 2^31."""
+    return getattr(rendering, "index_type", "int")
   def emulated(self, uops: list[UOp]) -> frozenset:
     """Which dtypes of these uops to emulate: bfloat16 always (no C type for it everywhere)."""
     return frozenset({dtypes.bfloat16}) if any(_is(u.dtype, dtypes.bfloat16) for u in uops) else frozenset()
@@ -143,11 +147,11 @@ class CStyleLanguage(Renderer):
     return [f"for ({self.index_type} {name} = 0; {name} < {sym_str(u.arg[1], c=True)}; {name}++) {{"]
 
   def render(self, name: str, uops: list[UOp]) -> str:
-    _rendering.emu = self.emulated(uops)
-    self.line_map: list[list[int]] = []
+    rendering.emu = self.emulated(uops)
+    self.line_map = []
     # a loop variable counts up to its bound (the `i < n` test sees n itself): a bound of 2**31 needs 64 bits too
     wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
-    self.index_type = self.wide_index if wide else "int"
+    rendering.index_type = self.wide_index if wide else "int"
     pos = {u: i for i, u in enumerate(uops)}
     uses: dict[UOp, int] = {}
     for u in uops:
@@ -265,7 +269,6 @@ static inline unsigned short lz_f2bf(float f) {
 }
 """
 
-_rendering = threading.local()  # BEAM renders candidate kernels on several threads with one renderer
 
 def _is(dt: DType, want: DType) -> bool: return dt is want or getattr(dt, "base", None) is want
 def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's float or double math function
