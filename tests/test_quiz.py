@@ -158,3 +158,86 @@ def test_text_names_the_variable_to_predict_with(capsys):
   q_seen = quiz("Lazy?", ["yes", "no"])
   assert q_seen.name == "q_seen" and "q_seen.predict(" in capsys.readouterr().out
   assert quizmod.quiz("Q?", ["a", "b"], show=False).name == ""   # no assignment on the line
+
+# ---- the free-number form (ask_number)
+
+from lazynb.notebook.quiz import NumberQuiz, ask_number
+
+def test_number_right_wrong_and_tolerance(capsys):
+  q = NumberQuiz("How many kernels?", explain="They fuse.", name="q_n")
+  q.answer(3)
+  assert "Answer saved: 3" in capsys.readouterr().out
+  q.reveal(3)
+  out = capsys.readouterr().out
+  assert q.right is True and "Measured: 3." in out and "\u2713" in out and "They fuse." in out
+  q.answer("4")
+  assert q.right is False and "\u2717 Not quite: you said 4" in capsys.readouterr().out  # measured already: compared at once
+  q.reveal(4)
+  assert q.right is True
+  q.reveal(3.5)
+  assert q.right is False  # exact means exact
+  r = NumberQuiz("Bytes?", rel_tol=0.1, unit="bytes")
+  for given, ok in [(12288, True), (11100, True), (13500, True), (11000, False), (13600, False), ("12,000", True)]:
+    r.answer(given, quiet=True); r.reveal(12288, quiet=True)  # noqa: E702
+    assert r.right is ok, (given, ok)
+  a = NumberQuiz("Ops?", tol=2)
+  for given, ok in [(10, True), (8, True), (12, True), (7, False), (13, False)]:
+    a.answer(given, quiet=True); a.reveal(10, quiet=True)  # noqa: E702
+    assert a.right is ok, (given, ok)
+  assert "within \u00b12" in a.text() and "within \u00b110%" in r.text() and "exactly" in q.text()
+
+def test_number_reveal_without_answer_asks_first(capsys):
+  q = NumberQuiz("How many kernels?", explain="Seven of them.", name="q_k")
+  q.reveal(7)
+  out = capsys.readouterr().out
+  assert "Answer first" in out and "q_k.answer(" in out and "7" not in out and "Seven" not in out and q.right is None
+  q.answer(7)
+  assert q.right is True and "Measured: 7." in capsys.readouterr().out
+
+@pytest.mark.parametrize("kw,exc", [(dict(tol=-1), ValueError), (dict(rel_tol="x"), ValueError), (dict(tol=float("nan")), ValueError)])
+def test_number_bad_arguments(kw, exc):
+  with pytest.raises(exc): NumberQuiz("Q?", **kw)
+
+def test_number_bad_answers():
+  q = NumberQuiz("Q?")
+  for bad, exc in [(True, TypeError), ("three", ValueError), (None, TypeError), (float("inf"), ValueError), ([3], TypeError)]:
+    with pytest.raises(exc): q.answer(bad)
+  assert q.given is None
+  with pytest.raises(ValueError): q.reveal("many")
+
+def test_number_no_form_shows_the_answer_before_reveal(monkeypatch):
+  pytest.importorskip("ipywidgets")
+  q = NumberQuiz("How many loads does the kernel have?", rel_tol=0.25, explain="ZZSECRET", name="q_l")
+  def forms():
+    monkeypatch.setattr(quizmod, "widgets_usable", lambda: True)
+    bundle = q._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    monkeypatch.setattr(quizmod, "widgets_usable", lambda: False)
+    return [q.text(), repr(q), q.html(), json.dumps(bundle), json.dumps(q._repr_mimebundle_()), q._feedback.value, q._box.value]
+  for f in forms(): assert "4096" not in f and "ZZSECRET" not in f
+  q.reveal(4096, quiet=True)  # measured, but nobody answered: still hidden everywhere
+  for f in forms(): assert "4096" not in f and "ZZSECRET" not in f
+  assert "Answer first" in q._feedback.value
+  q.type("4000"); q.click()  # noqa: E702
+  assert q.given == 4000 and q.right is True and "Measured: 4096" in q._feedback.value and "#2e7d32" in q._feedback.value
+
+def test_number_widget_lock_in_then_measurement():
+  pytest.importorskip("ipywidgets")
+  q = NumberQuiz("How many kernels?")
+  q.widget()
+  assert q._button.description == "Lock in" and q._box.value == ""
+  q.type("two"); q.click()  # noqa: E702
+  assert q.given is None and "Type a number" in q._feedback.value
+  q.type(" 2 "); q.click()  # noqa: E702
+  assert q.given == 2 and "Answer saved: 2" in q._feedback.value
+  q.reveal(1, quiet=True)
+  assert q.right is False and "Measured: 1." in q._feedback.value and "#c62828" in q._feedback.value
+  q.answer(1, quiet=True)
+  assert q._box.value == "1" and q.right is True
+
+def test_ask_number_prints_and_names_its_variable(capsys):
+  q_bytes = ask_number("How many bytes?", unit="bytes")
+  out = capsys.readouterr().out
+  assert isinstance(q_bytes, NumberQuiz) and out.startswith("Quiz: How many bytes?") and "q_bytes.answer(" in out
+  ask_number("Silent?", show=False)
+  assert capsys.readouterr().out == ""

@@ -7,6 +7,14 @@
     ...                                # run the code, measure
     q.reveal(GlobalCounters.kernel_count)   # the measurement, compared with the learner's own prediction
 
+A question whose answer is a number takes the learner's own number instead of options:
+
+    from lazynb.notebook.quiz import ask_number
+    q = ask_number("How many kernels does (a + b).relu().sum() run?")
+    # the learner types q.answer(1), or a number in the widget's box
+    ...
+    q.reveal(GlobalCounters.kernel_count)   # right or wrong (exactly, or within tol= / rel_tol=), with the measurement
+
 Most questions are about something the next cells measure, so the quiz holds no answer key at all: the notebook
 passes the measured value to reveal(), which finds the option that says it and tells the learner whether their
 prediction matched. A question with nothing to measure ("when does lazynb execute?") takes answer=...; the key
@@ -172,15 +180,139 @@ def widgets_usable() -> bool:
   except ImportError: return False
   return True
 
-def _assigned_name() -> str:
+def _assigned_name(fn: str = "quiz") -> str:
   """The variable the caller assigns the quiz to (`q_fused = quiz(...)` -> "q_fused"), read from the calling line; ""
   when the source is not available."""
   import inspect
   try:
     ctx = inspect.getframeinfo(inspect.currentframe().f_back.f_back, context=1).code_context or []
   except Exception: return ""
-  m = re.match(r"\s*([A-Za-z_]\w*)\s*=\s*(\w+\.)?quiz\(", ctx[0] if ctx else "")
+  m = re.match(r"\s*([A-Za-z_]\w*)\s*=\s*(\w+\.)?" + fn + r"\(", ctx[0] if ctx else "")
   return m.group(1) if m else ""
+
+# ---------------------------------------------------------------- a question answered with a number
+
+def _number(x, what: str) -> float:
+  """A finite number from an int, a float or a numeric string; TypeError/ValueError that says what was wrong."""
+  if isinstance(x, bool): raise TypeError(f"{what} must be a number, not a bool")
+  if isinstance(x, str):
+    try: x = float(x.strip().replace(",", "").replace("_", ""))
+    except ValueError: raise ValueError(f"{what} must be a number, got {x!r}") from None
+  try: v = float(x)
+  except (TypeError, ValueError): raise TypeError(f"{what} must be a number, got {type(x).__name__}") from None
+  if v != v or v in (float("inf"), float("-inf")): raise ValueError(f"{what} must be a finite number, got {v}")
+  return v
+
+def _fmt(v: float) -> str: return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
+
+class NumberQuiz:
+  """A question whose answer is a number the notebook measures. The learner types their number first (in the
+  widget's box or with .answer(n)); after the run, reveal(measured) compares it with the measurement, exactly or
+  within the stated tolerance (absolute `tol`, or `rel_tol` as a fraction of the measured value). Nothing is known
+  to the question before reveal(), so no form of it can show the answer."""
+  def __init__(self, question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", name: str = ""):
+    self.tol, self.rel_tol = _number(tol, "tol"), _number(rel_tol, "rel_tol")
+    if self.tol < 0 or self.rel_tol < 0: raise ValueError(f"tolerances must be >= 0, got tol={tol}, rel_tol={rel_tol}")
+    self.question, self.unit, self.explain, self.name = str(question), str(unit or ""), str(explain or ""), str(name)
+    self.given: float | None = None      # the learner's number
+    self.measured: float | None = None   # set by reveal()
+    self.right: bool | None = None       # set by reveal() once there is an answer to compare
+    self._widget = self._box = self._button = self._feedback = None
+
+  def tolerance(self) -> str:
+    """The stated tolerance, as the question shows it ("" when the answer must be exact)."""
+    parts = ([f"\u00b1{_fmt(self.tol)}{' ' + self.unit if self.unit else ''}"] if self.tol else []) + \
+            ([f"\u00b1{_fmt(self.rel_tol * 100)}%"] if self.rel_tol else [])
+    return "within " + " or ".join(parts) if parts else ""
+  def is_close(self, given, measured) -> bool:
+    g, m = _number(given, "the answer"), _number(measured, "the measured value")
+    return abs(g - m) <= max(self.tol, self.rel_tol * abs(m)) + 1e-12 * max(1.0, abs(m))
+  def _value(self, v: float) -> str: return _fmt(v) + (f" {self.unit}" if self.unit else "")
+
+  # ---- the learner's side
+  def answer(self, n, quiet: bool = False) -> None:
+    """Record the learner's number. If the measurement is already in (reveal() ran first), compare at once."""
+    self.given = _number(n, "your answer")
+    if self._box is not None and self._box.value != _fmt(self.given): self._box.value = _fmt(self.given)
+    if self.measured is not None: self.reveal(self.measured, quiet)
+    else: self._say(None, f"Answer saved: {self._value(self.given)}. Now run the next cells; the measurement is compared with it.", quiet)
+  def _say(self, ok, msg: str, quiet: bool = True):
+    if self._feedback is not None: self._feedback.value = _feedback_html(ok, msg)
+    if not quiet: print(msg)
+
+  def reveal(self, measured, quiet: bool = False) -> None:
+    """After the run: compare the learner's number with the measured value and say right or wrong, with the
+    measurement. Without an answer yet it only asks for one (the measurement stays hidden until then)."""
+    self.measured = _number(measured, "the measured value")
+    if self.given is None:
+      self.right = None
+      self._say(None, f"Answer first: type {self.name or '<quiz>'}.answer(<your number>) or fill in the box, "
+                      "then the measurement is compared with it.", quiet)
+      return
+    self.right = self.is_close(self.given, self.measured)
+    tol = f" ({self.tolerance()})" if self.tolerance() else ""
+    verdict = (f"\u2713 Right: you said {self._value(self.given)}{tol}." if self.right
+               else f"\u2717 Not quite: you said {self._value(self.given)}{tol}.")
+    self._say(self.right, " ".join(x for x in (f"Measured: {self._value(self.measured)}.", verdict, self.explain) if x), quiet)
+
+  # ---- forms that never contain the answer
+  def how_to(self) -> str:
+    return f"Answer before you run on: type a number in the box, or {self.name or '<quiz>'}.answer(<your number>)."
+  def text(self) -> str:
+    tol = f"\n  (a number; {self.tolerance()} counts as right)" if self.tolerance() else "\n  (a number, exactly)"
+    return f"Quiz: {self.question}{tol}\n  {self.how_to()}"
+  def html(self) -> str:
+    e = html.escape
+    tol = e(self.tolerance()) + " counts as right" if self.tolerance() else "exactly"
+    return (f'<div class="lazynb-quiz" style="border-left:4px solid #7e57c2;padding:4px 10px;margin:4px 0">'
+            f"<p><b>Quiz:</b> {e(self.question)} <i>(a number, {tol})</i></p><p><i>{e(self.how_to())}</i></p></div>")
+  def __repr__(self): return self.text()
+
+  # ---- the widget
+  def widget(self):
+    """The ipywidgets form: the question, a text box for the number, a Lock in button and the feedback line."""
+    if self._widget is not None: return self._widget
+    import ipywidgets as w
+    tol = f" <i>({html.escape(self.tolerance())})</i>" if self.tolerance() else ""
+    q = w.HTML(f"<b>Quiz:</b> {html.escape(self.question)}{tol}")
+    self._box = w.Text(value="" if self.given is None else _fmt(self.given), placeholder="your number",
+                       layout=w.Layout(width="10em"))
+    self._button = w.Button(description="Lock in", button_style="primary", tooltip="record your answer")
+    self._feedback = w.HTML("")
+    self._button.on_click(lambda _b: self._lock_in())
+    self._widget = w.VBox([q, w.HBox([self._box, self._button, self._feedback])],
+                          layout=w.Layout(border_left="4px solid #7e57c2", padding="2px 8px", margin="4px 0"))
+    return self._widget
+  def _lock_in(self):
+    try: self.answer(self._box.value, quiet=True)
+    except (TypeError, ValueError) as e: self._say(False, f"{e}. Type a number.")
+  def type(self, text: str):
+    """Type into the widget's box, as the learner would."""
+    self.widget()
+    self._box.value = str(text)
+  def click(self): self.widget(); self._button.click()
+
+  def _repr_mimebundle_(self, include=None, exclude=None):
+    bundle = {"text/plain": self.text(), "text/html": self.html()}
+    if widgets_usable():
+      try: bundle.update(self.widget()._repr_mimebundle_())
+      except Exception: pass
+      bundle["text/plain"] = self.text()
+    return bundle
+  def show(self) -> NumberQuiz:
+    if widgets_usable():
+      from IPython.display import display
+      display(self)
+    else: print(self.text())
+    return self
+
+def ask_number(question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", show: bool = True,
+               name: str = "") -> NumberQuiz:
+  """Ask for a number the next cells measure: `q = ask_number("How many kernels?")`, the learner types q.answer(3)
+  (or fills the box), and after the run `q.reveal(measured)` says right or wrong with the measured value."""
+  q = NumberQuiz(question, tol, rel_tol, unit, explain, name or _assigned_name("ask_number"))
+  if show: q.show()
+  return q
 
 def quiz(question: str, options: Sequence, answer=None, explain: str = "", show: bool = True, name: str = "") -> Quiz:
   """Ask a multiple-choice question. Leave `answer` out when the notebook measures it (then call .reveal(measured));
