@@ -45,7 +45,7 @@ def test_every_registered_exercise_is_in_a_notebook_and_back():
 def test_every_project_notebook_has_an_exercise():
   stems = {stem for stem, _, _ in FOUND.values()}
   projects = {p.stem for p in SRC.glob("p0*.py")}
-  parts = {"01_why", "03_tensor_api", "04_laziness", "05_op_types", "06_autograd", "07_pipeline", "08_backends",
+  parts = {"01_why", "02_setup", "03_tensor_api", "04_laziness", "05_op_types", "06_autograd", "07_pipeline", "08_backends",
            "10_reading_the_source", "11_contributing"}
   assert len(projects) == 7 and projects | parts <= stems
 
@@ -113,6 +113,21 @@ def _toposort_dups(root):
     out.append(u)
   visit(root)
   return out
+def _count_without_reset(fn):
+  from lazynb import GlobalCounters
+  fn()
+  return GlobalCounters.kernel_count
+def _count_with_reset(fn):
+  from lazynb import GlobalCounters
+  GlobalCounters.reset()
+  fn()
+  return GlobalCounters.kernel_count
+def _count_twice(fn):
+  from lazynb import GlobalCounters
+  fn()
+  start = GlobalCounters.kernel_count
+  fn()
+  return GlobalCounters.kernel_count - start
 def _toposort_users_first(root): return list(reversed(root.toposort()))
 
 def _greedy_rules():
@@ -127,6 +142,9 @@ def _greedy_rules():
   ("05.softmax", _softmax_unstable, "inf or nan"), ("04.lazy", _eager_sum, "ran 3 kernels"),
   ("06.swish_grad", _swish_grad_no_product_rule, "finite differences"), ("01.relu", lambda x: x.maximum(0), "not allowed"),
   ("10.toposort", _toposort_dups, "appear once"), ("10.toposort", _toposort_users_first, "after all of its sources"),
+  ("02.count_kernels", _count_without_reset, "start counting from zero"), ("02.count_kernels", _count_twice, "exactly once"),
+  ("02.count_kernels", _count_with_reset, "reset the running totals"),
+  ("02.count_kernels", lambda fn: float(fn() is None), "must return an int"),
   ("08.alu", lambda op, *s: s[0] * s[1] if len(s) > 1 else s[0], "wrong values")])
 def test_wrong_answers_fail_with_a_hint(key, wrong, hint):
   ok, msg = ex.run(key, wrong)

@@ -2,7 +2,7 @@
 form, and what a headless run (nbclient) records."""
 import json, pytest
 from lazynb.notebook import quiz as quizmod
-from lazynb.notebook.quiz import Quiz, quiz
+from lazynb.notebook.quiz import Quiz, quiz, NumberQuiz, ask_number
 
 def make(**kw):
   args = dict(question="How many kernels?", options=[0, 1, 3], answer="1", explain="They fuse.")
@@ -161,7 +161,6 @@ def test_text_names_the_variable_to_predict_with(capsys):
 
 # ---- the free-number form (ask_number)
 
-from lazynb.notebook.quiz import NumberQuiz, ask_number
 
 def test_number_right_wrong_and_tolerance(capsys):
   q = NumberQuiz("How many kernels?", explain="They fuse.", name="q_n")

@@ -259,6 +259,35 @@ def _(PyRunner):
 
 # ---------------------------------------------------------------- the parts
 
+@exercise("02.count_kernels")
+def _(count_kernels):
+  from lazynb import Tensor, GlobalCounters
+  from lazynb.trace import capture
+  r = _rng(2)
+  m, n = (int(v) for v in r.integers(3, 9, 2))
+  fresh = lambda *shape: Tensor.randn(*shape).realize()   # new inputs on every call: a realized graph would run nothing again
+  def matmul_then_scale():
+    x = fresh(m, n)
+    (x @ fresh(n, m)).relu().sum(axis=0).realize()
+    (x * 3).realize()
+  cases = [("(x + 1).realize()", lambda: (fresh(m, n) + 1).realize()),
+           ("(x - x.mean()).realize()", lambda: (lambda x: (x - x.mean()).realize())(fresh(m, n))),
+           ("building x * 2 without realizing it", lambda: fresh(m, n) * 2),
+           ("(x @ y).relu().sum(axis=0).realize() and then (x * 3).realize()", matmul_then_scale)]
+  for what, fn in cases:
+    with capture(rewrites=False) as tr: fn()
+    want = len(tr.kernels)                        # measured by the trace, the same computation run on its own
+    (fresh(m, n) + 0.5).realize()                 # kernels that ran before the call must not count
+    total = GlobalCounters.kernel_count
+    calls = []
+    got = count_kernels(lambda: calls.append(1) or fn())
+    need(GlobalCounters.kernel_count >= total, "count_kernels reset the running totals: other code may be counting "
+         "too, leave GlobalCounters as they were and count the difference.")
+    need(len(calls) == 1, f"count_kernels must call fn exactly once, it called it {len(calls)} times.")
+    need(isinstance(got, (int, np.integer)) and not isinstance(got, bool), f"count_kernels must return an int, got {type(got).__name__}.")
+    need(got == want, f"for {what} you counted {got} kernels, the trace saw {want}"
+         + (": you counted kernels that ran before fn too: start counting from zero." if got > want else "."))
+
 @exercise("01.relu")
 def _(my_relu):
   from lazynb import Tensor

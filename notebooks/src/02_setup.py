@@ -26,7 +26,7 @@ import sys, os, io, contextlib
 import lazynb
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 from lazynb.runtime.ops_cpu import find_cc
 print("python", sys.version.split()[0])
 print("lazynb", lazynb.__version__, "from", os.path.dirname(lazynb.__file__))
@@ -127,9 +127,8 @@ assert out_ctx.startswith("*** CPU") and "GFLOPS" in out_ctx
 # *compiles* it. A kernel it already compiled in this session comes from its method cache, silently.
 
 # %%
-q_cache = quiz("With DEBUG=3 you realize (b + 1) for a fresh b, twice, with the same shape. How many times is the C "
-               "source printed?",
-               ["0", "1", "2"], explain="The second realize finds the compiled kernel in the method cache: it runs, but nothing is compiled or printed.")
+q_cache = ask_number("With DEBUG=3 you realize (b + 1) for a fresh b, twice, with the same shape. How many times is the C "
+                     "source printed?", explain="The second realize finds the compiled kernel in the method cache: it runs, but nothing is compiled or printed.")
 
 # %%
 from lazynb.engine.realize import method_cache
@@ -251,13 +250,39 @@ assert len(tr.kernels) == 1 and tr.schedule[0]["reason"] == "realize"
 assert {"schedule", "kernels", "graphs", "views", "rewrites", "timing"} <= set(tr.to_json())
 
 # %% [markdown]
-# `GlobalCounters` keeps running totals: kernels run, estimated FLOPs and bytes, time. Reset it, run, read it:
+# `GlobalCounters` keeps running totals: kernels run, estimated FLOPs and bytes, time. Reset it, run, read it.
+# Before you do, estimate the bytes: `a` and `b` are 32x32 float32 tensors, already in memory.
+
+# %%
+q_bytes = ask_number("How many bytes does GlobalCounters count as moved by (a @ b).realize()?", rel_tol=0.25, unit="bytes",
+                     explain="The kernel reads a and b and writes the 32x32 result: three buffers of 32*32*4 bytes. The "
+                             "estimate counts each buffer once, not every load inside the loops (the cache serves the repeats).")
 
 # %%
 GlobalCounters.reset()
 (a @ b).realize()
 print(f"kernels {GlobalCounters.kernel_count}, {GlobalCounters.global_ops} FLOPs, {GlobalCounters.global_mem} bytes moved")
 assert GlobalCounters.kernel_count == 1 and GlobalCounters.global_ops == 2 * 32 * 32 * 32
+assert GlobalCounters.global_mem == 3 * 32 * 32 * 4
+q_bytes.reveal(GlobalCounters.global_mem)
+
+# %% [markdown]
+# ## Exercise: count the kernels
+#
+# The course counts kernels all the time. Write `count_kernels(fn)`: it calls `fn()` once (fn builds and maybe
+# realizes some tensors) and returns how many kernels that call ran, as an int. Kernels that ran before the call
+# must not count, and `GlobalCounters` must not be reset: a notebook cell around your function may be counting too.
+# The check compares your count with the trace on a few fresh computations.
+
+# %%
+# EXERCISE 02.count_kernels
+def count_kernels(fn) -> int:
+  # YOUR CODE
+  raise NotImplementedError
+
+# %%
+from lazynb.notebook.exercise import check
+check("02.count_kernels", count_kernels)
 
 # %% [markdown]
 # ## Choosing a device

@@ -15,7 +15,7 @@
 import numpy as np
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops, UOp, nn
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 
 # %% [markdown]
 # ## 1. Nothing runs until you ask
@@ -24,8 +24,8 @@ from lazynb.notebook.quiz import quiz
 # imported, so here `%%tinygrad --debug 1` prints the line for each realize instead.
 
 # %%
-q_fuse = quiz("a = Tensor.randn(4, 4); b = a + 1; c = b * 2; d = c.relu(). How many kernels run when you call d.realize()?",
-              ["0", "1", "3", "one per element: 16"], explain="The add, the multiply and the relu are fused into one kernel: it loads a once, does all three "
+q_fuse = ask_number("a = Tensor.randn(4, 4); b = a + 1; c = b * 2; d = c.relu(). How many kernels run when you call d.realize()?",
+                    explain="The add, the multiply and the relu are fused into one kernel: it loads a once, does all three "
                       "operations in registers and stores d. No buffer is made for b or c.")
 
 # %%

@@ -20,7 +20,7 @@ from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops
 from lazynb.uop.ops import GroupOp
 from lazynb.shape import ShapeTracker
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 
 # %% [markdown]
 # ## 1. Elementwise ops
@@ -97,7 +97,7 @@ assert len(tr.kernels) == 1 and "__builtin_exp2f" in tr.kernels[0]["source"]
 # when a reduced value is used *again* by every element, as in centering: `x - x.mean()`.
 
 # %%
-q_center = quiz("x has shape (4, 8). How many kernels does (x - x.mean()).realize() run?", ["1", "2", "3"], explain="Every one of the 32 outputs needs the finished mean, so the mean must be computed and stored "
+q_center = ask_number("x has shape (4, 8). How many kernels does (x - x.mean()).realize() run?", explain="Every one of the 32 outputs needs the finished mean, so the mean must be computed and stored "
                         "first (kernel 1), then subtracted (kernel 2). The schedule calls the cut 'reduce'.")
 
 # %%

@@ -22,7 +22,7 @@ import lazynb
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops, UOp
 from lazynb.uop.ops import UPat, PatternMatcher, graph_rewrite
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 # the repository: where lazynb is installed from (pip install -e .), or the folder above this notebook
 REPO = next(p for p in (pathlib.Path(lazynb.__file__).parent.parent, pathlib.Path.cwd().parent, pathlib.Path.cwd())
             if (p / "tests").is_dir() and (p / "pyproject.toml").is_file())
@@ -45,7 +45,7 @@ Tensor.hardswish = hardswish   # in a real change: a one-line method in lazynb/t
 # differences), and, because this is a compiler, what it compiles to. Predict the last one:
 
 # %%
-q_fuse = quiz("How many kernels does x.hardswish() compile to?", ["1", "3", "6: one per op"], explain="It is elementwise all the way down, so everything fuses into one kernel.")
+q_fuse = ask_number("How many kernels does x.hardswish() compile to?", explain="It is elementwise all the way down, so everything fuses into one kernel.")
 
 # %%
 xs = np.linspace(-5, 5, 21).astype(np.float32)
