@@ -240,3 +240,30 @@ def test_ask_number_prints_and_names_its_variable(capsys):
   assert isinstance(q_bytes, NumberQuiz) and out.startswith("Quiz: How many bytes?") and "q_bytes.answer(" in out
   ask_number("Silent?", show=False)
   assert capsys.readouterr().out == ""
+
+def test_headless_notebook_number_question(monkeypatch):
+  """In a kernel run by nbclient: the question's outputs hold no measurement; an answered question is judged against
+  the cell's own measurement, an unanswered one asks for an answer and keeps the measurement to itself."""
+  import os, pathlib
+  root = str(pathlib.Path(__file__).parent.parent)
+  monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+  nbformat = pytest.importorskip("nbformat")
+  nbclient = pytest.importorskip("nbclient")
+  nb = nbformat.v4.new_notebook()
+  nb.cells = [nbformat.v4.new_code_cell("from lazynb.notebook.quiz import ask_number\n"
+                                        "q_a = ask_number('How many kernels?', explain='ZZFUSED')\n"
+                                        "q_b = ask_number('And here?', explain='ZZFUSED')"),
+              nbformat.v4.new_code_cell("q_a.answer(2)"),
+              nbformat.v4.new_code_cell("from lazynb import Tensor, GlobalCounters\n"
+                                        "GlobalCounters.reset()\n(Tensor.rand(4, 4) + 1).relu().realize()\n"
+                                        "q_a.reveal(GlobalCounters.kernel_count)\nq_b.reveal(GlobalCounters.kernel_count)")]
+  nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+  outs = [c.outputs for c in nb.cells]
+  assert not [o for cell in outs for o in cell if o.output_type == "error"]
+  shown = json.dumps(outs[0])
+  assert "q_a.answer(" in shown and "q_b.answer(" in shown and "ZZFUSED" not in shown and "Measured" not in shown
+  assert "Answer saved: 2" in outs[1][0].text
+  (stream,) = [o for o in outs[2] if o.output_type == "stream"]
+  lines = stream.text.splitlines()
+  assert lines[0] == "Measured: 1. \u2717 Not quite: you said 2. ZZFUSED"
+  assert lines[1].startswith("Answer first: type q_b.answer(") and "ZZFUSED" not in lines[1] and "1" not in lines[1]
