@@ -128,6 +128,26 @@ def _count_twice(fn):
   start = GlobalCounters.kernel_count
   fn()
   return GlobalCounters.kernel_count - start
+def _lines_via_environ(fn):
+  import contextlib, io, os
+  os.environ["DEBUG"] = "2"
+  out = io.StringIO()
+  try:
+    with contextlib.redirect_stdout(out): fn()
+  finally: del os.environ["DEBUG"]
+  return [x for x in out.getvalue().splitlines() if x.startswith("***")]
+def _lines_leaking_debug(fn):
+  import contextlib, io
+  from lazynb.helpers import DEBUG
+  DEBUG.value, out = 2, io.StringIO()
+  with contextlib.redirect_stdout(out): fn()
+  return [x for x in out.getvalue().splitlines() if x.startswith("***")]
+def _lines_all(fn):
+  import contextlib, io
+  from lazynb import Context
+  out = io.StringIO()
+  with Context(DEBUG=2), contextlib.redirect_stdout(out): fn()
+  return out.getvalue().splitlines()
 def _toposort_users_first(root): return list(reversed(root.toposort()))
 
 def _greedy_rules():
@@ -145,10 +165,17 @@ def _greedy_rules():
   ("02.count_kernels", _count_without_reset, "start counting from zero"), ("02.count_kernels", _count_twice, "exactly once"),
   ("02.count_kernels", _count_with_reset, "reset the running totals"),
   ("02.count_kernels", lambda fn: float(fn() is None), "must return an int"),
+  ("02.debug_lines", _lines_via_environ, "os.environ"), ("02.debug_lines", _lines_leaking_debug, "then restore it"),
+  ("02.debug_lines", _lines_all, "start with ***"),
   ("08.alu", lambda op, *s: s[0] * s[1] if len(s) > 1 else s[0], "wrong values")])
 def test_wrong_answers_fail_with_a_hint(key, wrong, hint):
   ok, msg = ex.run(key, wrong)
   assert not ok and hint in msg, msg
+
+def test_a_leaked_debug_level_is_put_back():
+  from lazynb.helpers import DEBUG
+  before = DEBUG.value
+  assert not ex.run("02.debug_lines", _lines_leaking_debug)[0] and DEBUG.value == before
 
 def test_forward_difference_is_not_accurate_enough():
   assert not ex.run("p03.finite_diff", _fd_forward)[0]

@@ -8,7 +8,7 @@ Reference solutions live in notebooks/solutions/, outside the notebooks; tests/t
 check here fails on its notebook's stub and passes on the reference solution.
 """
 from __future__ import annotations
-import contextlib, itertools
+import contextlib, itertools, re
 from typing import Callable
 import numpy as np
 from lazynb.codegen.kernel import Opt, KernelOptError
@@ -287,6 +287,37 @@ def _(count_kernels):
     need(isinstance(got, (int, np.integer)) and not isinstance(got, bool), f"count_kernels must return an int, got {type(got).__name__}.")
     need(got == want, f"for {what} you counted {got} kernels, the trace saw {want}"
          + (": you counted kernels that ran before fn too: start counting from zero." if got > want else "."))
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+@exercise("02.debug_lines")
+def _(kernel_lines):
+  from lazynb import Tensor
+  from lazynb.helpers import DEBUG
+  from lazynb.trace import capture
+  r = _rng(3)
+  m, n = (int(v) for v in r.integers(3, 9, 2))
+  fresh = lambda *shape: Tensor.randn(*shape).realize()
+  cases = [("(x * 2).realize()", lambda: (fresh(m, n) * 2).realize()),
+           ("(x - x.mean()).realize()", lambda: (lambda x: (x - x.mean()).realize())(fresh(m, n))),
+           ("x @ y, then its sum", lambda: (fresh(m, n) @ fresh(n, m)).realize().sum().realize())]
+  level = DEBUG.value
+  for what, fn in cases:
+    with capture(rewrites=False) as tr: fn()
+    names = [k["name"] for k in tr.kernels]       # measured by the trace, the same computation run on its own
+    calls = []
+    got = kernel_lines(lambda: calls.append(1) or fn())
+    if DEBUG.value != level:
+      leaked, DEBUG.value = DEBUG.value, level   # put it back, so the rest of the notebook is not flooded
+      raise Fail(f"after kernel_lines DEBUG was {leaked}, before it was {level}: set it for the call only, then restore it.")
+    need(len(calls) == 1, f"kernel_lines must call fn exactly once, it called it {len(calls)} times.")
+    need(isinstance(got, (list, tuple)) and all(isinstance(x, str) for x in got), "kernel_lines must return a list of strings (the lines).")
+    need(len(got) > 0 or not names, f"for {what} you returned no lines, but {len(names)} kernels ran: was DEBUG 2 while fn ran? A "
+         "change to os.environ after lazynb is imported is not seen.")
+    need(all(x.startswith("***") for x in got), "return only the kernel lines, the ones that start with ***, without their newline.")
+    need(len(got) == len(names), f"for {what} you returned {len(got)} lines, the trace saw {len(names)} kernels.")
+    plain = [_ANSI.sub("", x) for x in got]
+    need(all(nm in line for nm, line in zip(names, plain)), "the lines are not the ones printed for these kernels, in the order they ran.")
 
 @exercise("01.relu")
 def _(my_relu):

@@ -285,6 +285,22 @@ from lazynb.notebook.exercise import check
 check("02.count_kernels", count_kernels)
 
 # %% [markdown]
+# ## Exercise: the DEBUG=2 lines of one call
+#
+# Write `kernel_lines(fn)`: it calls `fn()` once with DEBUG at 2 and returns the lines DEBUG=2 printed for its
+# kernels (the ones that start with `***`), as a list of strings, in order. DEBUG must be back to what it was
+# afterwards. Remember the trap above; `printed()` from that section may help.
+
+# %%
+# EXERCISE 02.debug_lines
+def kernel_lines(fn) -> list:
+  # YOUR CODE
+  raise NotImplementedError
+
+# %%
+check("02.debug_lines", kernel_lines)
+
+# %% [markdown]
 # ## Choosing a device
 #
 # Pass `device=` to a tensor, or change the default. The `PYTHON` device interprets the compiled UOps one by one
