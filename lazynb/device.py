@@ -5,7 +5,7 @@ source, the compiler turns source into a binary, and `runtime(name, lib)` loads 
 Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`.
 """
 from __future__ import annotations
-import hashlib, importlib, os, pathlib, sqlite3, tempfile, threading
+import hashlib, importlib, os, pathlib, sqlite3, tempfile, threading, time
 from typing import Any
 import numpy as np
 from lazynb.dtype import DType, np_storage
@@ -224,13 +224,24 @@ def _conn() -> sqlite3.Connection | None:
   if (why := _writable(d) or _writable(path)) is not None:
     no_disk_cache(why)
     return None
-  try: _local.db = _open(path)
-  except sqlite3.DatabaseError as e:
-    if "locked" in str(e) or "busy" in str(e): return None  # another process holds it for now: no cache this time
-    if _damaged(e) and _reset(path, e): return _local.db
-    no_disk_cache(f"cannot open {path}: {e}")
-    return None
-  return _local.db
+  err: sqlite3.DatabaseError | None = None
+  for attempt in range(5):  # threads and processes opening one new database at once can see it locked mid-setup
+    try:
+      _local.db = _open(path)
+      return _local.db
+    except sqlite3.DatabaseError as e:
+      err = e
+      if not _transient(e): break
+      time.sleep(0.01 * 2 ** attempt)
+  if _transient(err): return None  # still busy: no cache this time (the directory is writable: the cache stays on)
+  if _damaged(err) and _reset(path, err): return _local.db
+  no_disk_cache(f"cannot open {path}: {err}")
+  return None
+
+def _transient(e: sqlite3.Error) -> bool:
+  """Another connection is setting the database up or writing: worth a retry, no reason to turn the cache off (the
+  directory passed the writability check, so a disk I/O error here is a concurrent WAL set-up, not a broken disk)."""
+  return any(w in str(e) for w in ("locked", "busy", "disk I/O error"))
 
 def _damaged(e: sqlite3.Error) -> bool:
   """A damaged file (reset it), as opposed to a busy or unwritable one."""

@@ -166,3 +166,26 @@ def test_stale_beam_entries_are_searched_again(fresh_cache, monkeypatch):
     searched.clear()
   diskcache_put("beam", key, b'[["UPCAST", 0, 4]]')
   assert search.beam_search(Kernel(k.ast, k.renderer), 1).applied_opts == [Opt(OptOps.UPCAST, 0, 4)] and searched == []
+
+OPEN_RETRY = """
+import sqlite3, warnings
+warnings.simplefilter("error")  # a DiskCacheWarning (the cache turned off) fails the child
+import lazynb.device as dev
+real, calls = dev._open, []
+def flaky(path):  # what CI saw once with BEAM's threads opening a fresh cache: the first opens fail
+  calls.append(path)
+  if len(calls) <= 2: raise sqlite3.OperationalError("disk I/O error")
+  return real(path)
+dev._open = flaky
+dev.diskcache_put("t", "k", b"v")
+assert dev.no_disk_cache() is None and dev.diskcache_get("t", "k") == b"v" and len(calls) == 3, calls
+print("ok")
+"""
+
+def test_a_transient_open_error_is_retried_not_turned_off(tmp_path):
+  """BEAM's worker threads open the cache together; one CI run saw `disk I/O error` while another connection set up the
+  journal, and the whole process ran without its cache. A locked, busy or I/O-erroring open of a writable directory is
+  retried (then skipped this once), never a reason to turn the cache off."""
+  env = dict(os.environ, PYTHONPATH=str(ROOT), LAZYNB_CACHE=str(tmp_path))
+  p = subprocess.run([sys.executable, "-c", OPEN_RETRY], capture_output=True, text=True, timeout=300, env=env)
+  assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
