@@ -8,21 +8,24 @@ from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable
 import numpy as np
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, int_fits, to_storage
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits
 from lazynb.device import Device, Buffer
-from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, GroupOp, buffers, new_unique, graph_rewrite, sym_eq, variables, VariableError, smax, sym_canon
+from lazynb.helpers import prod
+from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, new_buffer, is_contiguous_view_of_buffer, chain_st, ScheduleItem
-from lazynb.engine.realize import run_schedule, write_host
+from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient
 from lazynb.tensor_nn import NNMixin
 from lazynb.tensor_loss import LossMixin
 from lazynb.tensor_index import IndexMixin
 from lazynb.tensor_math import MathMixin
-from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge  # noqa: F401
+from lazynb.shape.sizes import broadcast_shape
 from lazynb.tensor_dtype import DTypeMixin
+from lazynb.tensor_create import CreateMixin, _np_cast, _list_to_numpy
+from lazynb.tensor_movement import MovementMixin
+from lazynb.tensor_reduce import ReduceMixin
 
 _grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
 _live: weakref.WeakSet = weakref.WeakSet()  # every tensor: a realize that overwrites memory first computes the lazy ones that read it
@@ -34,15 +37,7 @@ def last_backward():
   t = _last_backward() if _last_backward is not None else None
   return t if t is not None and not t.uop.is_realized else None
 
-class _RNG:
-  gen = np.random.default_rng(0)
-
-def _random_shape(shape) -> tuple[int, ...]:
-  shape = _check_shape(_shape_arg(shape))
-  if variables(shape): raise ValueError(f"random numbers need a fixed shape, got {shape}: draw the largest shape and shrink it")
-  return shape
-
-class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
+class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
@@ -80,31 +75,6 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     self._requires_grad = v
     if v: _grad_tensors.add(self)
     else: _grad_tensors.discard(self)
-
-  @staticmethod
-  def _from_numpy(arr: np.ndarray, device: str) -> UOp:
-    """Host data goes into a buffer on the PYTHON device; a lazy COPY moves it to `device` at realize."""
-    arr = np.ascontiguousarray(arr).reshape(arr.shape)
-    dtype = dtypes.from_np(arr.dtype)
-    if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
-    buf = new_buffer("PYTHON", arr.size, dtype)
-    write_host(buffers[buf], arr)
-    owned.add(buf)
-    view = buf.reshape(arr.shape)
-    if Device.canonicalize(device) == "PYTHON": return view
-    return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
-
-  @staticmethod
-  def _const_buffer(u: UOp) -> UOp:
-    buf = new_buffer(u.device, prod(u.shape), u.dtype)
-    write_host(buffers[buf], to_storage(np.full(prod(u.shape), u.base.arg), u.dtype))
-    owned.add(buf)
-    return buf.reshape(u.shape)
-  @staticmethod
-  def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
-    _check_int(value, dtype)
-    c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
-    return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
   # ---------------------------------------------------------------- properties
   @property
@@ -317,269 +287,6 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
   def data(self) -> memoryview: return memoryview(self.numpy())
-
-  # ---------------------------------------------------------------- constructors
-  @staticmethod
-  def full(shape, fill_value, dtype=None, device=None, **kw) -> Tensor:
-    shape = _check_shape(_shape_arg((shape,) if isinstance(shape, int) else shape))
-    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
-    return Tensor(Tensor._const_uop(fill_value, dt, Device.canonicalize(device), shape), **kw)
-  @staticmethod
-  def zeros(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 0.0, dtype or dtypes.default_float, device, **kw)
-  @staticmethod
-  def ones(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(_shape_arg(shape), 1.0, dtype or dtypes.default_float, device, **kw)
-  @staticmethod
-  def empty(*shape, dtype=None, device=None, **kw) -> Tensor:
-    shape = _check_shape(_shape_arg(shape))
-    buf = new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float))
-    owned.add(buf)
-    return Tensor(buf.reshape(shape), **kw)
-  def full_like(self, fill_value, dtype=None, **kw) -> Tensor: return Tensor.full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
-  def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
-  def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
-  def rand_like(self, dtype=None, **kw) -> Tensor:
-    if not dtypes.is_float(dt := to_dtype(dtype or self.dtype)): raise ValueError(f"rand only supports float dtypes, got {dt}")
-    return Tensor.rand(*self.shape, device=self.device, dtype=dt, **kw)
-  def randn_like(self, dtype=None, **kw) -> Tensor: return Tensor.randn(*self.shape, device=self.device, dtype=dtype or self.dtype, **kw)
-  def empty_like(self, **kw) -> Tensor: return Tensor.empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
-
-  @staticmethod
-  def _host(make: Callable[[], np.ndarray], device=None, dtype=None, random: bool = False, **kw) -> Tensor:
-    """A tensor whose data is made on the host now (random numbers, arange, eye), written into a buffer on its device.
-    `random`: make() draws new numbers each call; a TinyJit replay calls it again instead of reusing the first draw."""
-    shape = np.shape(arr := make())
-    dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
-    def host() -> np.ndarray: return np.ascontiguousarray(to_storage(make(), dt)).reshape(shape)
-    buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
-    first = np.ascontiguousarray(to_storage(arr, dt)).reshape(shape)
-    write_host(buffers[buf], first, host if random else None)
-    owned.add(buf)
-    return Tensor(buf.reshape(shape), **kw)
-  @staticmethod
-  def _eager(arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return Tensor._host(lambda: arr, device, dtype, **kw)
-  @staticmethod
-  def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
-  @staticmethod
-  def rand(*shape, device=None, dtype=None, **kw) -> Tensor:
-    dt, shape = to_dtype(dtype or dtypes.default_float), _random_shape(shape)
-    hi = 1 - 2.0 ** -(dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 1  # the largest dt below 1: rounding must not reach 1.0
-    def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32), hi)
-    return Tensor._host(draw, device, dt, random=True, **kw)
-  @staticmethod
-  def randn(*shape, device=None, dtype=None, **kw) -> Tensor:
-    shape = _random_shape(shape)
-    return Tensor._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
-  @staticmethod
-  def uniform(*shape, low=0.0, high=1.0, requires_grad=None, **kw) -> Tensor:
-    return Tensor((Tensor.rand(*shape, **kw) * (high - low) + low).uop, requires_grad=requires_grad)  # the result is the leaf
-  @staticmethod
-  def normal(*shape, mean=0.0, std=1.0, requires_grad=None, **kw) -> Tensor:
-    return Tensor((Tensor.randn(*shape, **kw) * std + mean).uop, requires_grad=requires_grad)
-  @staticmethod
-  def randint(*shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
-    shape = _random_shape(shape)
-    return Tensor._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
-  @staticmethod
-  def randperm(n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
-    return Tensor._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
-  @staticmethod
-  def arange(start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
-    if stop is None: start, stop = 0, start
-    if step == 0: raise ValueError("arange step must not be 0")
-    if variables((start, stop, step)):  # a variable length: the number line of the largest length, shrunk to this one
-      if variables(step) or step != 1: raise ValueError(f"arange with a variable start or stop needs step 1, got {step}")
-      n = _check_shape((sym_canon(stop - start),))[0]
-      if isinstance(n, int): return Tensor.arange(n, device=device, dtype=dtype, **kw) + start
-      if not _ge(n, 0): raise ValueError(f"arange({start}, {stop}) can have a negative length for some value of its variables")
-      return Tensor((Tensor.arange(n.vmax, device=device, dtype=dtype).shrink(((0, n),)) + start).cast(dtype or dtypes.default_int).uop, **kw)
-    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step))
-                                                     else max(dtypes.from_py(int(start)), dtypes.from_py(int(stop))))
-    n = max(0, math.ceil((stop - start) / step))
-    if dtypes.is_float(dt) and not all(float(x).is_integer() for x in (start, step)):  # start + i*step rounds: as numpy does it
-      return Tensor._eager(np.arange(start, stop, step), device, dt, **kw)
-    # no memory: the number line 0..n-1 (Ops.ARANGE), scaled and shifted; a kernel computes it from its loop index
-    line = Tensor(UOp(Ops.ARANGE, dtypes.int64 if dtypes.is_int(dt) and dt.itemsize > 4 else dtypes.int32 if dtypes.is_int(dt) else dt,
-                      (UOp(Ops.DEVICE, dtypes.void, (), Device.canonicalize(device)),), n))
-    ret = line if (start, step) == (0, 1) else line * int(step) + int(start) if dtypes.is_int(dt) else line * float(step) + float(start)
-    return Tensor(ret.cast(dt).uop, **kw)
-  @staticmethod
-  def eye(n: int, m: int | None = None, device=None, dtype=None, **kw) -> Tensor:
-    return Tensor._eager(np.eye(n, m), device, dtype or dtypes.default_float, **kw)
-
-  # ---------------------------------------------------------------- movement (zero-copy: only the ShapeTracker changes)
-  def _resolve_axis(self, axis: int, ndim: int | None = None) -> int:
-    n = self.ndim if ndim is None else ndim
-    if not isinstance(axis, (int, np.integer)) or not -max(n, 1) <= axis < max(n, 1):
-      raise IndexError(f"axis {axis} is out of range for a tensor with {n} dimension{'s' if n != 1 else ''} (shape {self.shape})")
-    return int(axis) % max(n, 1)
-  def reshape(self, *shape) -> Tensor:
-    shape = _shape_arg(shape)
-    if shape.count(-1) > 1: raise ValueError(f"reshape {shape}: only one dimension can be -1")
-    known = prod(s for s in shape if s != -1)
-    if -1 in shape:
-      if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape {self.shape} to {shape}")
-      shape = tuple(self.numel() // known if s == -1 else s for s in shape)
-    shape = _check_shape(shape)
-    if not sym_eq(prod(shape), self.numel(), bound=True): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
-    return self._mv(self.uop.reshape(shape))
-  def view(self, *shape) -> Tensor: return self.reshape(*shape)
-  def permute(self, *order) -> Tensor:
-    order = tuple(self._resolve_axis(a) for a in _shape_arg(order))
-    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute {order} is not a permutation of the {self.ndim} axes of {self.shape}")
-    return self._mv(self.uop.permute(order))
-  def expand(self, *shape) -> Tensor:
-    shape = _shape_arg(shape)
-    if len(shape) < self.ndim: raise ValueError(f"cannot expand {self.shape} to fewer dimensions {shape}")
-    shape = tuple(s if ns == -1 else ns for s, ns in zip((None,) * (len(shape) - self.ndim) + self.shape, shape))
-    base = (1,) * (len(shape) - self.ndim) + self.shape
-    for s, ns in zip(base, shape):
-      if ns is None or s != ns and s != 1: raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims can grow")
-    return self._mv(self.uop.reshape(base).expand(_check_shape(shape)))
-  def pad(self, padding, value: float = 0.0) -> Tensor:
-    if all(isinstance(p, (int, np.integer)) for p in padding):  # flat, torch order: last dim first
-      if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad padding {padding} for shape {self.shape}")
-      pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
-    else:
-      if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
-      pairs = [(0, 0) if p is None else tuple(p) for p in padding]
-    for b, a in pairs:  # a symbolic pad must be >= 0 for every value of its variables
-      if any(variables(x) and not _ge(x, 0) for x in (b, a)): raise ValueError(f"pad {tuple(pairs)} can be negative for some value of its variables")
-    if any(not variables(x) and x < 0 for b, a in pairs for x in (b, a)):  # negative padding shrinks
-      shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
-      return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
-    ret = self._mv(self.uop.pad(tuple(pairs)))
-    _check_int(value, self.dtype)
-    if value != 0: ret = ret + Tensor.ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(self.dtype)
-    return ret
-  def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
-  def shrink(self, arg) -> Tensor:
-    if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")
-    arg = tuple((0, s) if a is None else _check_shape(a) if variables(tuple(a)) else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
-    for (b, e), s in zip(arg, self.shape):
-      if not all(_ge(y, x) for x, y in ((0, b), (b, e), (e, s))):  # a variable: for every value in its [min, max]
-        raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}" + (" for some value of its variables" if variables((arg, self.shape)) else ""))
-    return self._mv(self.uop.shrink(arg))
-  def flip(self, axis) -> Tensor:
-    axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
-    return self._mv(self.uop.flip(tuple(i in axes for i in range(self.ndim))))
-  def _mv(self, u: UOp) -> Tensor: return Tensor(u, requires_grad=None)
-  @property
-  def T(self) -> Tensor: return self.transpose()
-  def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
-    if self.ndim < 2: return self
-    order = list(range(self.ndim))
-    a, b = self._resolve_axis(dim0), self._resolve_axis(dim1)
-    order[a], order[b] = order[b], order[a]
-    return self.permute(order)
-  def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    if self.ndim == 0: return self.reshape(1)
-    s, e = self._resolve_axis(start_dim), self._resolve_axis(end_dim)
-    return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
-  def unflatten(self, dim: int, sizes) -> Tensor:
-    d = self._resolve_axis(dim)
-    return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
-  def squeeze(self, dim: int | None = None) -> Tensor:
-    if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
-    if self.ndim == 0: return self
-    d = self._resolve_axis(dim)
-    return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
-  def unsqueeze(self, dim: int) -> Tensor:
-    d = self._resolve_axis(dim, self.ndim + 1)
-    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
-
-  def __getitem__(self, idx) -> Tensor:
-    if not isinstance(idx, tuple): idx = (idx,)
-    for i in idx:
-      if isinstance(i, (Tensor, list, np.ndarray)): return self._gather_index(idx)
-      if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))) or isinstance(i, bool):
-        raise TypeError(f"unsupported index {i!r}: use ints, slices, None, ... or an int Tensor")
-    if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
-    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    if n_real > self.ndim: raise IndexError(f"too many indices ({n_real}) for a tensor of shape {self.shape}")
-    if Ellipsis in idx:
-      k = idx.index(Ellipsis)
-      idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
-    else: idx = idx + (slice(None),) * (self.ndim - n_real)
-    x, dim, final_shape = self, 0, []
-    shrink, flips, steps = [], [], []
-    for i in idx:
-      if i is None: final_shape.append(1); continue  # noqa: E702
-      size = self.shape[dim]
-      if isinstance(i, (int, np.integer)):
-        j = int(i) + size if i < 0 else int(i)
-        if not 0 <= j < size: raise IndexError(f"index {int(i)} is out of bounds for axis {dim} with size {size}")
-        shrink.append((j, j + 1)); flips.append(False); steps.append(1)  # noqa: E702
-      else:
-        start, stop, step = i.indices(size)
-        if step > 0: shrink.append((start, max(start, stop))); flips.append(False); steps.append(step)  # noqa: E702
-        else:
-          fs, fe = size - 1 - start, size - 1 - stop
-          shrink.append((fs, max(fs, fe))); flips.append(True); steps.append(-step)  # noqa: E702
-        final_shape.append(ceildiv(shrink[-1][1] - shrink[-1][0], steps[-1]))
-      dim += 1
-    if any(flips): x = x.flip(tuple(i for i, f in enumerate(flips) if f))
-    x = x.shrink(tuple(shrink))
-    if any(s != 1 for s in steps):
-      # a stride of s: pad to a multiple of s, split (n, s), keep the first of each group
-      shp = x.shape
-      pads = tuple((0, ceildiv(d, s) * s - d) for d, s in zip(shp, steps))
-      x = x.pad(pads)
-      x = x.reshape(sum([[ceildiv(d, s), s] for d, s in zip(shp, steps)], []))
-      x = x.shrink(tuple(sum([[(0, ceildiv(d, s)), (0, 1)] for d, s in zip(shp, steps)], [])))
-    return x.reshape(tuple(final_shape))
-  def __setitem__(self, idx, value) -> None:
-    """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and tinygrad do: a view
-    of another tensor writes into that tensor; a tensor without memory of its own (lazy, a constant) first gets some."""
-    if self.uop.op is Ops.ASSIGN: self.realize()
-    if not (self.uop.base.op is Ops.BUFFER and self.uop.base in owned): self.uop = self.contiguous().realize().uop
-    tup = idx if isinstance(idx, tuple) else (idx,)
-    if any(isinstance(i, (Tensor, list, np.ndarray)) for i in tup):
-      if isinstance(value, Tensor): value = value.contiguous().realize()  # it may read self, which the write overwrites
-      return self._setitem_index(tup, value)
-    target = self[idx]
-    value = (value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)).cast(self.dtype)
-    if value.shape != target.shape:
-      if broadcast_shape(value.shape, target.shape) != target.shape:
-        raise ValueError(f"cannot assign a value of shape {value.shape} to t[{idx!r}] of shape {target.shape}")
-      value = value._broadcast_to(target.shape)
-    target.assign(value).realize()
-
-  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
-    ts = [self, *others]
-    d = self._resolve_axis(dim)
-    for t in ts:
-      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
-        raise ValueError(f"cat: shapes {[t.shape for t in ts]} differ outside dim {d}")
-    dt = least_upper_dtype(*[t.dtype for t in ts])
-    total, off, out = sym_canon(sum(t.shape[d] for t in ts)), 0, None
-    for t in ts:
-      pad = [(0, 0)] * self.ndim
-      pad[d] = (off, sym_canon(total - off - t.shape[d]))
-      piece = t.cast(dt).pad(tuple(pad))
-      out = piece if out is None else out + piece
-      off = sym_canon(off + t.shape[d])
-    return out
-  def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
-    ts = [self, *others]
-    if not all_same([t.shape for t in ts]): raise ValueError(f"stack needs equal shapes, got {[t.shape for t in ts]}")
-    d = self._resolve_axis(dim, self.ndim + 1)
-    return ts[0].unsqueeze(d).cat(*[t.unsqueeze(d) for t in ts[1:]], dim=d)
-  def repeat(self, *repeats) -> Tensor:
-    reps = _shape_arg(repeats)
-    if len(reps) < self.ndim: raise ValueError(f"repeat needs at least {self.ndim} counts, got {reps}")
-    base = (1,) * (len(reps) - self.ndim) + self.shape
-    x = self.reshape(sum([[1, s] for s in base], []))
-    x = x.expand(sum([[r, s] for r, s in zip(reps, base)], []))
-    return x.reshape(tuple(r * s for r, s in zip(reps, base)))
-  def split(self, sizes, dim: int = 0) -> list[Tensor]:
-    d = self._resolve_axis(dim)
-    if isinstance(sizes, int): sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)]
-    out, off = [], 0
-    for s in sizes:
-      out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
-      off += s
-    return out
-  def chunk(self, n: int, dim: int = 0) -> list[Tensor]: return self.split(ceildiv(self.shape[self._resolve_axis(dim)], n), dim)
 
   # ---------------------------------------------------------------- elementwise
   def _unary(self, op: Ops) -> Tensor: return Tensor(UOp(op, self.dtype, (self.uop,)))
@@ -864,86 +571,6 @@ class Tensor(NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
   clamp = clip
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
 
-  # ---------------------------------------------------------------- reductions
-  def _axes(self, axis) -> tuple[int, ...]:
-    if axis is None: return tuple(range(self.ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = tuple(sorted({self._resolve_axis(a) for a in axes}))
-    if len(out) != len(axes): raise ValueError(f"repeated axis in {axis}")
-    return out
-  def _reduce(self, op: Ops, axis, keepdim: bool) -> Tensor:
-    axes = self._axes(axis)
-    if any(self.shape[a] == 0 for a in axes):  # nothing to reduce: the result is the reduce's identity
-      out = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
-      ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)}[op]
-      ret = Tensor.full(out, ident, dtype=self.dtype, device=self.device)
-      return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
-    ret = Tensor(self.uop.r(op, axes)) if self.ndim else self
-    return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
-  def sum(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
-    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype, smax(prod(self.shape[a] for a in self._axes(axis))))
-    x = self.cast(acc) if acc not in (dtypes.float16, dtypes.bfloat16) else self.cast(dtypes.float32)
-    ret = x._reduce(Ops.ADD, axis, keepdim)
-    return ret.cast(acc)
-  def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
-    acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
-    return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
-  def max(self, axis=None, keepdim: bool = False) -> Tensor:
-    if self.dtype is dtypes.bool: return self.cast(dtypes.uint8)._reduce(Ops.MAX, axis, keepdim).cast(dtypes.bool)
-    return self._reduce(Ops.MAX, axis, keepdim)
-  def min(self, axis=None, keepdim: bool = False) -> Tensor: return self._flip_order().max(axis, keepdim)._flip_order()
-  def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
-  def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
-  def mean(self, axis=None, keepdim: bool = False) -> Tensor:
-    x = self._float()
-    n = prod(self.shape[a] for a in self._axes(axis))
-    # a half mean can fit where the half sum would overflow; ints sum exactly (a float32 sum stops counting at 2**24)
-    acc = least_upper_dtype(x.dtype, dtypes.float32)  # half and bfloat16 add up in float32, float64 in float64
-    s = x.sum(axis, keepdim, dtype=acc) if x is self else self.sum(axis, keepdim, dtype=dtypes.int64).cast(acc)
-    if isinstance(n, UOp): return (s / Tensor._sym_count(n, self.device)).cast(x.dtype)  # a variable count, computed in the kernel
-    return (s * (1 / n) if n else s * math.nan).cast(x.dtype)
-  def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
-    x = self._float()
-    n = prod(self.shape[a] for a in self._axes(axis))
-    d = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
-    if isinstance(n, UOp): return d / Tensor._sym_count(n - correction, self.device)  # a variable count (NaN where it is <= 0)
-    return d / max(0, n - correction) if n - correction > 0 else d * math.nan
-  def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
-  def softmax(self, axis: int = -1) -> Tensor:
-    x = self._float()
-    e = (x - x.max(axis, keepdim=True)).exp()
-    return e / e.sum(axis, keepdim=True)
-  def log_softmax(self, axis: int = -1) -> Tensor:
-    x = self._float()
-    m = x - x.max(axis, keepdim=True)
-    return m - m.exp().sum(axis, keepdim=True).log()
-  def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
-    x = self._float()
-    m = x.max(axis, keepdim=True)
-    m = (m.abs().eq(math.inf)).where(0.0, m)  # all -inf: exp(-inf - 0) sums to 0, log gives -inf (not -inf - -inf = NaN)
-    ret = (x - m).exp().sum(axis, keepdim=True).log() + m
-    return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
-  def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
-    """The first index of the largest value: (x == max) picks the candidates, a descending arange ranks them."""
-    if axis is None: return self.flatten().argmax(0)
-    a = self._resolve_axis(axis)
-    n = self.shape[a]
-    if n == 0: raise ValueError("argmax of an empty axis")
-    is_max = self.eq(self.max(a, keepdim=True))
-    if dtypes.is_float(self.dtype): is_max = is_max | self.isnan()  # a NaN max: the first NaN, as numpy (never the index n)
-    rank = Tensor.arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))
-    return (n - (is_max.where(rank, 0)).max(a, keepdim)).cast(dtypes.int32)
-  def argmin(self, axis=None, keepdim: bool = False) -> Tensor:
-    return self._flip_order().argmax(axis, keepdim)
-  def cumsum(self, axis: int = 0) -> Tensor:
-    """Prefix sums as a masked sum: out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
-    a = self._resolve_axis(axis)
-    x = self.transpose(a, -1) if a != self.ndim - 1 else self
-    n = x.shape[-1]
-    tri = (Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n))
-    ret = tri.where(x.unsqueeze(-2), 0).sum(-1)
-    return ret.transpose(a, -1) if a != self.ndim - 1 else ret
-
 def _valid_everywhere(st) -> bool:
   """Does every index of the view land in memory (no padding reached)? A strided slice pads inside, but never reads it."""
   if not st.has_mask: return True
@@ -967,26 +594,3 @@ def _log1p(x: Tensor) -> Tensor:
   """log(1 + x) for x >= 0 without losing x when it is tiny (a series there)."""
   s = (small := x < 1e-2).where(x, 0.0)
   return small.where(s * (1 - s * (0.5 - s * (1 / 3 - s * 0.25))), (1 + x).log())
-
-def _check_int(value, dtype: DType):
-  if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and dtypes.is_int(dtype) and not int_fits(int(value), dtype):
-    raise OverflowError(f"the Python int {value} does not fit in {dtype} (it would wrap around); cast the tensor to a wider dtype first")
-
-def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
-  """A host-side cast with the kernels' rule (numpy's float -> int cast of NaN or out-of-range values is x86's INT_MIN)."""
-  if arr.dtype.kind != "f" or not dtypes.is_int(dt): return arr.astype(dt.np)
-  a, lo, hi = arr.astype(np.float64), dtypes.min(dt), dtypes.max(dt)
-  out = np.where(np.isnan(a) | (a >= hi) | (a <= lo), 0, a).astype(dt.np)
-  out[a >= hi], out[a <= lo] = hi, lo
-  return out
-
-def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
-  try:
-    if dt is not None and dtypes.is_int(dt) and (f := np.array(data)).dtype.kind == "f": return _np_cast(f, dt)
-    arr = np.array(data, dtype=dt.np if dt is not None else None)
-  except ValueError as e: raise ValueError(f"cannot make a Tensor from a ragged or mixed list: {e}") from None
-  if dt is None:
-    if arr.dtype == object: raise TypeError("cannot make a Tensor from a list of non-numbers")
-    inferred = dtypes.from_py(data) if arr.size else dtypes.default_float
-    arr = arr.astype(inferred.np)
-  return arr

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib, itertools, time
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from lazynb.uop import ops as _ops
+from lazynb.uop import rewrite as _rewrite
 
 @dataclass
 class Event:
@@ -42,13 +42,13 @@ def subscribe(fn: Callable[[Event], None], rewrites: bool | Callable[[], bool] =
   _subscribers.append(fn)
   if rewrites:
     _wants_rewrites.append((fn, rewrites if callable(rewrites) else _always))
-    if _rewrite_hook not in _ops.rewrite_hooks: _ops.rewrite_hooks.append(_rewrite_hook)
+    if _rewrite_hook not in _rewrite.rewrite_hooks: _rewrite.rewrite_hooks.append(_rewrite_hook)
   return fn
 
 def unsubscribe(fn: Callable[[Event], None]):
   if fn in _subscribers: _subscribers.remove(fn)
   _wants_rewrites[:] = [(f, p) for f, p in _wants_rewrites if f is not fn]
-  if not _wants_rewrites and _rewrite_hook in _ops.rewrite_hooks: _ops.rewrite_hooks.remove(_rewrite_hook)
+  if not _wants_rewrites and _rewrite_hook in _rewrite.rewrite_hooks: _rewrite.rewrite_hooks.remove(_rewrite_hook)
 
 def _always() -> bool: return True
 

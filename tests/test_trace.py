@@ -5,7 +5,7 @@ from lazynb import Tensor, Device, GlobalCounters, Context
 from lazynb import trace
 from lazynb.trace import Recorder
 from lazynb.uop import UOp, Ops, UPat
-from lazynb.uop import ops as uops_mod
+from lazynb.uop import rewrite as rewrite_mod
 from lazynb.engine.schedule import ScheduleItem
 from lazynb.engine import realize as realize_mod
 
@@ -170,10 +170,10 @@ def test_rewrite_event_from_user_graph_rewrite():
 def test_rewrite_passes_not_tracked_after_recorder_exits():
   with Context(DEBUG=0):
     with Recorder(rewrites=True):
-      assert uops_mod.rewrite_hooks and uops_mod._tracking()
+      assert rewrite_mod.rewrite_hooks and rewrite_mod._tracking()
     # the DEBUG printer stays subscribed but wants passes only at DEBUG >= 4: nobody pays for step tracking now
-    assert not uops_mod._tracking()
-    with Context(DEBUG=4): assert uops_mod._tracking()
+    assert not rewrite_mod._tracking()
+    with Context(DEBUG=4): assert rewrite_mod._tracking()
 
 def test_recorder_stops_recording_on_exit():
   rec = Recorder(rewrites=False)
