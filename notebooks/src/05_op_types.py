@@ -25,7 +25,7 @@ from lazynb.notebook.quiz import quiz, ask_number
 # %% [markdown]
 # ## 1. Elementwise ops
 #
-# lazynb's whole list, straight from the source (`lazynb/uop/ops.py`):
+# lazynb's whole list, straight from the source (`lazynb/uop/opcodes.py`, where the `Ops` enum and its groups live):
 
 # %%
 for kind in ("Unary", "Binary", "Ternary"):

@@ -28,7 +28,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 # | `tinygrad/tensor.py` | `lazynb/tensor.py` | the user-facing API; every method builds UOps; `backward()` |
 # | `tinygrad/engine/lazy.py` | *(gone)* `lazynb/uop/ops.py` + `realized` in `engine/schedule.py` | a tensor holds a UOp directly; a realized node maps to its buffer |
 # | `tinygrad/engine/schedule.py` | `lazynb/engine/schedule.py` (+ `kernelize.py`, `realize.py`) | cutting the graph into kernels; running them |
-# | `tinygrad/codegen/uops.py` | `lazynb/uop/ops.py`, `lazynb/uop/symbolic.py` | the IR (`Ops`, `UOp`), pattern matching, algebraic rules |
+# | `tinygrad/codegen/uops.py` | `lazynb/uop/opcodes.py`, `lazynb/uop/ops.py`, `lazynb/uop/rewrite.py`, `lazynb/uop/symbolic.py` | the IR (`Ops` in opcodes, `UOp` in ops), pattern matching (rewrite), algebraic rules |
 # | `tinygrad/codegen/lowerer.py` | `lazynb/codegen/lowerer.py` | views → index math over loops |
 # | `tinygrad/codegen/linearizer.py` | `lazynb/codegen/kernel.py`, `lazynb/codegen/linearize.py` | kernel opts; the graph → a flat list with loops |
 # | `tinygrad/renderer/cstyle.py` | `lazynb/renderer/cstyle.py` | C, OpenCL and CUDA source from the list |
@@ -37,13 +37,13 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 # | `tinygrad/nn/__init__.py` | `lazynb/nn/__init__.py` | layers as plain classes |
 #
 # And from the slides' code walkthrough: `function.py` ("28 derivatives are all you need") is `lazynb/gradient.py`;
-# `ops.py` ("the simple ops") is the `Ops` enum in `lazynb/uop/ops.py`; `shape/shapetracker.py` and `shape/view.py`
+# `ops.py` ("the simple ops") is the `Ops` enum in `lazynb/uop/opcodes.py`; `shape/shapetracker.py` and `shape/view.py`
 # keep their names. lazynb adds `device.py` (the backend interfaces), `engine/search.py` (BEAM, where tinygrad 0.10 has it), `engine/jit.py`
 # (TinyJit) and `trace.py` (the trace bus every view reads). `docs/architecture.md` gives the same map in pipeline
 # order, which is also a good reading order.
 
 # %%
-reading = ["tensor.py", "uop/ops.py", "uop/symbolic.py", "shape/view.py", "shape/shapetracker.py", "engine/schedule.py",
+reading = ["tensor.py", "uop/opcodes.py", "uop/ops.py", "uop/rewrite.py", "uop/symbolic.py", "shape/view.py", "shape/shapetracker.py", "engine/schedule.py",
            "engine/kernelize.py", "engine/realize.py", "codegen/kernel.py", "codegen/lowerer.py", "codegen/linearize.py",
            "codegen/__init__.py", "renderer/cstyle.py", "device.py", "runtime/ops_cpu.py", "runtime/ops_cuda.py",
            "gradient.py", "nn/__init__.py", "engine/search.py", "engine/jit.py", "trace.py"]
