@@ -30,7 +30,24 @@ from typing import Sequence
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
-class Quiz:
+class _Shown:
+  """How a question displays: its widget where ipywidgets work, else its HTML and text (which never hold the answer)."""
+  def _repr_mimebundle_(self, include=None, exclude=None):
+    bundle = {"text/plain": self.text(), "text/html": self.html()}
+    if widgets_usable():
+      try: bundle.update(self.widget()._repr_mimebundle_())
+      except Exception: pass  # a broken widget stack: the text forms still show
+      bundle["text/plain"] = self.text()  # the widget's own plain repr says nothing useful
+    return bundle
+
+  def show(self):
+    if widgets_usable():
+      from IPython.display import display
+      display(self)
+    else: print(self.text())
+    return self
+
+class Quiz(_Shown):
   def __init__(self, question: str, options: Sequence, answer=None, explain: str = "", name: str = ""):
     if isinstance(options, (str, bytes)) or not isinstance(options, Sequence):
       raise TypeError(f"options must be a list of choices, got {type(options).__name__}")
@@ -147,20 +164,6 @@ class Quiz:
     self._radio.value = None if choice is None else self._index(choice)
   def click(self): self.widget(); self._button.click()
 
-  def _repr_mimebundle_(self, include=None, exclude=None):
-    bundle = {"text/plain": self.text(), "text/html": self.html()}
-    if widgets_usable():
-      try: bundle.update(self.widget()._repr_mimebundle_())
-      except Exception: pass  # a broken widget stack: the text forms still show
-      bundle["text/plain"] = self.text()  # the widget's own plain repr says nothing useful
-    return bundle
-
-  def show(self) -> Quiz:
-    if widgets_usable():
-      from IPython.display import display
-      display(self)
-    else: print(self.text())
-    return self
 
 def _feedback_html(ok, msg: str) -> str:
   color = "#777" if ok is None else ("#2e7d32" if ok else "#c62828")
@@ -205,7 +208,7 @@ def _number(x, what: str) -> float:
 
 def _fmt(v: float) -> str: return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
 
-class NumberQuiz:
+class NumberQuiz(_Shown):
   """A question whose answer is a number the notebook measures. The learner types their number first (in the
   widget's box or with .answer(n)); after the run, reveal(measured) compares it with the measurement, exactly or
   within the stated tolerance (absolute `tol`, or `rel_tol` as a fraction of the measured value). Nothing is known
@@ -292,19 +295,6 @@ class NumberQuiz:
     self._box.value = str(text)
   def click(self): self.widget(); self._button.click()
 
-  def _repr_mimebundle_(self, include=None, exclude=None):
-    bundle = {"text/plain": self.text(), "text/html": self.html()}
-    if widgets_usable():
-      try: bundle.update(self.widget()._repr_mimebundle_())
-      except Exception: pass
-      bundle["text/plain"] = self.text()
-    return bundle
-  def show(self) -> NumberQuiz:
-    if widgets_usable():
-      from IPython.display import display
-      display(self)
-    else: print(self.text())
-    return self
 
 def ask_number(question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", show: bool = True,
                name: str = "") -> NumberQuiz:
