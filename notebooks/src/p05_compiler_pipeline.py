@@ -28,7 +28,7 @@ import numpy as np
 from lazynb import Tensor, Context, GlobalCounters
 from lazynb.trace import Recorder, capture
 from lazynb.uop import Ops
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 
 def ops_in(u): return {n.op.name for n in u.toposort()}
 def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.data["kind"] == "kernel"]
@@ -42,7 +42,8 @@ def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.da
 # %%
 x, y = Tensor.rand(8, 8).realize(), Tensor.rand(8, 8).realize()
 out = ((x @ y).relu() + 1).sum(axis=0).softmax()
-q_sched = quiz("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?", ["1", "2", "3", "5", "6"], explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
+q_sched = ask_number("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?",
+                     explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
 
 # %%
 %%tinygrad --show schedule,graph
