@@ -76,7 +76,7 @@ m0 = x.max(axis=0).realize()
 # %%
 xf = Tensor.rand(16, 16).realize()
 src_sum, src_max = kernel_sources(lambda: (xf.sum().realize(), xf.max(axis=0).realize()))
-assert "for (" in src_sum and "acc0 = (acc0+" in src_sum
+assert "for (" in src_sum and "acc0 = (" in src_sum and "(acc0+" in src_sum
 assert "-__builtin_inff()" in src_max
 q_max.reveal()
 assert np.allclose(m0.numpy(), x.numpy().max(axis=0)) and np.isclose(s_all.item(), x.numpy().sum(), rtol=1e-5)

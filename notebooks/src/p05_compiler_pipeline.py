@@ -12,9 +12,10 @@
 # `examples/project5_compiler_pipeline.py` here.)
 #
 # **Differences from the course text.**
-# - tinygrad's `VIZ=1` opens a graph viewer in the browser. lazynb has no `VIZ`; instead every `%%tinygrad`
-#   cell draws the graphs (the Graph tab: tensor graph, kernel AST, lowered kernel), and a JupyterLab side
-#   panel shows the same trace.
+# - tinygrad's `VIZ=1` opens a graph viewer served from a local server. lazynb's `VIZ=1 python script.py` writes
+#   the whole run as one HTML file (no server) and prints its path; in a notebook every `%%tinygrad` cell draws
+#   the same graphs (the Graph tab: tensor graph, kernel AST, lowered kernel), and a JupyterLab side panel shows
+#   the same trace.
 # - `DEBUG=4` works as in tinygrad: it prints the kernel AST, the lowered UOps and the linearized program.
 # - Some course material describes `NOOPT=1` as turning off *all* algebraic rewrites. It doesn't, in tinygrad
 #   or here: it turns off the kernel *optimizations* (upcasting, unrolling, threads); the simplifier still
