@@ -14,7 +14,7 @@ from typing import Callable
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORDS = {"no": 0, "zero": 0, "one": 1, "a single": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
          "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a dozen": 12, "a thousand": 1000}
-NUM = r"(?P<n>-?\d[\d,]*(?:\.\d+)?|" + "|".join(sorted(WORDS, key=len, reverse=True)) + ")"
+NUM = r"(?P<n>-?\d+(?:,\d{3})*(?:\.\d+)?|" + "|".join(sorted(WORDS, key=len, reverse=True)) + ")"
 
 @dataclass(frozen=True)
 class Claim:
@@ -22,7 +22,7 @@ class Claim:
   text: str                  # regex over the statement; {N} marks the stated number
   out: str | None = None     # regex over the outputs; group 1 is the measured value
   where: str = "above"       # "above" or "below": which code cells' outputs, nearest first
-  cmp: str = "=="            # "==", "<" (stated is a bound above the measurement), "~" (within 25%)
+  cmp: str = "=="            # "==", "<" (stated is a bound above the measurement), "~" (within 25%), "~=" (float32 rounding)
   code: bool = False         # the statement is in a code cell's source (a quiz's explanation), not in markdown
   measure: Callable[[], float] | None = None  # instead of `out`: a value read from the repository
   count: str | None = None   # with `out`: the measured value is how often this regex occurs in group 1
@@ -70,6 +70,8 @@ CLAIMS: list[Claim] = [
   Claim("06_autograd", r"compiled to a {N} kernel\.", r"kernels run to read it: (\d+)"),
   Claim("06_autograd", r"The slides say tinygrad once needed \"{N} derivatives\" \(its old `function\.py`\)",
         r"^\d+ gradient rules cover \d+ ops \(the slides' count was (\d+)\)", where="below"),
+  Claim("06_autograd", r"at x = 2, where dy/dx = 2x \+ 3 = {N}", r"^dy/dx = ([\d.]+)$", where="below", cmp="~="),
+  Claim("06_autograd", r"gives dz/dx = 2x / \(x² \+ 1\) = {N}\.", r"^dz/dx = ([\d.]+)$", where="below", cmp="~="),
   # 07_pipeline
   Claim("07_pipeline", r"over the kernel's full shape \(here \((?P<n>[\d, ]+)\): row, column, k\)", r"View\(shape=\(([\d, ]+)\), strides=\(4, 0, 1\)"),
   Claim("07_pipeline", r"{N} reductions \(matmul, sum, softmax's max, softmax's sum of exps\)",
@@ -83,6 +85,8 @@ CLAIMS: list[Claim] = [
   Claim("p01_tensor_basics", r"The add, the relu and the sum\s+are all in {N} C function", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
   Claim("p05_compiler_pipeline", r"{N} reduces \(matmul, sum, softmax's max, softmax's sum of exps\) each need a kernel, plus the final division",
         r"lazynb trace: \d+ schedule items, (\d+) kernels", code=True, where="below", f=lambda m: int(m.group(1)) - 1),
+  Claim("p03_autograd", r"d/dx log\(x\^2 \+ 1\) = 2x / \(x\^2 \+ 1\), which is {N} at x = 2", r"d/dx log\(x\^2 \+ 1\) at 2 = ([\d.]+)",
+        where="below", cmp="~="),
   # 10_reading_the_source
   Claim("10_reading_the_source", r"\(`lazynb/debug\.py` is about {N} lines\)", cmp="~", measure=lambda: _lines("lazynb/debug.py")),
 ]
@@ -122,6 +126,7 @@ def agrees(claim: Claim, said: str, got) -> bool:
   except ValueError: return re.sub(r"\s+", "", said) == re.sub(r"\s+", "", str(got))  # a tuple such as strides
   if claim.cmp == "<": return g < s
   if claim.cmp == "~": return abs(g - s) <= 0.25 * abs(g)
+  if claim.cmp == "~=": return abs(g - s) <= 1e-6 * max(1.0, abs(g))
   return g == s
 
 def mismatches(stem: str, nb) -> list[str]:
