@@ -72,9 +72,10 @@
 # plain loops, raise BEAM to let the compiler search for a faster kernel, pick PYTHON to watch the interpreter run
 # the same kernel. Devices that cannot run on this machine are labelled with the reason.
 #
-# **The quizzes.** Pick an option and press **Lock in** (or, without widgets, type `q.predict("...")` with the option's
-# text). Nothing shows the answer yet: run the next cells, and the check cell prints the measured value next to
-# your prediction. A question with nothing to measure has **Check** (right or wrong, no answer) and **Show answer**.
+# **The quizzes.** Pick an option, or type your number when the answer is a count, and press **Lock in** (or, without
+# widgets, type `q.predict("...")` with the option's text, or `q.answer(3)` with your number). Nothing shows the answer
+# yet: run the next cells, and the check cell prints the measured value next to your prediction. A question with
+# nothing to measure has **Check** (right or wrong, no answer) and **Show answer**.
 #
 # **In scripts.** `from lazynb.trace import capture`; `with capture() as tr: ...` records the same trace as Python
 # data (`tr.kernels`, `tr.schedule`, `tr.summary()`); the notebooks' asserts use it.

@@ -189,8 +189,8 @@ assert t2.tolist() == [2, 4, 6, 8]
 # *that* object. So two tensors that describe the same computation share one node, and computing one computes both.
 
 # %%
-q_dedup = quiz("A = t * 4 and B = t * 4 are built separately. After A.realize(), how many kernels does B.tolist() run?",
-               ["0", "1"], explain="A.uop is B.uop: the same node. Realizing it once recorded where its value lives, and B finds it.")
+q_dedup = ask_number("A = t * 4 and B = t * 4 are built separately. After A.realize(), how many kernels does B.tolist() run?",
+                     explain="A.uop is B.uop: the same node. Realizing it once recorded where its value lives, and B finds it.")
 
 # %%
 A, B = t * 4, t * 4

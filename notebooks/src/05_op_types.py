@@ -138,9 +138,9 @@ np.testing.assert_allclose(sm.numpy().sum(axis=1), np.ones(4), rtol=1e-5)
 # ## 3. Movement ops: free, thanks to the ShapeTracker
 
 # %%
-q_move = quiz("y is a realized (4, 8, 16) tensor. How many kernels does y.permute(2, 0, 1).realize() run?", ["0", "1", "2"],
-              explain="A permuted view of a buffer is still that buffer, read in a different order: nothing "
-                                  "needs computing. Data moves only when a contiguous copy is really needed.")
+q_move = ask_number("y is a realized (4, 8, 16) tensor. How many kernels does y.permute(2, 0, 1).realize() run?",
+                    explain="A permuted view of a buffer is still that buffer, read in a different order: nothing "
+                            "needs computing. Data moves only when a contiguous copy is really needed.")
 
 # %%
 y = Tensor.randn(4, 8, 16).realize()
@@ -308,9 +308,8 @@ assert "?" in tr.kernels[-1]["source"]
 # that: two views, `BinaryOps.MUL`, `ReduceOps.SUM`.
 
 # %%
-q_conv = quiz("A conv2d of a (1, 3, 8, 8) input with (4, 3, 3, 3) weights, no bias. How many kernels?",
-              ["1", "2", "9 (one per kernel position)"], answer="1",
-              explain="The windows are a view, the weights another; one kernel multiplies them and sums.")
+q_conv = ask_number("A conv2d of a (1, 3, 8, 8) input with (4, 3, 3, 3) weights, no bias. How many kernels?",
+                    explain="The windows are a view, the weights another; one kernel multiplies them and sums.")
 
 # %%
 %%tinygrad --show graph,shapetracker
@@ -325,7 +324,8 @@ out = img.conv2d(w).realize()
 
 # %%
 img2, w2 = Tensor.randn(1, 3, 8, 8).realize(), Tensor.randn(4, 3, 3, 3).realize()   # fresh: img.conv2d(w) is realized
-(k,) = [si for si in img2.conv2d(w2).schedule() if si.kind == "kernel"]
+conv_kernels = [si for si in img2.conv2d(w2).schedule() if si.kind == "kernel"]
+(k,) = conv_kernels
 red = [u for u in k.ast.toposort() if u.op is Ops.REDUCE_AXIS]
 mul = red[0].src[0]
 loads = [s for s in mul.src]
@@ -337,7 +337,7 @@ assert len(red) == 1 and red[0].arg[0] is Ops.ADD and mul.op is Ops.MUL
 assert [l.op for l in loads] == [Ops.LOAD, Ops.LOAD] and all(l.src[1].op is Ops.VIEW for l in loads)
 assert views[1].strides == (0, 0, 27, 0, 0, 9, 3, 1)  # the weights: stride 0 along every output position
 assert 0 in views[0].strides                          # the input: stride 0 along the output channels
-q_conv.reveal()
+q_conv.reveal(len(conv_kernels))
 ref = np.zeros((1, 4, 6, 6), np.float32)
 xn, wn = img.numpy(), w.numpy()
 for o in range(4):

@@ -22,7 +22,7 @@ import numpy as np
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops, UOp, TinyJit
 from lazynb.uop.ops import GroupOp, UPat, PatternMatcher, graph_rewrite
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 from lazynb.engine.realize import method_cache
 
 # %% [markdown]
@@ -31,8 +31,9 @@ from lazynb.engine.realize import method_cache
 # `t.schedule()` returns the kernels `realize()` would run, without running them. The course's example:
 
 # %%
-q_sched = quiz("x, y are 4x4. How many kernels does (x @ y).relu().sum(axis=0) need?", ["1", "2", "3"], explain="A kernel holds at most one reduction. The matmul's sum over k is one; the sum over axis 0 needs "
-                       "the whole relu'd product first, so the matmul is stored (reason 'reduce') and a second kernel sums it.")
+q_sched = ask_number("x, y are 4x4. How many kernels does (x @ y).relu().sum(axis=0) need?",
+                     explain="A kernel holds at most one reduction. The matmul's sum over k is one; the sum over axis 0 needs "
+                             "the whole relu'd product first, so the matmul is stored (reason 'reduce') and a second kernel sums it.")
 
 # %%
 x, y = Tensor.randn(4, 4), Tensor.randn(4, 4)
@@ -97,9 +98,9 @@ assert z3.tolist() == [12, 16, 20, 24]
 # The hacking guide debugs a longer plan: a matmul, relu, a sum over axis 0, then softmax.
 
 # %%
-q_plan = quiz("How many kernels for ((x @ y).relu().sum(axis=0)).softmax() with 10x10 inputs?", ["2", "3", "5", "8"],
-              explain="Four reductions (matmul, sum, softmax's max, softmax's sum of exps), each needed by more than one "
-                      "later value or through a broadcast, and the final division. Everything elementwise fused in.")
+q_plan = ask_number("How many kernels for ((x @ y).relu().sum(axis=0)).softmax() with 10x10 inputs?",
+                    explain="Four reductions (matmul, sum, softmax's max, softmax's sum of exps), each needed by more than one "
+                            "later value or through a broadcast, and the final division. Everything elementwise fused in.")
 
 # %%
 x, y = Tensor.randn(10, 10), Tensor.randn(10, 10)

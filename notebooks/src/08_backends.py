@@ -215,7 +215,7 @@ else: print("CL is not available here:", Device.available("CL")[1])
 # `super().__init__(allocator=..., compiler=..., runtime=...)` with neither a device name nor a renderer; lazynb's
 # `Compiled` needs both, as in the course's version.)
 #
-# `examples/custom_backend.py` is that skeleton filled in (about 40 lines). A quick check that it works:
+# `examples/custom_backend.py` is that skeleton filled in (about 70 lines). A quick check that it works:
 
 # %%
 import importlib.util

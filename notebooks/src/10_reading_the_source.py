@@ -149,7 +149,7 @@ q_path.reveal()
 # Between those steps are hundreds of small calls (shape arithmetic, pattern matching, the trace bus): print
 # `calls[:60]` to see them. To see *what* flows
 # between the stages rather than *where*, listen to the trace bus, which is how lazynb's own DEBUG printer works
-# (`lazynb/debug.py` is 40 lines): subscribe a function and it receives every event.
+# (`lazynb/debug.py` is about 50 lines): subscribe a function and it receives every event.
 
 # %%
 from lazynb import trace

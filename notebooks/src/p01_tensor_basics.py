@@ -25,7 +25,7 @@ import time
 import numpy as np
 from lazynb import Tensor, Device, GlobalCounters, dtypes
 from lazynb.trace import Recorder
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 print("default device:", Device.DEFAULT)
 
 # %% [markdown]
@@ -78,7 +78,8 @@ print("the top of the graph:", out.uop.op, "<-", [s.op for s in out.uop.src])
 assert GlobalCounters.kernel_count == 0
 
 # %%
-q_fused = quiz("How many kernels will (a + b).relu().sum() run when it is realized?", ["0", "1", "2", "3"], explain="The add and the relu are elementwise, so they fuse into the loop that sums: one kernel, no intermediate buffers.")
+q_fused = ask_number("How many kernels will (a + b).relu().sum() run when it is realized?",
+                     explain="The add and the relu are elementwise, so they fuse into the loop that sums: one kernel, no intermediate buffers.")
 
 # %% [markdown]
 # Run it. The output below the cell is the compiler's report: the **schedule** (one row per kernel), the
@@ -127,8 +128,8 @@ print("add, relu and sum all found in one kernel")
 # Calling `.realize()` after every operation forces each intermediate result into memory.
 
 # %%
-q_unfused = quiz("(a + b).realize(), then .relu().realize(), then .sum().realize(): how many kernels in total?",
-                 ["1", "2", "3", "4"], explain="Each realize ends a kernel, so the three ops run as three kernels, and c and d are written out and read back.")
+q_unfused = ask_number("(a + b).realize(), then .relu().realize(), then .sum().realize(): how many kernels in total?",
+                       explain="Each realize ends a kernel, so the three ops run as three kernels, and c and d are written out and read back.")
 
 # %%
 %%tinygrad --debug 1 --show schedule,kernels,timing

@@ -19,7 +19,7 @@ import numpy as np
 from lazynb import Tensor, GlobalCounters
 from lazynb.trace import Recorder
 from lazynb.uop import Ops
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 
 def kernel_sources(fn):
   """Run fn() and return the C source of every kernel that ran. (To look at the kernels of a cell that already
@@ -76,7 +76,7 @@ m0 = x.max(axis=0).realize()
 # %%
 xf = Tensor.rand(16, 16).realize()
 src_sum, src_max = kernel_sources(lambda: (xf.sum().realize(), xf.max(axis=0).realize()))
-assert "for (" in src_sum and "acc0 = (acc0+" in src_sum
+assert "for (" in src_sum and "acc0 = (" in src_sum and "(acc0+" in src_sum
 assert "-__builtin_inff()" in src_max
 q_max.reveal()
 assert np.allclose(m0.numpy(), x.numpy().max(axis=0)) and np.isclose(s_all.item(), x.numpy().sum(), rtol=1e-5)
@@ -124,7 +124,8 @@ print("permute(2, 0, 1) reads address", st.render()[0], "for index (idx0, idx1, 
 # another sum.
 
 # %%
-q_mixed = quiz("How many kernels does (x.permute(1,0) @ y.reshape(4,4)).sum(axis=1) run?", ["1", "2", "3", "4"], explain="The movement ops are free. The matmul's sum is one reduce; a kernel holds one reduce, so the second sum gets its own kernel.")
+q_mixed = ask_number("How many kernels does (x.permute(1,0) @ y.reshape(4,4)).sum(axis=1) run?",
+                     explain="The movement ops are free. The matmul's sum is one reduce; a kernel holds one reduce, so the second sum gets its own kernel.")
 
 # %%
 %%tinygrad --debug 1 --show schedule,kernels
@@ -150,7 +151,8 @@ def matmul_by_hand(a, b):
   (m, k), (_, n) = a.shape, b.shape
   return (a.reshape(m, k, 1).expand(m, k, n) * b.reshape(1, k, n).expand(m, k, n)).sum(axis=1)
 
-q_hand = quiz("How many kernels does matmul_by_hand(a, b) need?", ["1", "2", "3"], explain="expand is a view, the multiply is elementwise and fuses into the sum: one reduce kernel, exactly what @ builds.")
+q_hand = ask_number("How many kernels does matmul_by_hand(a, b) need?",
+                    explain="expand is a view, the multiply is elementwise and fuses into the sum: one reduce kernel, exactly what @ builds.")
 
 # %%
 %%tinygrad --show schedule,kernels

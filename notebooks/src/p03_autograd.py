@@ -19,7 +19,7 @@ import inspect
 import numpy as np
 from lazynb import Tensor, GlobalCounters, nn
 from lazynb.nn.state import get_parameters
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 
 # %% [markdown]
 # ## 1. Gradients you can check on paper
@@ -44,7 +44,8 @@ q_sq.reveal(grad_sq)
 # sigmoid is `s * (1 - s)`.
 
 # %%
-q_sig = quiz("What is the derivative of sigmoid at x = 0?", ["0", "0.25", "0.5", "1"], explain="sigmoid(0) = 0.5, and s * (1 - s) = 0.5 * 0.5 = 0.25.")
+q_sig = ask_number("What is the derivative of sigmoid at x = 0?",
+                   tol=0.01, explain="sigmoid(0) = 0.5, and s * (1 - s) = 0.5 * 0.5 = 0.25.")
 
 # %%
 xs = np.array([2.0, -3.0, 0.0], np.float32)

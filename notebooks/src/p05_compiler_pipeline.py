@@ -12,9 +12,10 @@
 # `examples/project5_compiler_pipeline.py` here.)
 #
 # **Differences from the course text.**
-# - tinygrad's `VIZ=1` opens a graph viewer in the browser. lazynb has no `VIZ`; instead every `%%tinygrad`
-#   cell draws the graphs (the Graph tab: tensor graph, kernel AST, lowered kernel), and a JupyterLab side
-#   panel shows the same trace.
+# - tinygrad's `VIZ=1` opens a graph viewer served from a local server. lazynb's `VIZ=1 python script.py` writes
+#   the whole run as one HTML file (no server) and prints its path; in a notebook every `%%tinygrad` cell draws
+#   the same graphs (the Graph tab: tensor graph, kernel AST, lowered kernel), and a JupyterLab side panel shows
+#   the same trace.
 # - `DEBUG=4` works as in tinygrad: it prints the kernel AST, the lowered UOps and the linearized program.
 # - Some course material describes `NOOPT=1` as turning off *all* algebraic rewrites. It doesn't, in tinygrad
 #   or here: it turns off the kernel *optimizations* (upcasting, unrolling, threads); the simplifier still
@@ -28,7 +29,7 @@ import numpy as np
 from lazynb import Tensor, Context, GlobalCounters
 from lazynb.trace import Recorder, capture
 from lazynb.uop import Ops
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 
 def ops_in(u): return {n.op.name for n in u.toposort()}
 def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.data["kind"] == "kernel"]
@@ -42,7 +43,8 @@ def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.da
 # %%
 x, y = Tensor.rand(8, 8).realize(), Tensor.rand(8, 8).realize()
 out = ((x @ y).relu() + 1).sum(axis=0).softmax()
-q_sched = quiz("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?", ["1", "2", "3", "5", "6"], explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
+q_sched = ask_number("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?",
+                     explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
 
 # %%
 %%tinygrad --show schedule,graph

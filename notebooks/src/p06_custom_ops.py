@@ -21,7 +21,7 @@ import numpy as np
 from lazynb import Tensor, GlobalCounters
 from lazynb.trace import Recorder
 from lazynb.uop.ops import GroupOp
-from lazynb.notebook.quiz import quiz
+from lazynb.notebook.quiz import quiz, ask_number
 try:
   import torch, torch.nn.functional as F
 except ImportError:
@@ -97,8 +97,9 @@ if torch is not None:
 # gelu, glu and swiglu are purely elementwise. rms_norm has a mean in it.
 
 # %%
-q_rms = quiz("How many kernels does rms_norm(x4) run, for a new realized input x4?", ["1", "2", "3"], explain="The mean is a reduce whose one-value-per-row result is read by every element of the row (through an expand), "
-                     "so it is stored first; the division is a second kernel.")
+q_rms = ask_number("How many kernels does rms_norm(x4) run, for a new realized input x4?",
+                   explain="The mean is a reduce whose one-value-per-row result is read by every element of the row (through an expand), "
+                           "so it is stored first; the division is a second kernel.")
 
 # %%
 %%tinygrad --debug 3 --show schedule,kernels

@@ -1,0 +1,145 @@
+"""Numbers the notebooks' text states, checked against what the executed notebook measured.
+
+Each Claim names a notebook, a regex that finds the number in the text the learner reads (markdown, or with code=True
+a code cell's source such as a quiz's explanation) and how to read the measured value: a regex over the text
+outputs of the code cells `above` the statement (nearest first) or `below` it, or a function of the repository
+(for a file's length, which no cell prints). tests/test_notebooks.py runs `mismatches()` on every notebook it
+executes; tests/test_notebook_prose.py checks that every statement is still in its notebook, once, and that a wrong
+number is caught."""
+from __future__ import annotations
+import pathlib, re
+from dataclasses import dataclass
+from typing import Callable
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WORDS = {"no": 0, "zero": 0, "one": 1, "a single": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+         "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a dozen": 12, "a thousand": 1000}
+NUM = r"(?P<n>-?\d+(?:,\d{3})*(?:\.\d+)?|" + "|".join(sorted(WORDS, key=len, reverse=True)) + ")"
+
+@dataclass(frozen=True)
+class Claim:
+  nb: str                    # notebook stem
+  text: str                  # regex over the statement; {N} marks the stated number
+  out: str | None = None     # regex over the outputs; group 1 is the measured value
+  where: str = "above"       # "above" or "below": which code cells' outputs, nearest first
+  cmp: str = "=="            # "==", "<" (stated is a bound above the measurement), "~" (within 25%), "~=" (float32 rounding)
+  code: bool = False         # the statement is in a code cell's source (a quiz's explanation), not in markdown
+  measure: Callable[[], float] | None = None  # instead of `out`: a value read from the repository
+  count: str | None = None   # with `out`: the measured value is how often this regex occurs in group 1
+  f: Callable[[re.Match], float] | None = None  # with `out`: the measured value computed from the match
+
+  def pattern(self) -> re.Pattern: return re.compile(self.text.replace("{N}", NUM), re.I)
+
+def number(s: str) -> float:
+  s = s.strip().lower()
+  return float(WORDS[s]) if s in WORDS else float(s.replace(",", ""))
+
+def _lines(p: str) -> float: return float(len((ROOT / p).read_text().splitlines()))
+
+CLAIMS: list[Claim] = [
+  # 00_index: the "Try it" round
+  Claim("00_index", r"a copy \(the list moving from host memory to the CPU device\), then {N} kernel,",
+        r"lazynb trace: \d+ schedule items, (\d+) kernels"),
+  # 01_why
+  Claim("01_why", r"lazynb's compiler, counted below, is under {N} lines", r"compiler \(all but notebook/\): (\d+) lines", where="below", cmp="<"),
+  Claim("01_why", r"CPU device\) and {N} \*kernel\*", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
+  Claim("01_why", r"`E_4` \(E for elementwise, {N} elements\)", r"^\s+E_(\d+)\s+CPU"),
+  Claim("01_why", r"About {N} elementwise ops plus a reduction", r"compute ops used: \[(.*)\]", count=r"'(?!REDUCE_AXIS)\w+'", cmp="~"),
+  Claim("01_why", r"fused into a single kernel named E_{N}", r"^\s+E_(\d+)\s+CPU", code=True, where="below"),
+  # 02_setup
+  Claim("02_setup", r"The \*\*Schedule\*\* tab shows {N} items", r"lazynb trace: (\d+) schedule items"),
+  Claim("02_setup", r"{N} buffers of 32\*32\*4 bytes", r"(\d+) bytes moved", code=True, where="below", f=lambda m: int(m.group(1)) / (32 * 32 * 4)),
+  # 03_tensor_api
+  Claim("03_tensor_api", r"{N} kernels ran, `t \* 2` and `t \+ 3 \+ 4`", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
+  Claim("03_tensor_api", r"\(and {N} copy, of the list, for the first\)", r"lazynb trace: (\d+) schedule items, (\d+) kernels",
+        f=lambda m: int(m.group(1)) - int(m.group(2))),
+  # 04_laziness
+  Claim("04_laziness", r"`realized {N} kernel` is the DEBUG=1 line", r"^realized (\d+) kernel"),
+  Claim("04_laziness", r"the AST of the {N} kernel made from it", r"kernels run by realize\(\): (\d+)"),
+  # 05_op_types
+  Claim("05_op_types", r"`for` loop over the {N} elements, one store", r"^\s+r_(\d+)\s+CPU"),
+  Claim("05_op_types", r"The second kernel, `E_{N}`", r"^\s+E_(\d+)\s+CPU"),
+  Claim("05_op_types", r"each used by every\s+element of its row, so {N} kernels", r"^(\[\('kernel'.*\])$", where="below", count=r"'kernel'"),
+  Claim("05_op_types", r"moves \*\*no\*\* data and runs \*\*{N}\*\*\s+kernel", r"w\.realize\(\): (\d+) kernels", where="below"),
+  Claim("05_op_types", r"The weight strides `\((?P<n>[\d, ]+)\)`", r"^LOAD data2: shape \([\d, ]+\) strides \(([\d, ]+)\)"),
+  Claim("05_op_types", r"view 1 turns the index into position {N} of the", r"^\s+view 1: .* = (\d+)$"),
+  Claim("05_op_types", r"moves back by the\s+padding \(offset {N}\)", r"^\s+view 0: shape \(1, 3, 10, 10\) .* offset (-?\d+)"),
+  Claim("05_op_types", r"The weights read {N} to", r"^weights: [^\n]*\n(?:.*\n)*?memory index read by each cell.*\n\s*(\d+)"),
+  Claim("05_op_types", r"The weights read \d+ to {N},", r"^weights: [^\n]*\n(?:.*\n)*?memory index read by each cell.*\n.*\n.*\n.*?(\d+)\s*$"),
+  # 06_autograd
+  Claim("06_autograd", r"compiled to a {N} kernel\.", r"kernels run to read it: (\d+)"),
+  Claim("06_autograd", r"The slides say tinygrad once needed \"{N} derivatives\" \(its old `function\.py`\)",
+        r"^\d+ gradient rules cover \d+ ops \(the slides' count was (\d+)\)", where="below"),
+  Claim("06_autograd", r"at x = 2, where dy/dx = 2x \+ 3 = {N}", r"^dy/dx = ([\d.]+)$", where="below", cmp="~="),
+  Claim("06_autograd", r"gives dz/dx = 2x / \(x² \+ 1\) = {N}\.", r"^dz/dx = ([\d.]+)$", where="below", cmp="~="),
+  # 07_pipeline
+  Claim("07_pipeline", r"over the kernel's full shape \(here \((?P<n>[\d, ]+)\): row, column, k\)", r"View\(shape=\(([\d, ]+)\), strides=\(4, 0, 1\)"),
+  Claim("07_pipeline", r"{N} reductions \(matmul, sum, softmax's max, softmax's sum of exps\)",
+        r"^(Execution plan: \d+ steps(?:\n  step .*)+)", code=True, where="below", count=r"reason=reduce"),
+  # 08_backends
+  Claim("08_backends", r"the runtime\s+launches {N} instances \(`global_size`\)", r"===== CL: OpenCLRenderer, global_size=\((\d+), 1, 1\)"),
+  Claim("08_backends", r"`examples/custom_backend\.py` is that skeleton filled in \(about {N} lines\)", cmp="~",
+        measure=lambda: _lines("examples/custom_backend.py")),
+  Claim("08_backends", r"the {N} elements were upcast, so the grid is a single point", r"computed on MY\s*\n.*\bE_(\d+)\("),
+  # the projects
+  Claim("p01_tensor_basics", r"The add, the relu and the sum\s+are all in {N} C function", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
+  Claim("p05_compiler_pipeline", r"{N} reduces \(matmul, sum, softmax's max, softmax's sum of exps\) each need a kernel, plus the final division",
+        r"lazynb trace: \d+ schedule items, (\d+) kernels", code=True, where="below", f=lambda m: int(m.group(1)) - 1),
+  Claim("p03_autograd", r"d/dx log\(x\^2 \+ 1\) = 2x / \(x\^2 \+ 1\), which is {N} at x = 2", r"d/dx log\(x\^2 \+ 1\) at 2 = ([\d.]+)",
+        where="below", cmp="~="),
+  # 10_reading_the_source
+  Claim("10_reading_the_source", r"\(`lazynb/debug\.py` is about {N} lines\)", cmp="~", measure=lambda: _lines("lazynb/debug.py")),
+]
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+def cell_text(cell) -> str:
+  """A code cell's text outputs (streams, and the plain text of results and displays), colour codes removed."""
+  parts = []
+  for o in cell.get("outputs", []):
+    if o.get("output_type") == "stream": parts.append(o.get("text", ""))
+    elif "text/plain" in o.get("data", {}): parts.append(o["data"]["text/plain"])
+  return ANSI.sub("", "".join(p if p.endswith("\n") else p + "\n" for p in parts))
+
+def find(claim: Claim, cells) -> list[tuple[int, re.Match]]:
+  """Where the statement is: (cell index, match) for every cell of the right kind whose source matches."""
+  kind = "code" if claim.code else "markdown"
+  return [(i, m) for i, c in enumerate(cells) if c["cell_type"] == kind for m in [claim.pattern().search(c["source"])] if m]
+
+def stated(m: re.Match) -> str: return m.group("n")
+
+def measured(claim: Claim, cells, at: int) -> str | float | None:
+  if claim.measure is not None: return claim.measure()
+  order = range(at - 1, -1, -1) if claim.where == "above" else range(at + 1, len(cells))
+  rx = re.compile(claim.out, re.M)
+  for i in order:
+    if cells[i]["cell_type"] != "code": continue
+    m = rx.search(cell_text(cells[i]))
+    if m is None: continue
+    if claim.f is not None: return claim.f(m)
+    if claim.count is not None: return float(len(re.findall(claim.count, m.group(1))))
+    return m.group(1)
+  return None
+
+def agrees(claim: Claim, said: str, got) -> bool:
+  try: s, g = number(said), float(got)
+  except ValueError: return re.sub(r"\s+", "", said) == re.sub(r"\s+", "", str(got))  # a tuple such as strides
+  if claim.cmp == "<": return g < s
+  if claim.cmp == "~": return abs(g - s) <= 0.25 * abs(g)
+  if claim.cmp == "~=": return abs(g - s) <= 1e-6 * max(1.0, abs(g))
+  return g == s
+
+def mismatches(stem: str, nb) -> list[str]:
+  """Every claim of notebook `stem` that the executed notebook `nb` (a dict or NotebookNode) contradicts, or that
+  cannot be checked (the statement or the measurement is missing)."""
+  cells, bad = nb["cells"], []
+  for claim in (c for c in CLAIMS if c.nb == stem):
+    hits = find(claim, cells)
+    if len(hits) != 1:
+      bad.append(f"{stem}: the statement /{claim.text}/ is in {len(hits)} cells, not 1")
+      continue
+    at, m = hits[0]
+    got = measured(claim, cells, at)
+    if got is None: bad.append(f"{stem}: {m.group(0)!r}: no output {claim.where} it matches /{claim.out}/")
+    elif not agrees(claim, stated(m), got): bad.append(f"{stem}: the text says {m.group(0)!r}, but the notebook measured {got}")
+  return bad
