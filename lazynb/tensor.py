@@ -12,6 +12,7 @@ from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
+from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule
@@ -37,7 +38,7 @@ def last_backward():
   t = _last_backward() if _last_backward is not None else None
   return t if t is not None and not t.uop.is_realized else None
 
-class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin):
+class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin, OpMixin, elementwise_eq=True):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
@@ -321,17 +322,16 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   def _broadcast_to(self, shape) -> Tensor:
     if self.shape == tuple(shape): return self
     return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
+  _BOOL_OPS = {Ops.ADD: Ops.OR, Ops.MUL: Ops.AND, Ops.MAX: Ops.OR}  # bool + is or, * is and, maximum is or
   def _binop(self, op: Ops, y, reverse=False) -> Tensor:
-    x, y = self._broadcasted(y, reverse, cmp=op in (Ops.CMPLT, Ops.CMPNE))
-    return Tensor(UOp(op, dtypes.bool if op in (Ops.CMPLT, Ops.CMPNE) else x.dtype, (x.uop, y.uop)))
+    """OpMixin's hook (add, mul, comparisons, bit ops and their operators): both sides broadcast and promoted to one dtype."""
+    x, y = self._broadcasted(y, reverse, cmp=op in GroupOp.Comparison)
+    if op in (Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR) and dtypes.is_float(x.dtype):
+      raise TypeError(f"{op.name.lower()} needs int or bool tensors, got {x.dtype}")
+    if x.dtype is dtypes.bool: op = Tensor._BOOL_OPS.get(op, op)
+    return Tensor(UOp(op, dtypes.bool if op in GroupOp.Comparison else x.dtype, (x.uop, y.uop)))
 
-  def add(self, y, reverse=False) -> Tensor:
-    x, y = self._broadcasted(y, reverse)
-    return Tensor(UOp(Ops.OR if x.dtype is dtypes.bool else Ops.ADD, x.dtype, (x.uop, y.uop)))
-  def mul(self, y, reverse=False) -> Tensor:
-    x, y = self._broadcasted(y, reverse)
-    return Tensor(UOp(Ops.AND if x.dtype is dtypes.bool else Ops.MUL, x.dtype, (x.uop, y.uop)))
-  def neg(self) -> Tensor: return self.logical_not() if self.dtype is dtypes.bool else self._unary(Ops.NEG)
+  # the operators and add, mul, neg, ne, eq, maximum, bitwise_* come from OpMixin; these have Tensor's own numerics
   def sub(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
     if x.dtype is dtypes.bool: raise TypeError("subtraction is not defined for bool tensors; use ^ or logical_not")
@@ -398,9 +398,6 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
       acc = ((e >> b) & 1).ne(0).where(acc * base, acc)
       base = base * base
     return (e < 0).where(0, acc)
-  def maximum(self, y) -> Tensor:
-    x, y = self._broadcasted(y)
-    return Tensor(UOp(Ops.MAX, x.dtype, (x.uop, y.uop))) if x.dtype is not dtypes.bool else x | y
   def minimum(self, y) -> Tensor:
     x, y = self._broadcasted(y)
     return x._flip_order().maximum(y._flip_order())._flip_order()
@@ -421,18 +418,6 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     cond, x, y = cond._broadcast_to(shape), x._broadcast_to(shape), y._broadcast_to(shape)
     return Tensor(UOp(Ops.WHERE, x.dtype, (cond.uop, x.uop, y.uop)))
 
-  def __add__(self, y): return self.add(y)
-  def __radd__(self, y): return self.add(y, True)
-  def __sub__(self, y): return self.sub(y)
-  def __rsub__(self, y): return self.sub(y, True)
-  def __mul__(self, y): return self.mul(y)
-  def __rmul__(self, y): return self.mul(y, True)
-  def __truediv__(self, y): return self.div(y)
-  def __rtruediv__(self, y): return self.div(y, True)
-  def __floordiv__(self, y): return self.floordiv(y)
-  def __rfloordiv__(self, y): return self.floordiv(y, True)
-  def __mod__(self, y): return self.mod(y)
-  def __rmod__(self, y): return self.mod(y, True)
   def __pow__(self, y): return self.pow(y)
   def __rpow__(self, y): return self.pow(y, True)
   def __matmul__(self, y): return self.matmul(y)
@@ -457,38 +442,19 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   def __ixor__(self, y): return self._inplace(Tensor.__xor__, y)
   def __ilshift__(self, y): return self._inplace(Tensor.__lshift__, y)
   def __irshift__(self, y): return self._inplace(Tensor.__rshift__, y)
-  def __neg__(self): return self.neg()
   def __abs__(self): return self.abs()
-  def __lt__(self, y): return self._binop(Ops.CMPLT, y)
-  def __gt__(self, y): return self._binop(Ops.CMPLT, y, True)
-  def __le__(self, y): return (self < y) | self.eq(y)
-  def __ge__(self, y): return (self > y) | self.eq(y)
-  def ne(self, y) -> Tensor: return self._binop(Ops.CMPNE, y)
-  def eq(self, y) -> Tensor: return self.ne(y).logical_not()
-  def __eq__(self, y): return self.eq(y)  # type: ignore[override]
-  def __ne__(self, y): return self.ne(y)  # type: ignore[override]
-  def _bitop(self, op: Ops, y, reverse=False) -> Tensor:
-    x, y2 = self._broadcasted(y, reverse)
-    if dtypes.is_float(x.dtype): raise TypeError(f"{op.name.lower()} needs int or bool tensors, got {x.dtype}")
-    return Tensor(UOp(op, x.dtype, (x.uop, y2.uop)))
-  def __and__(self, y): return self._bitop(Ops.AND, y)
-  def __or__(self, y): return self._bitop(Ops.OR, y)
-  def __xor__(self, y): return self._bitop(Ops.XOR, y)
-  def __rand__(self, y): return self._bitop(Ops.AND, y, True)
-  def __ror__(self, y): return self._bitop(Ops.OR, y, True)
-  def __rxor__(self, y): return self._bitop(Ops.XOR, y, True)
-  def __lshift__(self, y): return self._shift(Ops.SHL, y)
-  def __rshift__(self, y): return self._shift(Ops.SHR, y)
-  def _shift(self, op: Ops, y) -> Tensor:
+  def lshift(self, y, reverse=False) -> Tensor: return self._shift(Ops.SHL, y, reverse)
+  def rshift(self, y, reverse=False) -> Tensor: return self._shift(Ops.SHR, y, reverse)
+  def _shift(self, op: Ops, y, reverse=False) -> Tensor:
     """C leaves shifts by >= the width (or < 0) undefined (x86 takes the count mod 32): as numpy and torch, all bits go
     out: 0, or -1 for a right shift of a negative number. A constant count in range folds the checks away."""
-    x, y = self._broadcasted(y)
-    if x.dtype is dtypes.bool: return x._bitop(op, y)
+    x, y = self._broadcasted(y, reverse)
+    if x.dtype is dtypes.bool: return x._binop(op, y)
     ok = (y >= 0) & (y < 8 * x.dtype.itemsize)
     fill = (x < 0).where(-1, 0) if op is Ops.SHR and not dtypes.is_unsigned(x.dtype) else 0
-    return ok.where(x._bitop(op, ok.where(y, 0)), fill)
+    return ok.where(x._binop(op, ok.where(y, 0)), fill)
   def __invert__(self): return self.logical_not() if self.dtype is dtypes.bool else self ^ (-1 if not dtypes.is_unsigned(self.dtype) else dtypes.max(self.dtype))
-  def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._bitop(Ops.XOR, True)
+  def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._binop(Ops.XOR, True)
   def logical_and(self, y) -> Tensor: return self.cast(dtypes.bool) & (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
   def logical_or(self, y) -> Tensor: return self.cast(dtypes.bool) | (y.cast(dtypes.bool) if isinstance(y, Tensor) else bool(y))
 

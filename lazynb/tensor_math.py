@@ -87,14 +87,9 @@ class MathMixin:
     x, y = self._broadcasted(other)
     close = x.eq(y) | (x.isfinite() & y.isfinite() & ((x - y).abs() <= atol + rtol * y.abs()))
     return close | (x.isnan() & y.isnan()) if equal_nan else close
-  def bitwise_and(self, x, reverse: bool = False) -> Tensor: return self.__rand__(x) if reverse else self & x
-  def bitwise_or(self, x, reverse: bool = False) -> Tensor: return self.__ror__(x) if reverse else self | x
-  def bitwise_xor(self, x, reverse: bool = False) -> Tensor: return self.__rxor__(x) if reverse else self ^ x
   def bitwise_not(self) -> Tensor:
     if dtypes.is_float(self.dtype): raise TypeError(f"bitwise_not needs int or bool tensors, got {self.dtype}")
     return ~self
-  def lshift(self, x) -> Tensor: return self << x
-  def rshift(self, x) -> Tensor: return self >> x
   def idiv(self, x, reverse: bool = False) -> Tensor:
     """Integer division rounded toward zero (C's /), 0 when dividing by 0; // rounds toward -inf."""
     a, b = self._broadcasted(x, reverse)

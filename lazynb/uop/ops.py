@@ -13,6 +13,7 @@ from lazynb.helpers import prod
 # the kinds of op and the rewrite engine live in their own modules; `lazynb.uop.ops` (alias `lazynb.ops`, tinygrad 0.10's
 # `tinygrad.ops`) names them too
 from lazynb.uop.opcodes import Ops, GroupOp, python_alu, exec_alu, cast_scalar  # noqa: F401
+from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.rewrite import (UPat, PatternMatcher, graph_rewrite, rewrite_hooks, STAGES, in_stage, current_stage,  # noqa: F401
                                 tracking_rewrites, report_pass)
 
@@ -35,7 +36,7 @@ _KERNEL_LEVEL = {Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_GLOBAL, Ops.DEFINE_ACC, Ops.
 buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _unique_counter = itertools.count()
 
-class UOp(metaclass=UOpMetaClass):
+class UOp(OpMixin, metaclass=UOpMetaClass):
   __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "_cache")
   def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
     self.op, self.dtype, self.src, self.arg, self._cache = op, dtype, src, arg, {}
@@ -81,29 +82,19 @@ class UOp(metaclass=UOpMetaClass):
     return c.reshape((1,) * len(self.shape)).expand(self.shape) if self.shape else c
   def is_const(self, v: Any = None) -> bool: return self.op is Ops.CONST and (v is None or self.arg == v)
 
-  # ---- arithmetic (used for index math and by the pattern matcher)
+  # ---- arithmetic (used for index math and by the pattern matcher): the operators come from OpMixin, through these hooks
   def alu(self, op: Ops, *src: UOp) -> UOp:
     dtype = dtypes.bool if op in GroupOp.Comparison else self.dtype
     return UOp(op, dtype, (self,) + src)
   def ufix(self, x) -> UOp: return x if isinstance(x, UOp) else self.const_like(x)
+  _lift = ufix
+  def _unary(self, op: Ops) -> UOp: return self.alu(op)
   # symbolic sizes are int UOps: x+0, x*1, x-c stay short (shapes stay readable: `i*4`, not `((1*i)*4)+0`)
   def _int(self, x) -> bool: return type(x) is int and dtypes.is_int(self.dtype)
-  def __add__(self, x): return self if self._int(x) and x == 0 else self.alu(Ops.ADD, self.ufix(x))
-  def __radd__(self, x): return self if self._int(x) and x == 0 else self.ufix(x).alu(Ops.ADD, self)
-  def __sub__(self, x): return self + (-x) if self._int(x) else self + (-self.ufix(x))
-  def __rsub__(self, x): return self.ufix(x) + (-self)
-  def __mul__(self, x): return self if self._int(x) and x == 1 else self.alu(Ops.MUL, self.ufix(x))
-  def __rmul__(self, x): return self if self._int(x) and x == 1 else self.ufix(x).alu(Ops.MUL, self)
-  def __floordiv__(self, x): return self.alu(Ops.IDIV, self.ufix(x))
-  def __mod__(self, x): return self.alu(Ops.MOD, self.ufix(x))
-  def __neg__(self): return self.alu(Ops.NEG) if self.dtype is not dtypes.bool else self.alu(Ops.XOR, self.const_like(True))
-  def __lt__(self, x): return self.alu(Ops.CMPLT, self.ufix(x))
-  def __and__(self, x): return self.alu(Ops.AND, self.ufix(x))
-  def __or__(self, x): return self.alu(Ops.OR, self.ufix(x))
-  def __xor__(self, x): return self.alu(Ops.XOR, self.ufix(x))
-  def ne(self, x): return self.alu(Ops.CMPNE, self.ufix(x))
-  def eq(self, x): return self.ne(x) ^ True
-  def maximum(self, x): return self.alu(Ops.MAX, self.ufix(x))
+  def _binop(self, op: Ops, x, reverse: bool = False) -> UOp:
+    if self._int(x) and (op is Ops.ADD and x == 0 or op is Ops.MUL and x == 1): return self
+    return self.ufix(x).alu(op, self) if reverse else self.alu(op, self.ufix(x))
+  def _negate(self, x) -> UOp: return -x if self._int(x) else -self.ufix(x)  # i - 1 is i + -1, not i + NEG(1)
   def where(self, a, b): return UOp(Ops.WHERE, a.dtype if isinstance(a, UOp) else b.dtype, (self, *(a if isinstance(a, UOp) else b.const_like(a),
                                                                                                    b if isinstance(b, UOp) else a.const_like(b))))
   def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))

@@ -6,10 +6,11 @@ import contextlib, inspect, itertools
 from typing import Any, Callable, TYPE_CHECKING
 from lazynb.dtype import DType
 from lazynb.helpers import DEBUG
-from lazynb.uop.opcodes import Ops
+from lazynb.uop.opcodes import Ops, GroupOp
+from lazynb.uop.opmixin import OpMixin
 if TYPE_CHECKING: from lazynb.uop.ops import UOp
 
-class UPat:
+class UPat(OpMixin):
   """A pattern over UOps. `src` as a tuple matches in order, as a list in any order, as one UPat every source."""
   __slots__ = ("op", "dtype", "src", "arg", "name", "allow_any_len")
   def __init__(self, op: Ops | tuple | set | None = None, dtype: DType | tuple | None = None, src=None, arg: Any = None,
@@ -27,20 +28,13 @@ class UPat:
   def cvar(name: str | None = None, dtype=None) -> UPat: return UPat(Ops.CONST, dtype, name=name)
   @staticmethod
   def const(dtype, b) -> UPat: return UPat(Ops.CONST, dtype, arg=b)
-  def _bin(self, op: Ops, x, commutative: bool) -> UPat:
-    x = x if isinstance(x, UPat) else UPat(Ops.CONST, arg=x)
-    return UPat(op, src=[self, x] if commutative else (self, x))
-  def __add__(self, x): return self._bin(Ops.ADD, x, True)
-  def __radd__(self, x): return self._bin(Ops.ADD, x, True)
-  def __mul__(self, x): return self._bin(Ops.MUL, x, True)
-  def __rmul__(self, x): return self._bin(Ops.MUL, x, True)
-  def __floordiv__(self, x): return self._bin(Ops.IDIV, x, False)
-  def __mod__(self, x): return self._bin(Ops.MOD, x, False)
-  def __lt__(self, x): return self._bin(Ops.CMPLT, x, False)
-  def ne(self, x): return self._bin(Ops.CMPNE, x, True)
-  def maximum(self, x): return self._bin(Ops.MAX, x, True)
-  def __and__(self, x): return self._bin(Ops.AND, x, True)
-  def __or__(self, x): return self._bin(Ops.OR, x, True)
+  # the operators come from OpMixin, through these hooks: `x + c` is a pattern for ADD(x, c), commutative ops in either order
+  def _lift(self, x) -> UPat: return x if isinstance(x, UPat) else UPat(Ops.CONST, arg=x)
+  def _unary(self, op: Ops) -> UPat: return UPat(op, src=(self,))
+  def _binop(self, op: Ops, x, reverse: bool = False) -> UPat:
+    x = self._lift(x)
+    if op in GroupOp.Commutative: return UPat(op, src=[self, x])  # a list matches in any order, so the written order does not matter
+    return UPat(op, src=(x, self) if reverse else (self, x))
 
   def match(self, u: UOp, store: dict) -> list[dict]:
     if self.op is not None and u.op not in self.op: return []

@@ -28,7 +28,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 # | `tinygrad/tensor.py` | `lazynb/tensor.py` | the user-facing API; every method builds UOps; `backward()` |
 # | `tinygrad/engine/lazy.py` | *(gone)* `lazynb/uop/ops.py` + `realized` in `engine/schedule.py` | a tensor holds a UOp directly; a realized node maps to its buffer |
 # | `tinygrad/engine/schedule.py` | `lazynb/engine/schedule.py` (+ `kernelize.py`, `realize.py`) | cutting the graph into kernels; running them |
-# | `tinygrad/codegen/uops.py` | `lazynb/uop/opcodes.py`, `lazynb/uop/ops.py`, `lazynb/uop/rewrite.py`, `lazynb/uop/symbolic.py` | the IR (`Ops` in opcodes, `UOp` in ops), pattern matching (rewrite), algebraic rules |
+# | `tinygrad/codegen/uops.py` | `lazynb/uop/opcodes.py`, `lazynb/uop/ops.py`, `lazynb/uop/opmixin.py`, `lazynb/uop/rewrite.py`, `lazynb/uop/symbolic.py` | the IR (`Ops` in opcodes, `UOp` in ops, the operators `+ - * < ...` of UOp, UPat and Tensor written once in opmixin), pattern matching (rewrite), algebraic rules |
 # | `tinygrad/codegen/lowerer.py` | `lazynb/codegen/lowerer.py` | views → index math over loops |
 # | `tinygrad/codegen/linearizer.py` | `lazynb/codegen/kernel.py`, `lazynb/codegen/linearize.py` | kernel opts; the graph → a flat list with loops |
 # | `tinygrad/renderer/cstyle.py` | `lazynb/renderer/cstyle.py` | C, OpenCL and CUDA source from the list |
@@ -43,7 +43,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 # order, which is also a good reading order.
 
 # %%
-reading = ["tensor.py", "uop/opcodes.py", "uop/ops.py", "uop/rewrite.py", "uop/symbolic.py", "shape/view.py", "shape/shapetracker.py", "engine/schedule.py",
+reading = ["tensor.py", "uop/opcodes.py", "uop/ops.py", "uop/opmixin.py", "uop/rewrite.py", "uop/symbolic.py", "shape/view.py", "shape/shapetracker.py", "engine/schedule.py",
            "engine/kernelize.py", "engine/realize.py", "codegen/kernel.py", "codegen/lowerer.py", "codegen/linearize.py",
            "codegen/__init__.py", "renderer/cstyle.py", "device.py", "runtime/ops_cpu.py", "runtime/ops_cuda.py",
            "gradient.py", "nn/__init__.py", "engine/search.py", "engine/jit.py", "trace.py"]
@@ -198,7 +198,7 @@ from lazynb.codegen import get_program
 t = Tensor.rand(4, 4).realize()
 (si,) = (t.exp() + 1).schedule()
 prg = get_program(si.ast, Device["CPU"].renderer)
-lines = [("Tensor.exp / Tensor.__add__", "lazynb/tensor.py", "UOp graph", f"{len((t.exp() + 1).uop.toposort())} nodes"),
+lines = [("Tensor.exp / Tensor._binop (+)", "lazynb/tensor.py", "UOp graph", f"{len((t.exp() + 1).uop.toposort())} nodes"),
          ("create_schedule", "lazynb/engine/schedule.py", "ScheduleItem", f"kind={si.kind}, reason={si.reason}"),
          ("Kernel + hand_coded_optimizations", "lazynb/codegen/kernel.py", "Kernel", f"opts={prg.opts}"),
          ("lower", "lazynb/codegen/lowerer.py", "lowered SINK", f"{len(prg.lowered.toposort())} nodes"),
