@@ -73,14 +73,20 @@ def target_macros(cc: str, march: str) -> frozenset[str]:
 
 # Not only "does _Float16 compile": the .so must load (gcc without F16C calls libgcc helpers) and round as numpy
 # does, with an explicit cast rounding every step (1+2^-11 is a tie to even; (a+b)*c must not keep float's precision).
+# And a multiply must not be fused into the add after it: clang 14 with AVX512-FP16 and -ffp-contract=fast makes
+# a - (_Float16)(b*c) one vfnmadd, rounded once, although the cast says to round b*c (65504 - 65504*2 is -65504
+# fused, -inf as numpy computes it: seen on a Sapphire Rapids Xeon). Pragmas do not help (=fast ignores them, and
+# clang 14's =fast-honor-pragmas fuses nothing, matmul included), so such a compiler emulates half instead.
 _HALF_PROBE_C = """int lz_probe(void) {
   volatile float one = 1.0f, tie = 0x1p-11f, big = 65520.0f, tiny = 0x1.8p-24f;
-  volatile _Float16 a = (_Float16)one, b = (_Float16)tie, c = (_Float16)3.0f;
+  volatile _Float16 a = (_Float16)one, b = (_Float16)tie, c = (_Float16)3.0f, m = (_Float16)65504.0f, two = (_Float16)2.0f;
   int ok = (float)(_Float16)(one + tie) == 1.0f;
   ok &= (float)(_Float16)(one + 3.0f * tie) == 1.0f + 0x1p-9f;
   ok &= (float)(_Float16)((_Float16)(a + b) * c) == 3.0f;
   ok &= (float)(_Float16)big == __builtin_inff() && (float)(_Float16)tiny == 0x1p-23f;
-  return ok;
+  int unfused = (float)((_Float16)(m - ((_Float16)(m * two)))) == -__builtin_inff();
+  unfused &= (float)((_Float16)(((_Float16)(m * two)) - m)) == __builtin_inff();
+  return ok | (unfused << 1);
 }
 """
 _half_probe: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -94,8 +100,11 @@ def half_support(cc: str, args: tuple[str, ...]) -> str:
         msg = p.stderr.decode(errors="replace").strip().splitlines()
         why = f"it cannot compile _Float16 ({msg[0] if msg else 'exit code ' + str(p.returncode)})"
       else:
-        try: why = "" if ctypes.CDLL(out).lz_probe() == 1 else "its _Float16 does not round like IEEE half"
-        except OSError as e: why = f"its _Float16 code does not load ({e})"
+        try: got = ctypes.CDLL(out).lz_probe()
+        except OSError as e: got, why = None, f"its _Float16 code does not load ({e})"
+        if got is not None:
+          why = ("" if got == 3 else "its _Float16 does not round like IEEE half" if not got & 1 else
+                 "it fuses a _Float16 multiply into the add after it (one rounding where numpy rounds twice)")
     _half_probe[(cc, args)] = why
   return _half_probe[(cc, args)]
 
