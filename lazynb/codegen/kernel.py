@@ -226,9 +226,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   if k.reduceop is not None:
     vec, regs = k.renderer.simd_floats, k.renderer.simd_regs
     used: list[frozenset] = []
-    rounds = 2
-    if (row := _short_broadcast_row(k)) is not None and _try(k, Opt(OptOps.UPCAST, row, 0)): rounds = 1
-    for _ in range(rounds):
+    for _ in range(2):
       cands = []
       strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
       for a in k.axes_of(AxisType.GLOBAL):
@@ -262,23 +260,6 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
       for t in range(n, 1, -1):
         if k.full_shape[0] % t == 0 and _try(k, Opt(OptOps.THREAD, 0, t)): break
   return k.applied_opts
-
-def _short_broadcast_row(k: Kernel) -> int | None:
-  """The output's contiguous axis when it is short (5, 6 or 7: no multiple of 4 divides it), some input is broadcast
-  along it and another moves along it by +-1: a convolution's weight gradient, whose last output axis is kx. The
-  usual register tile wants a multiple of 4 there, so it tiled two strided axes (cout x cin, 64 scalar accumulators)
-  and read the overlapping input windows again for every kx. Upcast whole, the row is stored contiguously, the loads of
-  neighbouring kx (x[ox + kx]) are shared, and one more tile axis follows. Measured (one thread, batch 64, issue 16):
-  the 5x5 weight gradient of the course CNN 2x faster; for 3-wide rows the 8x8 tile stayed faster (conv 64->64 on
-  10x10: 35 ms against 99-129 ms), so 3 is left to it."""
-  g = k.axes_of(AxisType.GLOBAL)
-  if not g or not k.sts or not k.is_mem[0]: return None
-  a = g[-1]
-  if k.is_sym(a) or not 4 < k.full_shape[a] < 8: return None
-  if k.sts[0].real_strides()[a] != 1: return None
-  ins = [st.real_strides() for st, m in zip(k.sts[1:], k.is_mem[1:]) if m]
-  if not any(rs[a] == 0 for rs in ins) or not any(rs[a] is not None and abs(rs[a]) == 1 for rs in ins): return None
-  return a
 
 def _try(k: Kernel, opt: Opt) -> bool:
   try: k.apply_opt(opt)
