@@ -44,6 +44,17 @@ class Realized:
     return v
   def __len__(self) -> int: return len(self.d)
 
+class IdentitySet:
+  """A weak set that finds its members by identity. A Tensor's `==` is elementwise (it builds a graph), so a WeakSet of
+  tensors cannot look one up (`t in s`, `s.discard(t)` would ask a Tensor for its truth value)."""
+  def __init__(self): self._d: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(x) -> x
+  def add(self, x): self._d[id(x)] = x
+  def discard(self, x):
+    if self._d.get(id(x)) is x: del self._d[id(x)]
+  def __contains__(self, x) -> bool: return self._d.get(id(x)) is x
+  def __iter__(self): return iter(list(self._d.values()))
+  def __len__(self) -> int: return len(self._d)
+
 class RunState:
   """The realize and autograd registries. Fields, with who writes them and when an entry dies:
 
@@ -59,8 +70,9 @@ class RunState:
   owned            BUFFER uops whose memory belongs to one tensor (contiguous(), assign(), data, copies): only these
                    are written in place. Written by the scheduler and `tensor_create`. Weak.
   live             every Tensor: a realize that overwrites memory first computes the lazy ones that read it. Written
-                   by `Tensor.__init__`. Weak: a tensor leaves with its last reference.
-  grad_tensors     the Tensors with requires_grad=True, found by backward(). Written by the `requires_grad` setter. Weak.
+                   by `Tensor.__init__`. Weak (an IdentitySet): a tensor leaves with its last reference.
+  grad_tensors     the Tensors with requires_grad=True, found by backward(). Written by the `requires_grad` setter.
+                   Weak (an IdentitySet).
   pending_assigns  in-place ASSIGN uops not realized yet (their readers must run first). Written by `Tensor.assign`. Weak.
   computed_from    buffer view -> weakref to the expression it was realized from, so backward() can differentiate a
                    graph whose parts were realized. Written by `Tensor.realize_all`. Weak on both sides (no cycle
@@ -78,8 +90,8 @@ class RunState:
     self.realized = Realized(self.buffers)
     self.superseded: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.owned: weakref.WeakSet = weakref.WeakSet()
-    self.live: weakref.WeakSet = weakref.WeakSet()
-    self.grad_tensors: weakref.WeakSet = weakref.WeakSet()
+    self.live = IdentitySet()
+    self.grad_tensors = IdentitySet()
     self.pending_assigns: weakref.WeakSet = weakref.WeakSet()
     self.computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.last_backward: weakref.ReferenceType | None = None
