@@ -115,6 +115,7 @@ def test_no_module_but_runstate_keeps_a_weak_registry():
     if path.name == "runstate.py" or "notebook" in path.parts: continue
     for node in ast.parse(path.read_text()).body:
       value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-      if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("WeakKeyDictionary", "WeakSet", "WeakValueDictionary"):
+      name = getattr(value.func, "attr", getattr(value.func, "id", None)) if isinstance(value, ast.Call) else None
+      if name in ("WeakKeyDictionary", "WeakSet", "WeakValueDictionary"):
         found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
   assert found == []
