@@ -9,7 +9,7 @@ This module sits at the bottom layer (it imports nothing from lazynb), so the IR
 Tensor and the optimizers all read and write the same object. `state.describe()` counts what each registry holds.
 """
 from __future__ import annotations
-import weakref
+import atexit, weakref
 
 class Realized:
   """The expression cache: compute node -> the (view of a) BUFFER that holds its value. An entry stays valid while no
@@ -111,3 +111,6 @@ class RunState:
     return "RunState(" + ", ".join(f"{k}={v}" for k, v in d.items()) + f", jit capturing={cap})"
 
 state = RunState()
+# At exit, Python clears module globals in reverse import order, so this module (imported first) outlives device.py. The
+# expression cache's values keep BUFFER nodes, and so their Buffers, alive: drop it while a Buffer can still free itself.
+atexit.register(lambda: state.realized.d.clear())
