@@ -14,7 +14,7 @@ from lazynb.helpers import prod
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, create_schedule, realized, owned, superseded, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.engine.schedule import ast_vars, create_schedule, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient
@@ -27,15 +27,11 @@ from lazynb.tensor_dtype import DTypeMixin
 from lazynb.tensor_create import CreateMixin, _np_cast, _list_to_numpy
 from lazynb.tensor_movement import MovementMixin
 from lazynb.tensor_reduce import ReduceMixin
+from lazynb.runstate import state
 
-_grad_tensors: weakref.WeakSet = weakref.WeakSet()  # tensors with requires_grad=True, found by backward()
-_live: weakref.WeakSet = weakref.WeakSet()  # every tensor: a realize that overwrites memory first computes the lazy ones that read it
-_pending_assigns: weakref.WeakSet = weakref.WeakSet()  # in-place ASSIGN uops not yet realized
-computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # buffer view -> the expression it holds
-def _grad_leaf_uops() -> set: return {t.uop for t in list(_grad_tensors)}
-_last_backward: weakref.ReferenceType | None = None  # the loss of the last backward(): an optimizer step realizes it too
 def last_backward():
-  t = _last_backward() if _last_backward is not None else None
+  """The loss of the last backward(), while it is alive and not realized yet (an optimizer step realizes it too)."""
+  t = state.last_backward() if state.last_backward is not None else None
   return t if t is not None and not t.uop.is_realized else None
 
 class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin, OpMixin, elementwise_eq=True):
@@ -62,7 +58,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     if requires_grad and uop.base.op is Ops.CONST:  # a leaf must be its own node, not a shared constant
       uop = Tensor._const_buffer(uop)
     self._uop: UOp = uop
-    _live.add(self)
+    state.live.add(self)
     self._pre: UOp | None = None  # the graph before the last realize (so backward still works after .item())
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
     self._requires_grad: bool | None = None
@@ -74,15 +70,15 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
     self._requires_grad = v
-    if v: _grad_tensors.add(self)
-    else: _grad_tensors.discard(self)
+    if v: state.grad_tensors.add(self)
+    else: state.grad_tensors.discard(self)
 
   # ---------------------------------------------------------------- properties
   @property
   def uop(self) -> UOp:
-    if (r := realized.get(self._uop)) is not None: self._uop = r
+    if (r := state.realized.get(self._uop)) is not None: self._uop = r
     # a view of memory that an assign has written since: the same view, of the memory's new name
-    if superseded and (b := self._uop.base).op is Ops.BUFFER and b in superseded: self._uop = self._uop.substitute({b: newest(b)})
+    if state.superseded and (b := self._uop.base).op is Ops.BUFFER and b in state.superseded: self._uop = self._uop.substitute({b: newest(b)})
     return self._uop
   @uop.setter
   def uop(self, u: UOp): self._uop = u
@@ -129,25 +125,24 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     for n in root.toposort():
       if n.op is Ops.BUFFER: check_fresh(n)  # the graph read memory that an assign has overwritten since: no gradient of it
     for _ in range(64):
-      leaves = _grad_leaf_uops()
-      back = {n: o for n in root.toposort() if n in computed_from and n not in leaves and (o := computed_from[n]()) is not None}
+      leaves = {t.uop for t in list(state.grad_tensors)}
+      back = {n: o for n in root.toposort() if n in state.computed_from and n not in leaves and (o := state.computed_from[n]()) is not None}
       if not back: break
       root = root.substitute(back)
     return root
   @staticmethod
   def _stands_for(root: UOp) -> dict[UOp, UOp]:
     """Each node of the graph -> the uop a tensor holds for it now (itself, or the buffer it was realized into)."""
-    return {n: realized.get(n, n) for n in root.toposort()}
+    return {n: state.realized.get(n, n) for n in root.toposort()}
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
     stands_for = self._stands_for(root := self._grad_root())
-    params = [t for t in list(_grad_tensors) if t.uop in set(stands_for.values())]
+    params = [t for t in list(state.grad_tensors) if t.uop in set(stands_for.values())]
     if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
-    params += self._intermediates(root, stands_for, params, list(_live))  # as tinygrad: values computed from them get .grad too
+    params += self._intermediates(root, stands_for, params, list(state.live))  # as tinygrad: values computed from them get .grad too
     grads = self.gradient(*params, gradient=gradient)
-    global _last_backward
-    _last_backward = weakref.ref(self)
+    state.last_backward = weakref.ref(self)
     for t, g in zip(params, grads):
       g = g.cast(t.dtype) if g.dtype != t.dtype else g
       t.grad = g if t.grad is None else t.grad + g
@@ -197,8 +192,8 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     run_schedule(items)
     for orig, new in becomes.items():
       # a graph of constants only stays a constant (folding beats loading it back from memory)
-      if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): realized.set(orig, new, reads)
-      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): computed_from[new] = weakref.ref(orig)  # weak: no cycle with `realized`
+      if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): state.realized.set(orig, new, reads)
+      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): state.computed_from[new] = weakref.ref(orig)  # weak: no cycle with `realized`
     for t in todo:
       old = t._uop
       t._uop = becomes[old] if old in becomes else t.uop
@@ -207,9 +202,9 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
     """Lazy tensors (other than `todo`) that read memory an in-place assign in `todo` overwrites: they are computed in
     the same schedule, before the write, so that they hold the values they were defined with."""
-    if not _pending_assigns: return []
+    if not state.pending_assigns: return []
     graph = UOp.sink(*[t.uop for t in todo]).toposort()
-    targets = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in _pending_assigns}
+    targets = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns}
     if not targets: return []
     def reads_old(u: UOp) -> bool:
       stack, seen = [u], set()
@@ -218,12 +213,12 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
         if n in seen: continue
         seen.add(n)
         if n.op is Ops.ASSIGN: continue  # reads through an assign see its new value: computed after it, as written
-        if (r := realized.get(n)) is not None: n = r
+        if (r := state.realized.get(n)) is not None: n = r
         if n.op is Ops.BUFFER and n in targets: return True
         stack.extend(n.src)
       return False
     todo_ids = {id(t) for t in todo}
-    return [t for t in list(_live) if id(t) not in todo_ids and not t.uop.is_realized and reads_old(t.uop)]
+    return [t for t in list(state.live) if id(t) not in todo_ids and not t.uop.is_realized and reads_old(t.uop)]
   def kernelize(self, *lst: Tensor) -> Tensor:
     """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
     _kernelize([self, *lst])
@@ -241,9 +236,9 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     x = x.cast(self.dtype)
     if self.uop.op is Ops.ASSIGN: self.realize()  # an earlier assign to this tensor is still pending: it happens first
     u = self.uop
-    if is_contiguous_view_of_buffer(u) and u.base in owned:
+    if is_contiguous_view_of_buffer(u) and u.base in state.owned:
       self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
-      _pending_assigns.add(self.uop)
+      state.pending_assigns.add(self.uop)
       return self
     base = u.base
     if base.op not in (Ops.BUFFER, Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN) and _only(u, Ops.RESHAPE, Ops.EXPAND) or _only(u, Ops.RESHAPE):
@@ -251,16 +246,16 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
       return self
     if base.op is not Ops.BUFFER:  # the memory this views is not there yet: make it (a copy or an assign gets memory of its own)
       Tensor(base).realize()
-      base = realized.get(base, base).base
-      u = u.substitute({u.base: realized.get(u.base, u.base)})
-    if base.op is not Ops.BUFFER or base not in owned:
+      base = state.realized.get(base, base).base
+      u = u.substitute({u.base: state.realized.get(u.base, u.base)})
+    if base.op is not Ops.BUFFER or base not in state.owned:
       raise RuntimeError("assign through a view writes into the memory of the tensor it views, but that tensor has no memory of its own "
                          "(it is a lazy value, a constant, or shares a buffer with equal expressions): make it with .contiguous().realize() first")
     st = chain_st(u)
     if not _valid_everywhere(st) or any(s > 1 and st_ == 0 for v in st.views for s, st_ in zip(v.shape, v.strides)):
       raise RuntimeError(f"assign through this view is ambiguous: it pads or broadcasts ({st}); assign to a slice of the tensor instead")
     self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
-    _pending_assigns.add(self.uop)
+    state.pending_assigns.add(self.uop)
     return self.realize()
   def contiguous(self) -> Tensor:
     """A tensor stored in its own buffer (each call makes a new one: the UNIQUE source keeps equal ones apart)."""

@@ -8,9 +8,10 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage
 from lazynb.device import Device
 from lazynb.helpers import prod
-from lazynb.uop.ops import UOp, Ops, buffers, variables, sym_canon
-from lazynb.engine.schedule import new_buffer, owned
+from lazynb.uop.ops import UOp, Ops, variables, sym_canon
+from lazynb.engine.schedule import new_buffer
 from lazynb.engine.realize import write_host
+from lazynb.runstate import state
 from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, sym_ge as _ge
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
@@ -34,8 +35,8 @@ class CreateMixin:
     dtype = dtypes.from_np(arr.dtype)
     if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
     buf = new_buffer("PYTHON", arr.size, dtype)
-    write_host(buffers[buf], arr)
-    owned.add(buf)
+    write_host(state.buffers[buf], arr)
+    state.owned.add(buf)
     view = buf.reshape(arr.shape)
     if Device.canonicalize(device) == "PYTHON": return view
     return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
@@ -43,8 +44,8 @@ class CreateMixin:
   @staticmethod
   def _const_buffer(u: UOp) -> UOp:
     buf = new_buffer(u.device, prod(u.shape), u.dtype)
-    write_host(buffers[buf], to_storage(np.full(prod(u.shape), u.base.arg), u.dtype))
-    owned.add(buf)
+    write_host(state.buffers[buf], to_storage(np.full(prod(u.shape), u.base.arg), u.dtype))
+    state.owned.add(buf)
     return buf.reshape(u.shape)
   @staticmethod
   def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
@@ -66,7 +67,7 @@ class CreateMixin:
   def empty(cls, *shape, dtype=None, device=None, **kw) -> Tensor:
     shape = _check_shape(_shape_arg(shape))
     buf = new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float))
-    owned.add(buf)
+    state.owned.add(buf)
     return cls(buf.reshape(shape), **kw)
   def full_like(self, fill_value, dtype=None, **kw) -> Tensor: return type(self).full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
@@ -86,8 +87,8 @@ class CreateMixin:
     def host() -> np.ndarray: return np.ascontiguousarray(to_storage(make(), dt)).reshape(shape)
     buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
     first = np.ascontiguousarray(to_storage(arr, dt)).reshape(shape)
-    write_host(buffers[buf], first, host if random else None)
-    owned.add(buf)
+    write_host(state.buffers[buf], first, host if random else None)
+    state.owned.add(buf)
     return cls(buf.reshape(shape), **kw)
   @classmethod
   def _eager(cls, arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return cls._host(lambda: arr, device, dtype, **kw)

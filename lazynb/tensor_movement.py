@@ -7,7 +7,7 @@ import numpy as np
 from lazynb.dtype import dtypes, least_upper_dtype
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, sym_eq, variables, sym_canon
-from lazynb.engine.schedule import owned
+from lazynb.runstate import state
 from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge
 from lazynb.tensor_create import _check_int
 if TYPE_CHECKING: from lazynb.tensor import Tensor
@@ -140,7 +140,7 @@ class MovementMixin:
     """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and tinygrad do: a view
     of another tensor writes into that tensor; a tensor without memory of its own (lazy, a constant) first gets some."""
     if self.uop.op is Ops.ASSIGN: self.realize()
-    if not (self.uop.base.op is Ops.BUFFER and self.uop.base in owned): self.uop = self.contiguous().realize().uop
+    if not (self.uop.base.op is Ops.BUFFER and self.uop.base in state.owned): self.uop = self.contiguous().realize().uop
     tup = idx if isinstance(idx, tuple) else (idx,)
     if any(isinstance(i, (type(self), list, np.ndarray)) for i in tup):
       if isinstance(value, type(self)): value = value.contiguous().realize()  # it may read self, which the write overwrites

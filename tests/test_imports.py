@@ -11,7 +11,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "lazynb"
 # lowest first; a module may import modules of its own layer or any layer before it
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-  ("base", ("lazynb.helpers", "lazynb.dtype")),
+  ("base", ("lazynb.helpers", "lazynb.dtype", "lazynb.runstate")),  # runstate: the realize/autograd registries, read by every layer above
   ("ir", ("lazynb.uop", "lazynb.trace", "lazynb.gradient")),
   ("shape", ("lazynb.shape",)),
   ("renderer", ("lazynb.renderer",)),

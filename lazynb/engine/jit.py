@@ -23,7 +23,8 @@ from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters
 from lazynb.uop.ops import Ops, UOp, unbind
 from lazynb.engine import realize as _realize
-from lazynb.engine.schedule import chain_st, realized
+from lazynb.engine.schedule import chain_st
+from lazynb.runstate import state
 from lazynb.tensor import Tensor
 
 class JitError(RuntimeError): pass
@@ -83,11 +84,11 @@ class TinyJit:
     self.var_vals = {v.arg[0]: x for v, x in vals.items()}
     if self.cnt >= 2: return self._replay(spec, inputs, frozen)
     # a result computed from these inputs before (the expression cache) would not be recorded: it is computed again
-    _realize.capturing, realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
+    state.capturing, state.realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
     try:
       ret = self.fxn(*args, **kwargs)
       Tensor.realize_all(*_tensors_in(ret))
-    finally: log, _realize.capturing, realized.volatile = _realize.capturing, None, set()
+    finally: log, state.capturing, state.realized.volatile = state.capturing, None, set()
     data = [(e[1], e[3]) for e in log if e[0] == "data"]
     if self.cnt == 0:
       self.warm_data, self.cnt = data, 1

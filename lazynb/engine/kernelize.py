@@ -7,7 +7,8 @@ tensor later runs exactly those kernels.
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.uop.ops import UOp, Ops
-from lazynb.engine.schedule import create_schedule, realized
+from lazynb.engine.schedule import create_schedule
+from lazynb.runstate import state
 
 @dataclass(frozen=True, eq=False)
 class KernelArg:
@@ -29,5 +30,5 @@ def kernelize(tensors: list) -> None:
     assign_of[out] = UOp(Ops.ASSIGN, out.dtype, (out, k))
   for t in todo:
     new = becomes[t.uop].substitute(assign_of)
-    realized[t.uop] = new
+    state.realized[t.uop] = new
     t.uop = new

@@ -10,6 +10,7 @@ from lazynb.codegen import get_program
 from lazynb.renderer import ProgramSpec
 from lazynb.uop.ops import UOp, sym_eval
 from lazynb.engine.schedule import ScheduleItem, create_schedule
+from lazynb.runstate import state
 
 class CompiledRunner:
   """A ProgramSpec compiled and loaded on its device. With `lib`, the binary is already at hand (compile_ahead made it,
@@ -36,17 +37,12 @@ class CompiledRunner:
     t = self.fxn(*[b._buf for b in bufs], global_size=gs, local_size=self.p.local_size, **({'vals': vals} if vals else {}), wait=wait)
     return t if t is not None else 0.0
 
-# TinyJit sets this to a list while it watches a call: every kernel and copy run, ("kernel", runner, bufs, ast, var_vals), ("copy", None, bufs, None),
-# and every host write into a buffer: ("random", refill, [buf], None) for random numbers (drawn again on replay),
-# ("data", (shape, dtype), [buf], digest) for anything else (frozen; TinyJit checks it did not change between calls)
-capturing: list | None = None
-
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
   buf.allocate().copyin(memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8)))
-  if capturing is not None:
-    if refill is not None: capturing.append(("random", refill, [buf], None))
-    else: capturing.append(("data", (arr.shape, str(arr.dtype)), [buf], hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()))
+  if state.capturing is not None:  # TinyJit watches (the record's entries: runstate.RunState)
+    if refill is not None: state.capturing.append(("random", refill, [buf], None))
+    else: state.capturing.append(("data", (arr.shape, str(arr.dtype)), [buf], hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()))
 
 method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 
@@ -105,7 +101,7 @@ def run_copy(dst: Buffer, src: Buffer) -> float:
 def exec_item(si: ScheduleItem) -> float:
   for b in si.bufs: b.allocate()
   if si.kind == "copy":
-    if capturing is not None: capturing.append(("copy", None, list(si.bufs), None))
+    if state.capturing is not None: state.capturing.append(("copy", None, list(si.bufs), None))
     t = run_copy(si.bufs[0], si.bufs[1])
     trace.emit("exec", name=f"copy {si.bufs[1].device} -> {si.bufs[0].device}", display_name=None, device=si.bufs[0].device, kind="copy",
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
@@ -114,7 +110,7 @@ def exec_item(si: ScheduleItem) -> float:
     return t
   if si.bufs[0].size == 0: return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
-  if capturing is not None: capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
+  if state.capturing is not None: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
   t = runner(list(si.bufs), si.var_vals)
   mem = sum(b.nbytes for b in si.bufs)
   GlobalCounters.kernel_count += 1

@@ -19,57 +19,24 @@ A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is
 LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS.
 """
 from __future__ import annotations
-import weakref
 from dataclasses import dataclass, field
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, buffers, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage
 from lazynb.shape.shapetracker import ShapeTracker
-
-class Realized:
-  """compute node -> the (view of a) BUFFER that holds its value. An entry stays valid while no buffer it was computed
-  from, nor the result itself, has been written since (Buffer.version): a TinyJit replay or an assign rewrites memory
-  without building new graphs, and an expression must not answer with a value computed from older contents."""
-  def __init__(self):
-    self.d: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-    # TinyJit's inputs while it watches a call: a result computed from them earlier must be computed again, so that the
-    # kernels are recorded (a replay with new inputs would otherwise return the old result)
-    self.volatile: set[int] = set()
-  def set(self, node: UOp, value: UOp, reads: list[UOp]):
-    stamps = tuple((buffers[b], buffers[b].version) for b in {*reads, value.base} if b in buffers)
-    self.d[node] = (value, stamps, {id(buffers[b]) for b in reads if b in buffers and b is not value.base})
-  def __setitem__(self, node: UOp, value: UOp): self.set(node, value, [n for n in node.toposort() if n.op is Ops.BUFFER])
-  def get(self, node: UOp, default=None):
-    if (e := self.d.get(node)) is None: return default
-    # (an ASSIGN or CONTIGUOUS node is unique: its entry names memory, it is no cached result)
-    if self.volatile and node.op not in (Ops.ASSIGN, Ops.CONTIGUOUS) and not self.volatile.isdisjoint(e[2]): return default
-    if any(b.version != v for b, v in e[1]):
-      del self.d[node]
-      return default
-    return e[0]
-  def __contains__(self, node: UOp) -> bool: return self.get(node) is not None
-  def __getitem__(self, node: UOp) -> UOp:
-    if (v := self.get(node)) is None: raise KeyError(node)
-    return v
-
-# compute node -> the (view of a) BUFFER that now holds its value
-realized = Realized()
-# BUFFER uop -> the BUFFER uop that names the same memory after an assign wrote new contents into it. The old name
-# stands for the old contents: a tensor that merely views the memory moves on to the new name (Tensor.uop), a graph
-# that would compute with the old contents cannot run any more (StaleReadError)
-superseded: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+from lazynb.runstate import state
 
 class StaleReadError(RuntimeError):
   """A lazy value reads memory that an assign has overwritten since the value was defined."""
 
 def newest(b: UOp) -> UOp:
-  while b in superseded: b = superseded[b]
+  while b in state.superseded: b = state.superseded[b]
   return b
 
 def check_fresh(b: UOp):
-  if b in superseded:
+  if b in state.superseded:
     raise StaleReadError(f"this value reads a buffer ({b.arg} x {b.dtype}) that an assign() has overwritten since the value was "
                          "defined; realize the value before the assign (or build it again from the tensor after the assign)")
 
@@ -87,18 +54,14 @@ class ScheduleItem:
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
   u = UOp(Ops.BUFFER, dtype, (new_unique(), UOp(Ops.DEVICE, dtypes.void, (), device)), size)
-  buffers[u] = Buffer(device, size, dtype)
+  state.buffers[u] = Buffer(device, size, dtype)
   return u
-
-# BUFFER uops whose memory belongs to one tensor (made by contiguous(), assign(), data, copies): only these
-# may be written in place. A buffer realized from a plain expression may be shared by every equal expression.
-owned: weakref.WeakSet = weakref.WeakSet()
 
 def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
   memo: dict[UOp, UOp] = {}
   for n in sink.toposort():
-    if (r := realized.get(n)) is not None: memo[n] = r; continue  # noqa: E702
+    if (r := state.realized.get(n)) is not None: memo[n] = r; continue  # noqa: E702
     src = tuple(memo[s] for s in n.src)
     memo[n] = n if src == n.src else n.replace(src=src)
   return memo[sink], memo
@@ -237,7 +200,7 @@ class Scheduler:
         self.reads.setdefault(root, set()).add(src_buf)
       else: src_buf = self.load_root(root, src, "copy", None)
       ob = self.out_buf[root]
-      return ScheduleItem(root, (buffers[ob], buffers[src_buf]), "copy", self.roots[root], root, (ob, src_buf))
+      return ScheduleItem(root, (state.buffers[ob], state.buffers[src_buf]), "copy", self.roots[root], root, (ob, src_buf))
     if root.op is Ops.ASSIGN and root.src[1].op is Ops.KERNEL: return self.prebuilt(root)
     self.root = root
     self.fused = self.find_reduce(root)
@@ -259,7 +222,7 @@ class Scheduler:
       self.add_root(root.src[1], "realize")
       return self.build(root)
     ast, var_vals, sub = unbind_ast(ast)
-    bufs = tuple(buffers[b] for b in self.globals)
+    bufs = tuple(state.buffers[b] for b in self.globals)
     origins = {sub.get(v, v): o for v, o in self.origins.items()}
     return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), origins, var_vals)
 
@@ -269,7 +232,7 @@ class Scheduler:
     ins = [self.load_root(root, s, "realize", None) if s.op is not Ops.BUFFER else s for s in kernel.src]
     bufs = (self.out_buf[root], *ins)
     kind = "copy" if kernel.arg.ast.op is Ops.COPY else "kernel"
-    return ScheduleItem(kernel.arg.ast, tuple(buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
+    return ScheduleItem(kernel.arg.ast, tuple(state.buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
 
   def find_reduce(self, root: UOp) -> UOp | None:
     """The one reduce this kernel may contain. The kernel's region is what the root reaches through
@@ -395,12 +358,12 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
   for r, b in s.out_buf.items():
     if r.op is Ops.ASSIGN:  # same memory, new identity: graphs built on the old contents must not match the new ones
       nb = UOp(Ops.BUFFER, b.dtype, (new_unique(), b.src[1]), b.arg)
-      buffers[nb] = buffers[b]
-      superseded[b] = nb
-      owned.add(nb)
+      state.buffers[nb] = state.buffers[b]
+      state.superseded[b] = nb
+      state.owned.add(nb)
       bufmap[r] = r.src[0].substitute({b: nb})  # the target's view, of the new name
       continue
-    if r.op in (Ops.CONTIGUOUS, Ops.COPY): owned.add(b)
+    if r.op in (Ops.CONTIGUOUS, Ops.COPY): state.owned.add(b)
     if isinstance(r.size, UOp): b = b.shrink(((0, r.size),))  # a variable size: the first `size` elements of the largest
     bufmap[r] = b.reshape(r.shape) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs):

@@ -3,7 +3,8 @@ writing the new values into the parameters' buffers (Tensor.assign)."""
 from __future__ import annotations
 from lazynb.tensor import Tensor, last_backward
 from lazynb.dtype import dtypes
-from lazynb.engine.schedule import owned, is_contiguous_view_of_buffer
+from lazynb.engine.schedule import is_contiguous_view_of_buffer
+from lazynb.runstate import state
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
@@ -15,7 +16,7 @@ class Optimizer:
     self.lr = lr
     # every parameter gets memory of its own, so step() can update it in place (and TinyJit can replay that)
     for p in self.params:
-      if not (is_contiguous_view_of_buffer(p.uop) and p.uop.base in owned): p.uop = p.contiguous().realize().uop
+      if not (is_contiguous_view_of_buffer(p.uop) and p.uop.base in state.owned): p.uop = p.contiguous().realize().uop
   def zero_grad(self):
     for p in self.params: p.grad = None
   def step(self):

@@ -10,6 +10,7 @@ import itertools, math, weakref
 from typing import Any
 from lazynb.dtype import DType, dtypes
 from lazynb.helpers import prod
+from lazynb.runstate import state
 # the kinds of op and the rewrite engine live in their own modules; `lazynb.uop.ops` (alias `lazynb.ops`, tinygrad 0.10's
 # `tinygrad.ops`) names them too
 from lazynb.uop.opcodes import Ops, GroupOp, python_alu, exec_alu, cast_scalar  # noqa: F401
@@ -32,8 +33,6 @@ class UOpMetaClass(type):
 
 _KERNEL_LEVEL = {Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_GLOBAL, Ops.DEFINE_ACC, Ops.LOAD, Ops.INDEX, Ops.VIEW}
 
-# Buffer objects behind BUFFER uops live here (filled in by the device layer)
-buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _unique_counter = itertools.count()
 
 class UOp(OpMixin, metaclass=UOpMetaClass):
@@ -149,9 +148,9 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
   @property
   def buffer(self):
     if self.op is not Ops.BUFFER: raise RuntimeError(f"{self.op} has no buffer")
-    return buffers[self]
+    return state.buffers[self]
   @property
-  def is_realized(self) -> bool: return self.base.op is Ops.BUFFER and self.base in buffers and buffers[self.base].is_allocated()
+  def is_realized(self) -> bool: return self.base.op is Ops.BUFFER and self.base in state.buffers and state.buffers[self.base].is_allocated()
 
   # movement ops: return self when they would do nothing
   def reshape(self, shape: tuple[int, ...]) -> UOp: return self if self.shape == shape else UOp(Ops.RESHAPE, self.dtype, (self,), tuple(shape))

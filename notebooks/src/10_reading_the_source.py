@@ -26,7 +26,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 # | course (tinygrad) | lazynb | what it teaches |
 # |---|---|---|
 # | `tinygrad/tensor.py` | `lazynb/tensor.py` | the user-facing API; every method builds UOps; `backward()` |
-# | `tinygrad/engine/lazy.py` | *(gone)* `lazynb/uop/ops.py` + `realized` in `engine/schedule.py` | a tensor holds a UOp directly; a realized node maps to its buffer |
+# | `tinygrad/engine/lazy.py` | *(gone)* `lazynb/uop/ops.py` + `state.realized` in `runstate.py` | a tensor holds a UOp directly; a realized node maps to its buffer (`runstate.py` holds every realize/autograd registry) |
 # | `tinygrad/engine/schedule.py` | `lazynb/engine/schedule.py` (+ `kernelize.py`, `realize.py`) | cutting the graph into kernels; running them |
 # | `tinygrad/codegen/uops.py` | `lazynb/uop/opcodes.py`, `lazynb/uop/ops.py`, `lazynb/uop/opmixin.py`, `lazynb/uop/rewrite.py`, `lazynb/uop/symbolic.py` | the IR (`Ops` in opcodes, `UOp` in ops, the operators `+ - * < ...` of UOp, UPat and Tensor written once in opmixin), pattern matching (rewrite), algebraic rules |
 # | `tinygrad/codegen/lowerer.py` | `lazynb/codegen/lowerer.py` | views → index math over loops |
@@ -38,7 +38,7 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 #
 # And from the slides' code walkthrough: `function.py` ("28 derivatives are all you need") is `lazynb/gradient.py`;
 # `ops.py` ("the simple ops") is the `Ops` enum in `lazynb/uop/opcodes.py`; `shape/shapetracker.py` and `shape/view.py`
-# keep their names. lazynb adds `device.py` (the backend interfaces), `engine/search.py` (BEAM, where tinygrad 0.10 has it), `engine/jit.py`
+# keep their names. lazynb adds `device.py` (the backend interfaces), `runstate.py` (what realize and autograd remember, in one object), `engine/search.py` (BEAM, where tinygrad 0.10 has it), `engine/jit.py`
 # (TinyJit) and `trace.py` (the trace bus every view reads). `docs/architecture.md` gives the same map in pipeline
 # order, which is also a good reading order.
 

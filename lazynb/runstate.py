@@ -1,0 +1,116 @@
+"""Everything realize and autograd remember between calls, in one object: `state` (one per process).
+
+The graph itself holds no state (a UOp is an immutable, hash-consed value), so what realize() and backward() need to
+remember (which memory a BUFFER node names, which expression already has a value, which tensors want gradients ...)
+lives here. Each field is a registry, described once below: what maps to what, who writes it, and when an entry goes.
+Almost all are weak: an entry dies with the UOp or Tensor it is about, so the state never keeps a graph alive.
+
+This module sits at the bottom layer (it imports nothing from lazynb), so the IR, the scheduler, the realizer, the
+Tensor and the optimizers all read and write the same object. `state.describe()` counts what each registry holds.
+"""
+from __future__ import annotations
+import atexit, weakref
+
+class Realized:
+  """The expression cache: compute node -> the (view of a) BUFFER that holds its value. An entry stays valid while no
+  buffer it was computed from, nor the result itself, has been written since (Buffer.version): a TinyJit replay or an
+  assign rewrites memory without building new graphs, and an expression must not answer with a value computed from
+  older contents. `buffers` is the registry BUFFER uop -> Buffer that the stamps are read from."""
+  # an ASSIGN or CONTIGUOUS node is unique: its entry names memory, it is no cached result (op names: this module is
+  # below the IR and does not import it)
+  NAMES_MEMORY = frozenset({"ASSIGN", "CONTIGUOUS"})
+  def __init__(self, buffers: weakref.WeakKeyDictionary):
+    self.buffers = buffers
+    self.d: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> (value, stamps, ids of the Buffers it read)
+    # TinyJit's inputs while it watches a call (ids of Buffers): a result computed from them earlier must be computed
+    # again, so that the kernels are recorded (a replay with new inputs would otherwise return the old result)
+    self.volatile: set[int] = set()
+  def set(self, node, value, reads: list):
+    """node's value is `value`, computed from the BUFFER uops `reads`."""
+    bufs = self.buffers
+    stamps = tuple((bufs[b], bufs[b].version) for b in {*reads, value.base} if b in bufs)
+    self.d[node] = (value, stamps, {id(bufs[b]) for b in reads if b in bufs and b is not value.base})
+  def __setitem__(self, node, value): self.set(node, value, [n for n in node.toposort() if n.op.name == "BUFFER"])
+  def get(self, node, default=None):
+    if (e := self.d.get(node)) is None: return default
+    if self.volatile and node.op.name not in self.NAMES_MEMORY and not self.volatile.isdisjoint(e[2]): return default
+    if any(b.version != v for b, v in e[1]):
+      del self.d[node]
+      return default
+    return e[0]
+  def __contains__(self, node) -> bool: return self.get(node) is not None
+  def __getitem__(self, node):
+    if (v := self.get(node)) is None: raise KeyError(node)
+    return v
+  def __len__(self) -> int: return len(self.d)
+
+class IdentitySet:
+  """A weak set that finds its members by identity. A Tensor's `==` is elementwise (it builds a graph), so a WeakSet of
+  tensors cannot look one up (`t in s`, `s.discard(t)` would ask a Tensor for its truth value)."""
+  def __init__(self): self._d: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(x) -> x
+  def add(self, x): self._d[id(x)] = x
+  def discard(self, x):
+    if self._d.get(id(x)) is x: del self._d[id(x)]
+  def __contains__(self, x) -> bool: return self._d.get(id(x)) is x
+  def __iter__(self): return iter(list(self._d.values()))
+  def __len__(self) -> int: return len(self._d)
+
+class RunState:
+  """The realize and autograd registries. Fields, with who writes them and when an entry dies:
+
+  buffers          BUFFER uop -> device Buffer (its memory). Written where a BUFFER node is made: the scheduler
+                   (`new_buffer`, and the new name of an assigned buffer, which shares the Buffer) and host data
+                   (`tensor_create`). Weak on the uop: the Buffer is freed with the last node naming it.
+  realized         the expression cache (`Realized` above): node -> view of the buffer holding its value. Written by
+                   `Tensor.realize_all` and `kernelize`; read by `Tensor.uop` and the scheduler. Weak on the node;
+                   an entry whose buffers were written since is dropped when it is next read.
+  superseded       old BUFFER uop -> new BUFFER uop after an assign wrote new contents into the memory. The old name
+                   stands for the old contents: a view moves on to the new name, a graph still reading the old one
+                   raises StaleReadError. Written by the scheduler (`create_schedule`). Weak on the old name.
+  owned            BUFFER uops whose memory belongs to one tensor (contiguous(), assign(), data, copies): only these
+                   are written in place. Written by the scheduler and `tensor_create`. Weak.
+  live             every Tensor: a realize that overwrites memory first computes the lazy ones that read it. Written
+                   by `Tensor.__init__`. Weak (an IdentitySet): a tensor leaves with its last reference.
+  grad_tensors     the Tensors with requires_grad=True, found by backward(). Written by the `requires_grad` setter.
+                   Weak (an IdentitySet).
+  pending_assigns  in-place ASSIGN uops not realized yet (their readers must run first). Written by `Tensor.assign`. Weak.
+  computed_from    buffer view -> weakref to the expression it was realized from, so backward() can differentiate a
+                   graph whose parts were realized. Written by `Tensor.realize_all`. Weak on both sides (no cycle
+                   with `realized`).
+  last_backward    weakref to the loss of the last backward(), or None: an optimizer step realizes it with the update.
+                   Written by `Tensor.backward`.
+  capturing        TinyJit's record while it watches a call, else None: every kernel and copy run, ("kernel", runner,
+                   bufs, ast, var_vals) and ("copy", None, bufs, None), and every host write into a buffer: ("random",
+                   refill, [buf], None) for random numbers (drawn again on replay), ("data", (shape, dtype), [buf],
+                   digest) for anything else (frozen). Set and cleared by `TinyJit.__call__`; appended to by
+                   `engine.realize` (exec_item, write_host).
+  """
+  def __init__(self):
+    self.buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    self.realized = Realized(self.buffers)
+    self.superseded: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    self.owned: weakref.WeakSet = weakref.WeakSet()
+    self.live = IdentitySet()
+    self.grad_tensors = IdentitySet()
+    self.pending_assigns: weakref.WeakSet = weakref.WeakSet()
+    self.computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    self.last_backward: weakref.ReferenceType | None = None
+    self.capturing: list | None = None
+
+  def describe(self) -> dict[str, int]:
+    """How many entries each registry holds now (a realized entry is counted until it is read stale or its node dies)."""
+    return {"buffers": len(self.buffers), "allocated": sum(1 for b in list(self.buffers.values()) if b.is_allocated()),
+            "realized": len(self.realized), "superseded": len(self.superseded), "owned": len(self.owned),
+            "live": len(self.live), "grad_tensors": len(self.grad_tensors), "pending_assigns": len(self.pending_assigns),
+            "computed_from": len(self.computed_from),
+            "last_backward": int(self.last_backward is not None and self.last_backward() is not None),
+            "capturing": -1 if self.capturing is None else len(self.capturing)}
+  def __repr__(self) -> str:
+    d = self.describe()
+    cap = "no" if d.pop("capturing") < 0 else "yes"
+    return "RunState(" + ", ".join(f"{k}={v}" for k, v in d.items()) + f", jit capturing={cap})"
+
+state = RunState()
+# At exit, Python clears module globals in reverse import order, so this module (imported first) outlives device.py. The
+# expression cache's values keep BUFFER nodes, and so their Buffers, alive: drop it while a Buffer can still free itself.
+atexit.register(lambda: state.realized.d.clear())
