@@ -3,7 +3,7 @@ committed build (lazynb/labextension, so installing needs no node) matching its 
 packaging: the wheel carries the built extension as shared data, and a fresh environment with no node on PATH lists
 it as enabled and OK. The browser tests are in tests/ui/; tests/test_newcomer.py installs the README's way."""
 from __future__ import annotations
-import hashlib, json, os, re, shutil, subprocess, sys, zipfile
+import hashlib, json, os, re, shutil, subprocess, sys, sysconfig, zipfile
 from pathlib import Path
 import pytest
 
@@ -92,8 +92,13 @@ def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
   assert "lazynb/static/lazynb-view.js" in names, "the standalone view (text/html outputs, VIZ=1) ships in the package"
 
   venv = tmp_path / "venv"
-  subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+  subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
   bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+  # JupyterLab comes from the environment running the tests (a venv itself in CI, so --system-site-packages would
+  # reach only the base interpreter's packages): a .pth file puts its site-packages after the fresh venv's own
+  site = subprocess.run([str(bindir / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                        capture_output=True, text=True, check=True).stdout.strip()
+  (Path(site) / "outer_env.pth").write_text("\n".join(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])) + "\n")
   env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "PYTHON"))}
   env.update(PATH=str(bindir), JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path))
   assert shutil.which("node", path=env["PATH"]) is None and shutil.which("npm", path=env["PATH"]) is None
