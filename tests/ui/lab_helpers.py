@@ -77,6 +77,15 @@ def save_and_read(pg, lab, name: str, want_outputs: int, timeout: float = 30) ->
 def trace_docs(nb: dict) -> list[dict]:
   return [o["data"][MIME] for c in nb["cells"] for o in c.get("outputs", []) if MIME in o.get("data", {})]
 
+def trace_views(pg, root_selector: str) -> list[dict]:
+  """Per trace view on the page: tab names, summary text, schedule rows' text (to compare two front ends' views)."""
+  out = []
+  for tr in pg.locator(root_selector).all():
+    tr.locator(".lz-sched-row").first.wait_for()
+    out.append({"tabs": tr.locator(".lz-tab").all_inner_texts(), "summary": tr.locator(".lz-summary").inner_text(),
+                "schedule": tr.locator(".lz-sched-row").all_inner_texts()})
+  return out
+
 def lit(pg, root, selector: str, attr: str) -> list[int]:
   return sorted(int(x) for x in root.locator(selector).evaluate_all(f"els => els.map(e => e.getAttribute('{attr}'))"))
 

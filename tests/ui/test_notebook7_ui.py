@@ -4,7 +4,7 @@ cell run in Notebook 7 draws the trace view live."""
 from __future__ import annotations
 import json, time
 import pytest
-from lab_helpers import open_notebook, shot, trace_output, write_notebook
+from lab_helpers import open_notebook, shot, trace_output, trace_views, write_notebook
 
 pytestmark = pytest.mark.ui
 
@@ -16,14 +16,6 @@ def _doc(code: str) -> dict:
   from lazynb.trace import capture
   with capture() as tr: exec(code, {"Tensor": Tensor})
   return json.loads(json.dumps(tr.to_json()))
-
-def _views(pg) -> list[dict]:
-  out = []
-  for tr in pg.locator(VIEW).all():
-    tr.locator(".lz-sched-row").first.wait_for()
-    out.append({"tabs": tr.locator(".lz-tab").all_inner_texts(), "summary": tr.locator(".lz-summary").inner_text(),
-                "schedule": tr.locator(".lz-sched-row").all_inner_texts()})
-  return out
 
 def _open_nb7(pg, lab, name: str) -> None:
   pg.goto(lab.url(f"notebooks/{name}"))
@@ -48,7 +40,7 @@ def test_saved_trace_is_the_same_view_in_notebook7_and_jupyterlab(nb7, browser):
   _open_nb7(pg, nb7, "nb7_saved.ipynb")
   pg.wait_for_selector(f".jp-RenderedLazynbTrace{VIEW}")   # (one element: the renderer widget is the view)
   assert pg.locator(".lazynb-view").count() == 0, "Notebook 7 should use the extension's renderer, not the text/html"
-  in_nb7 = _views(pg)
+  in_nb7 = trace_views(pg, VIEW)
   shot(pg, "ui-notebook7-saved", pg.locator(".jp-RenderedLazynbTrace").first)
   assert not [e for e in errors if "lazynb" in e.lower()], errors
   pg.close()
@@ -56,7 +48,7 @@ def test_saved_trace_is_the_same_view_in_notebook7_and_jupyterlab(nb7, browser):
   pg = browser.new_page(viewport={"width": 1600, "height": 1000})
   open_notebook(pg, nb7, "nb7_saved.ipynb", kernel=False)
   pg.wait_for_selector(f".jp-NotebookPanel:not(.lm-mod-hidden) {VIEW}")
-  in_lab = _views(pg)
+  in_lab = trace_views(pg, VIEW)
   pg.close()
   assert len(in_nb7) == 1 and in_nb7 == in_lab
   assert in_nb7[0]["tabs"][0] == "Kernels" and len(in_nb7[0]["schedule"]) == len(doc["schedule"])

@@ -6,22 +6,13 @@ from __future__ import annotations
 import os, subprocess, sys
 import nbformat
 import pytest
-from lab_helpers import ROOT, cell, open_notebook, shot, write_notebook
+from lab_helpers import ROOT, cell, open_notebook, shot, trace_views, write_notebook
 
 pytestmark = pytest.mark.ui
 
 CELLS = ["%load_ext lazynb",
          "%%tinygrad --no-controls\na = Tensor.rand(8, 8).realize()\nc = (a @ a).relu().sum(1).realize()",
          "%%tinygrad --no-controls --show kernels,timing\nd = (Tensor.rand(16) * 3 + 1).exp2().realize()"]
-
-def _views(pg, root_selector: str) -> list[dict]:
-  """Per trace view on the page: tab names, summary text, schedule rows' text."""
-  out = []
-  for tr in pg.locator(root_selector).all():
-    tr.locator(".lz-sched-row").first.wait_for()
-    out.append({"tabs": tr.locator(".lz-tab").all_inner_texts(), "summary": tr.locator(".lz-summary").inner_text(),
-                "schedule": tr.locator(".lz-sched-row").all_inner_texts()})
-  return out
 
 def test_nbconvert_html_shows_the_jupyterlab_view(lab, browser, tmp_path):
   src = write_notebook(tmp_path / "conv.ipynb", CELLS)
@@ -45,7 +36,7 @@ def test_nbconvert_html_shows_the_jupyterlab_view(lab, browser, tmp_path):
   pg.goto(html_file.as_uri())
   pg.locator(".lazynb-view .lz-trace").nth(1).wait_for()   # (playwright's CSS locators reach into the view's shadow root)
   assert pg.locator(".lazynb-view .lz-trace").count() == 2
-  converted = _views(pg, ".lazynb-view .lz-trace")
+  converted = trace_views(pg, ".lazynb-view .lz-trace")
   assert pg.locator(".lazynb-static").count() == 0 and errors == []
   pg.locator(".lazynb-view .lz-graph-svg[data-state='drawn']").first.wait_for()
   shot(pg, "ui-nbconvert-view", pg.locator(".lazynb-view").first)
@@ -69,7 +60,7 @@ def test_nbconvert_html_shows_the_jupyterlab_view(lab, browser, tmp_path):
   open_notebook(pg, lab, "ran.ipynb", kernel=False)
   pg.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedLazynbTrace').length === 2")
   assert pg.locator(".jp-NotebookPanel .lazynb-view").count() == 0, "JupyterLab chose the mime renderer (rank 0) over text/html"
-  in_lab = _views(pg, ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedLazynbTrace")
+  in_lab = trace_views(pg, ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedLazynbTrace")
   assert converted == in_lab
   assert [v["tabs"] for v in converted] == [["Kernels", "Tensor graph", "Rewrites", "Timing"], ["Kernels", "Timing"]]
   assert on_colour == cell(pg, 1).locator(".lz-tab.lz-on").first.evaluate("el => getComputedStyle(el).borderBottomColor")
