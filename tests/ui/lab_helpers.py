@@ -19,6 +19,13 @@ def write_notebook(path: Path, cells: list[str], outputs: dict[int, list] | None
   nbformat.write(nb, str(path))
   return path
 
+def trace_doc(code: str) -> dict:
+  """The trace document of running `code` (with Tensor in scope), as it would be saved in a notebook (plain JSON)."""
+  from lazynb import Tensor
+  from lazynb.trace import capture
+  with capture() as tr: exec(code, {"Tensor": Tensor})
+  return json.loads(json.dumps(tr.to_json()))
+
 def trace_output(doc: dict) -> dict:
   """A display_data output as the %%tinygrad magic makes it: the trace, the HTML fallback and plain text."""
   from lazynb.notebook.html import render_html

@@ -5,7 +5,7 @@ untrusted payload runs nothing, and a 2,000-node graph renders within the budget
 from __future__ import annotations
 import json, warnings
 import pytest
-from lab_helpers import ARTIFACTS, MIME, cell, lit, open_notebook, run_cell, save_and_read, shot, trace_docs, trace_output, write_notebook
+from lab_helpers import ARTIFACTS, MIME, cell, lit, open_notebook, run_cell, save_and_read, shot, trace_doc, trace_docs, trace_output, write_notebook
 
 pytestmark = pytest.mark.ui
 
@@ -145,14 +145,8 @@ def test_session_panel_sets_defaults_and_links_runs(lab, page):
 
 EVIL = '<img src=x onerror="window.__lz_pwned=1"><script>window.__lz_pwned=2</script>'
 
-def _doc(code: str) -> dict:
-  from lazynb import Tensor  # noqa: F401
-  from lazynb.trace import capture
-  with capture() as tr: exec(code, {"Tensor": Tensor})
-  return json.loads(json.dumps(tr.to_json()))
-
 def test_saved_notebook_renders_without_kernel_and_runs_no_payload_script(lab, page):
-  doc = _doc(PROGRAM)
+  doc = trace_doc(PROGRAM)
   evil = json.loads(json.dumps(doc))
   evil["kernels"][0]["name_parts"] = [[EVIL, "global"], ["x", '"><script>window.__lz_pwned=3</script>']]
   evil["kernels"][0]["source"] = EVIL + "\n" + evil["kernels"][0]["source"]

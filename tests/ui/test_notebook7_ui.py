@@ -2,20 +2,14 @@
 as it does in JupyterLab, so a saved trace shows the same tabs, summary and schedule in both, and a `%%tinygrad`
 cell run in Notebook 7 draws the trace view live."""
 from __future__ import annotations
-import json, time
+import time
 import pytest
-from lab_helpers import open_notebook, shot, trace_output, trace_views, write_notebook
+from lab_helpers import open_notebook, shot, trace_doc, trace_output, trace_views, write_notebook
 
 pytestmark = pytest.mark.ui
 
 PROGRAM = "a = Tensor.rand(8, 8).realize()\nc = (a @ a).relu().sum(1).realize()"
 VIEW = ".lz-trace[data-render-ms]"
-
-def _doc(code: str) -> dict:
-  from lazynb import Tensor  # noqa: F401
-  from lazynb.trace import capture
-  with capture() as tr: exec(code, {"Tensor": Tensor})
-  return json.loads(json.dumps(tr.to_json()))
 
 def _open_nb7(pg, lab, name: str) -> None:
   pg.goto(lab.url(f"notebooks/{name}"))
@@ -31,7 +25,7 @@ def nb7(lab):
   return lab
 
 def test_saved_trace_is_the_same_view_in_notebook7_and_jupyterlab(nb7, browser):
-  doc = _doc(PROGRAM)
+  doc = trace_doc(PROGRAM)
   write_notebook(nb7.root / "nb7_saved.ipynb", ["# ran earlier"], outputs={0: [trace_output(doc)]},
                  kernelspec={"name": "lazynb-no-such-kernel", "display_name": "gone", "language": "python"})
   pg = browser.new_page(viewport={"width": 1600, "height": 1000})
