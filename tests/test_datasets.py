@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from lazynb import dtypes
 from lazynb.nn import datasets
+from freshenv import data_dir
 
-SHARED = pathlib.Path(os.environ.get("LAZYNB_TEST_SHARED_DATA") or pathlib.Path(__file__).resolve().parents[2] / "shared" / "data")  # as in CI
+SHARED = pathlib.Path(data_dir())  # the course data as CI has it ($LAZYNB_DATA, set by .ci/run, or ../shared/data)
 REAL = SHARED / "mnist"
 NAMES = ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
 DEAD_MIRROR = "http://127.0.0.1:9/"

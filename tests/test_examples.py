@@ -3,9 +3,10 @@
 project4 (MNIST) runs with --quick (a narrow model on a subset). The MNIST files come from LAZYNB_DATA, which
 defaults to the course data folder next to the repository (../shared/data), as in .ci/run."""
 import importlib.util, os, pathlib, subprocess, sys, pytest
+from freshenv import data_dir
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DATA = os.environ.get("LAZYNB_DATA") or str(ROOT.parent / "shared" / "data")
+DATA = data_dir()
 
 SCRIPTS = [
   ("project1_tensor_basics.py", []),
