@@ -82,8 +82,10 @@ def test_one_compiler_process_for_a_schedule_and_cache_hits_after(cc, tmp_path):
   assert all(not c["cached"] for c in first["compiles"])
   batch = first["compiles"][0]["batch"]  # kernels with equal sources are compiled once
   assert batch >= len(ALL) and all(c["batch"] == batch for c in first["compiles"]), first["compiles"]
-  assert len(compiler_runs(first, cc)) == 1, first["started"]
-  assert len(first["started"]) == 1
+  # one compiler process per set of flags: kernels computing in _Float16 are built without fused multiply-adds
+  runs = compiler_runs(first, cc)
+  contract = [next(a for a in r.split() if a.startswith("-ffp-contract=")) for r in runs]
+  assert len(runs) == len(set(contract)) <= 2 and len(first["started"]) == len(runs), first["started"]
   # a fresh process: every kernel is a cache hit, nothing is compiled
   again = child(cc, cache, ALL)
   assert again["started"] == [] and all(c["cached"] and c["batch"] == 0 for c in again["compiles"]), again

@@ -115,7 +115,7 @@ def test_auto_uses_float16_only_where_the_compiler_has_it(monkeypatch, cfg):
 def test_forced_native_half_works_or_says_why(monkeypatch, cc, march):
   dev = open_device(monkeypatch, cc, march, "native")
   t = Tensor(np.array([1, 2.0**-11, 3], np.float16), device=dev)
-  if half_support(cc, Device[dev].compiler.args) == "":
+  if half_support(cc, Device[dev].compiler.half_args) == "":
     assert ((t[:1] + t[1:2]) * t[2:]).numpy()[0] == 3.0
     assert "_Float16" in "\n".join(sources(dev))
   else:
@@ -134,7 +134,7 @@ def test_probe_runs_once_and_only_for_half_kernels(monkeypatch):
   (Tensor([1.0, 2.0], device=dev) + 1).realize()
   assert ops_cpu._half_probe == {}
   for _ in range(3): (Tensor([1.0, 2.0], dtype=dtypes.float16, device=dev) * 3).realize()
-  assert list(ops_cpu._half_probe) == [("clang", Device[dev].compiler.args)]
+  assert list(ops_cpu._half_probe) == [("clang", Device[dev].compiler.half_args)]
   probes = [c for c in calls[n0:] if "-o" in c and c[-1].endswith("probe.so")]
   assert len(probes) == 1
 
@@ -200,3 +200,31 @@ def test_reduce_over_flipped_views_with_each_compiler(monkeypatch, cc):
         t = Tensor(a, device=dev).flip(axes)
         np.testing.assert_allclose(t.sum().numpy(), np.flip(a, axes).sum(), err_msg=f"{cc} {shape} flip{axes}")
         np.testing.assert_allclose(t.sum(-1).numpy(), np.flip(a, axes).sum(-1), err_msg=f"{cc} {shape} flip{axes} sum(-1)")
+
+@pytest.mark.parametrize("cc", ["clang", "gcc"])
+def test_half_kernels_round_every_step_and_float_kernels_keep_fma(monkeypatch, cc):
+  """One schedule with a float16 kernel and a float32 kernel: the half kernel is compiled without fused multiply-adds
+  (a - b*c rounds b*c to half first: 65504 - 65504*2 is -inf, as numpy; fused it would be -65504), the float kernel in
+  the same schedule still with them. The compiler commands are read as they run."""
+  dev = open_device(monkeypatch, cc, "native", "auto")
+  cmds = []
+  real = subprocess.run
+  def recording(cmd, *a, **kw):
+    cmds.append(cmd)
+    return real(cmd, *a, **kw)
+  monkeypatch.setattr(ops_cpu.subprocess, "run", recording)
+  a, b = np.array([65504, 1, 3], np.float16), np.array([2, 2.0**-11, 0.5], np.float16)
+  x = np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32)
+  th, tb, tx = Tensor(a, device=dev), Tensor(b, device=dev), Tensor(x, device=dev)
+  h, f = th - th * tb, (tx @ tx) + 1
+  Tensor.realize(h, f)
+  with np.errstate(all="ignore"): same_bits(h.numpy(), a - a * b, nan_payload=False)
+  np.testing.assert_allclose(f.numpy(), x @ x + 1, rtol=1e-5, atol=1e-5)
+  builds = [c for c in cmds if "-o" in c and not c[-1].endswith("probe.so")]
+  native = Device[dev].compiler.half_native()
+  assert native == (half_support(cc, Device[dev].compiler.half_args) == "")
+  flags = {("_Float16" in s): Device[dev].compiler.args_for(s) for s in sources(dev)}
+  assert "-ffp-contract=fast" in flags[False]
+  if native: assert "-ffp-contract=off" in flags[True] and "-ffp-contract=fast" not in flags[True]
+  assert builds and all(("-ffp-contract=off" in c) or ("-ffp-contract=fast" in c) for c in builds)
+  assert any("-ffp-contract=fast" in c for c in builds) and (not native or any("-ffp-contract=off" in c for c in builds))

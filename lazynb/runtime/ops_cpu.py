@@ -76,7 +76,8 @@ def target_macros(cc: str, march: str) -> frozenset[str]:
 # And a multiply must not be fused into the add after it: clang 14 with AVX512-FP16 and -ffp-contract=fast makes
 # a - (_Float16)(b*c) one vfnmadd, rounded once, although the cast says to round b*c (65504 - 65504*2 is -65504
 # fused, -inf as numpy computes it: seen on a Sapphire Rapids Xeon). Pragmas do not help (=fast ignores them, and
-# clang 14's =fast-honor-pragmas fuses nothing, matmul included), so such a compiler emulates half instead.
+# clang 14's =fast-honor-pragmas fuses nothing, matmul included), so kernels computing in _Float16 are compiled with
+# -ffp-contract=off (every other kernel keeps its fused multiply-adds), and the probe runs with those flags.
 _HALF_PROBE_C = """int lz_probe(void) {
   volatile float one = 1.0f, tie = 0x1p-11f, big = 65520.0f, tiny = 0x1.8p-24f;
   volatile _Float16 a = (_Float16)one, b = (_Float16)tie, c = (_Float16)3.0f, m = (_Float16)65504.0f, two = (_Float16)2.0f;
@@ -128,21 +129,26 @@ class ClangCompiler(Compiler):
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
     # (UPCAST), which the SLP vectorizer still packs; the loop vectorizer is not worth a wrong sum.
     else: self.args += ("-fno-tree-loop-vectorize",)
+    # kernels that compute in _Float16 get no fused multiply-adds: each half operation rounds, as numpy's does
+    self.half_args = tuple("-ffp-contract=off" if a == "-ffp-contract=fast" else a for a in self.args)
     # the key names every flag and knob, so a binary built with other flags is never reused
-    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}_half={self.half}")
+    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}_half={self.half}-contract-off")
   def half_native(self) -> bool:
     """Compute float16 with the compiler's _Float16 (True) or emulate it in float (False)? See LAZYNB_HALF."""
     if self.half == "emulate": return False
-    why = half_support(self.cc, self.args)
+    why = half_support(self.cc, self.half_args)
     if why and self.half == "native":
-      raise CompileError(f"LAZYNB_HALF=native, but {self.cc} with {' '.join(self.args)}: {why}. Use LAZYNB_HALF=auto (emulates half).")
+      raise CompileError(f"LAZYNB_HALF=native, but {self.cc} with {' '.join(self.half_args)}: {why}. Use LAZYNB_HALF=auto (emulates half).")
     return not why
-  def compile(self, src: str) -> bytes: return self._run(src, src)
-  def _run(self, unit: str, shown: str) -> bytes:
+  def args_for(self, src: str) -> tuple[str, ...]:
+    """The flags for one kernel: a kernel computing in _Float16 is compiled without fused multiply-adds."""
+    return self.half_args if "_Float16" in src else self.args
+  def compile(self, src: str) -> bytes: return self._run(src, src, self.args_for(src))
+  def _run(self, unit: str, shown: str, args: tuple[str, ...]) -> bytes:
     """One compiler process: C source on stdin, the shared library's bytes back."""
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "k.so")
-      cmd = self.cc.split() + list(self.args) + ["-x", "c", "-", "-o", out]
+      cmd = self.cc.split() + list(args) + ["-x", "c", "-", "-o", out]
       p = subprocess.run(cmd, input=unit.encode(), capture_output=True)
       if p.returncode != 0: raise CompileError(explain_compile_error(shown, p.stderr.decode(errors="replace"), self.cc))
       with open(out, "rb") as f: return f.read()
@@ -150,12 +156,19 @@ class ClangCompiler(Compiler):
     """All kernels in one compiler call and one shared library; each kernel's binary is a reference to its function
     in it (see batch_unit). The library is cached once, under its hash, in the table `<cachekey>:batch`."""
     if len(named_srcs) == 1: return [self.compile(named_srcs[0][1])]
+    groups: dict[tuple[str, ...], list[int]] = {}  # kernels needing other flags go in a library of their own
+    for i, (_, src) in enumerate(named_srcs): groups.setdefault(self.args_for(src), []).append(i)
+    if len(groups) > 1:
+      out: list[bytes] = [b""] * len(named_srcs)
+      for idx in groups.values():
+        for i, lib in zip(idx, self.compile_batch([named_srcs[i] for i in idx])): out[i] = lib
+      return out
     unique = list({src: (name, src) for name, src in reversed(named_srcs)}.values())[::-1]  # a source twice is one function
     if len(unique) < len(named_srcs):
       libs = dict(zip((src for _, src in unique), self.compile_batch(unique)))
       return [libs[src] for _, src in named_srcs]
     unit, syms = batch_unit(named_srcs)
-    lib = self._run(unit, unit)
+    lib = self._run(unit, unit, self.args_for(unit))
     h = lib_hash(lib)
     _batch_dlls[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
     if self._caching(): diskcache_put(self.cachekey + ":batch", h, lib)
