@@ -42,6 +42,7 @@ class ContextVar:
 
 DEBUG, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
+MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (Tensor.dot)
 
 class Context(contextlib.ContextDecorator):
   """`with Context(DEBUG=2, NOOPT=1): ...` sets flags for a block and restores them after."""

@@ -4,14 +4,16 @@ on shapes no tile divides (odd, prime, batched, transposed, int, half)."""
 import re
 import numpy as np
 import pytest
-from lazynb import Tensor, Device, dtypes
+from lazynb import Tensor, Device, dtypes, GlobalCounters
+from lazynb.helpers import Context
 from lazynb.codegen import get_program
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, hand_coded_optimizations
 from lazynb.engine.schedule import create_schedule
 
 def matmul_kernel(m: int, k: int, n: int, device: str = "CPU"):
+  """The plain matmul kernel (no packing of b: see the packing tests below)."""
   a, b = Tensor.empty(m, k, device=device), Tensor.empty(k, n, device=device)
-  (si,) = [s for s in create_schedule([(a @ b).uop])[0] if s.kind == "kernel"]
+  with Context(MATMUL_PACK=0): (si,) = [s for s in create_schedule([(a @ b).uop])[0] if s.kind == "kernel"]
   return si
 
 def heuristic_opts(si, renderer, simd=None, threads=None) -> list:
@@ -99,3 +101,65 @@ def test_heuristic_kernel_axes_for_1024():
   cols = ups.get(1, 1) * ups.get(r.simd_floats, 1)  # the row's lanes: one vector, or two side by side
   assert ups.get(1) == r.simd_floats and cols == min(16, 2 * r.simd_floats) and ups.get(1024) in (4, 8), (k.applied_opts, ups)
   assert dtypes.float32 is si.ast.src[0].src[0].dtype.base
+
+
+# ---- packing: a big right operand is first copied into column panels (Tensor.dot)
+def kernels_for(make) -> int:
+  GlobalCounters.reset()
+  make().realize()
+  return GlobalCounters.kernel_count
+
+@pytest.mark.parametrize("name,make", [
+  ("100x1024@1024x1024", lambda: (_arr(100, 1024), _arr(1024, 1024))),
+  ("batched_3x70x1024@1024x2048", lambda: (_arr(3, 70, 1024), _arr(1024, 2048))),
+  ("64x4096@4096x256", lambda: (_arr(64, 4096), _arr(4096, 256))),
+  ("float64_65x512@512x1024", lambda: (_arr(65, 512, dtype=np.float64), _arr(512, 1024, dtype=np.float64))),
+])
+def test_packed_matmul_matches_numpy_and_costs_one_copy_kernel(name, make):
+  a, b = make()
+  p = Device["CPU"].renderer.matmul_panel
+  assert p in (8, 16)
+  want = a.astype(np.float64) @ b.astype(np.float64)
+  GlobalCounters.reset()
+  got = (Tensor(a) @ Tensor(b)).numpy()
+  assert GlobalCounters.kernel_count == 2  # the panel copy, then the product
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+  with Context(MATMUL_PACK=0): np.testing.assert_allclose((Tensor(a) @ Tensor(b)).numpy(), want, rtol=1e-4, atol=1e-3)
+
+def test_packing_only_where_it_pays():
+  """Small operands, few rows, a width no panel divides, NOOPT=1 and MATMUL_PACK=0 keep the one-kernel matmul."""
+  big = Tensor.empty(1024, 1024)
+  assert kernels_for(lambda: Tensor.empty(256, 1024) @ big) == 2
+  assert kernels_for(lambda: Tensor.empty(512, 512) @ Tensor.empty(512, 512)) == 1   # 1 MB: the copy costs more than it saves
+  assert kernels_for(lambda: Tensor.empty(8, 1024) @ big) == 1                     # a few rows read b once anyway
+  assert kernels_for(lambda: Tensor.empty(256, 1024) @ Tensor.empty(1024, 1000)) == 1  # 1000 columns: no 8- or 16-wide panels
+  with Context(NOOPT=1): assert kernels_for(lambda: Tensor.empty(256, 1024) @ big) == 1
+  with Context(MATMUL_PACK=0): assert kernels_for(lambda: Tensor.empty(256, 1024) @ big) == 1
+
+def test_packed_operand_is_read_in_order_along_the_sum():
+  """In the product's kernel, b's panels are read p values apart along the summed axis (b's own rows are n apart)."""
+  a, b = Tensor.empty(256, 1024), Tensor.empty(1024, 2048)
+  p = Device["CPU"].renderer.matmul_panel
+  packed = [s for s in create_schedule([(a @ b).uop])[0] if s.kind == "kernel"]
+  with Context(MATMUL_PACK=0): (plain,) = [s for s in create_schedule([(a @ b).uop])[0] if s.kind == "kernel"]
+  def b_stride_along_sum(si):
+    k = Kernel(si.ast, Device["CPU"].renderer)
+    (r,) = k.axes_of(AxisType.REDUCE)
+    return {i: st.real_strides()[r] for i, (st, m) in enumerate(zip(k.sts, k.is_mem)) if m and i > 0}
+  assert len(packed) == 2
+  assert sorted(b_stride_along_sum(plain).values()) == [1, 2048]
+  assert sorted(b_stride_along_sum(packed[1]).values()) == [1, p]
+
+def test_packed_matmul_gradients():
+  """Gradients flow through the panel copy as through any copy: both operands' gradients as torch computes them."""
+  import torch
+  a, b, up = _arr(96, 1024), _arr(1024, 1024), _arr(96, 1024)
+  ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  GlobalCounters.reset()
+  loss = ((ta @ tb).relu() * Tensor(up)).sum()
+  loss.backward()
+  xa, xb = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (a, b))
+  ((xa @ xb).relu() * torch.tensor(up, dtype=torch.float64)).sum().backward()
+  np.testing.assert_allclose(loss.numpy(), ((a.astype(np.float64) @ b).clip(0) * up).sum(), rtol=1e-4)
+  np.testing.assert_allclose(ta.grad.numpy(), xa.grad.numpy(), rtol=1e-3, atol=1e-3)
+  np.testing.assert_allclose(tb.grad.numpy(), xb.grad.numpy(), rtol=1e-3, atol=1e-3)
