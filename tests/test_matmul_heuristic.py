@@ -163,3 +163,15 @@ def test_packed_matmul_gradients():
   np.testing.assert_allclose(loss.numpy(), ((a.astype(np.float64) @ b).clip(0) * up).sum(), rtol=1e-4)
   np.testing.assert_allclose(ta.grad.numpy(), xa.grad.numpy(), rtol=1e-3, atol=1e-3)
   np.testing.assert_allclose(tb.grad.numpy(), xb.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+def test_opencl_on_a_cpu_packs_too():
+  """PoCL runs on the CPU, where the walk down a big right operand costs the same: it packs, and gets numpy's answer."""
+  if not Device.available("CL")[0]: pytest.skip("no OpenCL device")
+  import pyopencl as cl
+  on_cpu = bool(Device["CL"].cl_device.type & cl.device_type.CPU)
+  assert Device["CL"].renderer.matmul_panel == (16 if on_cpu else 0)
+  a, b = _arr(70, 1024), _arr(1024, 1024)
+  GlobalCounters.reset()
+  got = (Tensor(a, device="CL") @ Tensor(b, device="CL")).numpy()
+  assert GlobalCounters.kernel_count == (2 if on_cpu else 1)
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
