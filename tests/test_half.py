@@ -121,14 +121,19 @@ def test_forced_native_half_works_or_says_why(monkeypatch, cc, march):
   else:
     with pytest.raises(CompileError, match="LAZYNB_HALF=native.*LAZYNB_HALF=auto"): (t * 2).realize()
 
-def test_probe_runs_once_and_only_for_half_kernels(monkeypatch):
-  monkeypatch.setattr(ops_cpu, "_half_probe", {})
+def record_commands(monkeypatch) -> list:
+  """Every command ops_cpu starts from now on (they still run)."""
   calls = []
   real = subprocess.run
-  def counting(cmd, *a, **kw):
+  def recording(cmd, *a, **kw):
     calls.append(cmd)
     return real(cmd, *a, **kw)
-  monkeypatch.setattr(ops_cpu.subprocess, "run", counting)
+  monkeypatch.setattr(ops_cpu.subprocess, "run", recording)
+  return calls
+
+def test_probe_runs_once_and_only_for_half_kernels(monkeypatch):
+  monkeypatch.setattr(ops_cpu, "_half_probe", {})
+  calls = record_commands(monkeypatch)
   dev = open_device(monkeypatch, "clang", "native", "auto")
   n0 = len(calls)  # opening the device asks only for the target's macros (cached per compiler and -march)
   (Tensor([1.0, 2.0], device=dev) + 1).realize()
@@ -207,12 +212,7 @@ def test_half_kernels_round_every_step_and_float_kernels_keep_fma(monkeypatch, c
   (a - b*c rounds b*c to half first: 65504 - 65504*2 is -inf, as numpy; fused it would be -65504), the float kernel in
   the same schedule still with them. The compiler commands are read as they run."""
   dev = open_device(monkeypatch, cc, "native", "auto")
-  cmds = []
-  real = subprocess.run
-  def recording(cmd, *a, **kw):
-    cmds.append(cmd)
-    return real(cmd, *a, **kw)
-  monkeypatch.setattr(ops_cpu.subprocess, "run", recording)
+  cmds = record_commands(monkeypatch)
   a, b = np.array([65504, 1, 3], np.float16), np.array([2, 2.0**-11, 0.5], np.float16)
   x = np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32)
   th, tb, tx = Tensor(a, device=dev), Tensor(b, device=dev), Tensor(x, device=dev)
