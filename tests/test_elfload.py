@@ -211,3 +211,18 @@ def test_tensor_ops_match_numpy_with_each_loader(loader, monkeypatch, tmp_path):
   batch_bins = [ops_cpu._batch_loaded[ops_cpu.parse_ref(lib)[0]] for lib in libs if lib.startswith(ops_cpu.BATCH_REF)]
   assert batch_bins and all(isinstance(b, elfload.LoadedObject) == (loader == "elf") for b in batch_bins)
   assert not Device["CPU"].compiler.fallbacks
+
+def test_cached_object_that_cannot_be_placed_is_a_miss(monkeypatch):
+  """resolve() places a cached object before it is used: one naming a function this process lacks is a miss (compiled
+  again), never a kernel that fails later; a good one, and a shared library, are usable."""
+  monkeypatch.setenv("LAZYNB_LOADER", "elf")
+  comp = ClangCompiler()
+  bad = compile_obj("gcc", "float lz_gone(float); void k(float* o) { o[0] = lz_gone(o[0]); }")
+  assert is_object(bad) and comp.resolve(bad) is None
+  good = compile_obj("gcc", "void k(float* o) { o[0] = 7.0f; }")
+  so = build("gcc", "void k(float* o) { o[0] = 8.0f; }", "-shared", "-fPIC")
+  assert comp.resolve(good) == good and comp.resolve(so) == so
+  out = np.zeros(1, np.float32)
+  for lib, want in ((good, 7.0), (so, 8.0)):
+    CPUProgram("k", lib)(out)
+    assert out[0] == want
