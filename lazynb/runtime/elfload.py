@@ -1,8 +1,8 @@
 """Loading a relocatable object (what `cc -c` writes) into this process, without a linker: ELF64, x86-64, Linux.
 
-Why: starting the linker is most of what a shared library costs clang (`-shared` ~90 ms, `-c` ~35 ms for a one-line
-kernel on the dev machine). An object file holds the machine code and a list of holes the linker would fill in (the
-relocations); filling them in ourselves takes a few hundred microseconds.
+Why: the link step is most of what a shared library costs clang (a one-line kernel, compiler CPU time on the dev
+machine: `-shared` 78 ms, `-c` 33 ms; gcc 37 and 26 ms). An object file holds the machine code and a list of holes the
+linker would fill in (the relocations); filling them in ourselves takes 0.1-0.2 ms (docs/benchmarks.md).
 
 What happens in `load_object`, following the ELF specification and the x86-64 psABI:
 1. Read the ELF header, then the section headers. The sections a kernel needs are the allocated ones: code (.text*),
