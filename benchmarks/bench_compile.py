@@ -1,25 +1,31 @@
 """New-kernel latency: what a never-seen small kernel costs before it can run (compile + load), one compiler call per
-kernel against one call for a batch of them, for gcc and clang; and what a learner sees, a cell whose schedule has
-N new kernels, with and without batching.
+kernel against one call for a batch of them, for gcc and clang, loaded both ways; and what a learner sees, a cell whose
+schedule has N new kernels, with and without batching.
 
-  PYTHONPATH=. python benchmarks/bench_compile.py [--kernels 24] [--reps 3] [--json out.json]
+  PYTHONPATH=. python benchmarks/bench_compile.py [--kernels 24] [--reps 3] [--flags] [--json out.json]
 
-Each compiler runs in its own child process (CC=gcc / CC=clang) with an empty cache directory. The kernels are small
-and all different (elementwise, reductions, a tiny matmul, softmax, float16), rendered first, so codegen is not
-counted in the compile+load numbers:
-  single     compile one kernel (one compiler process) and load its library: median over the kernels
-  batch      compile all N kernels in one compiler call (ClangCompiler.compile_batch) and load the shared library and
-             every kernel's function: total / N, median over reps
-  flags      the same single compile with other flags than lazynb's, to see what they would buy (not used for the
-             numbers above)
+Each compiler runs in its own child process (CC=gcc / CC=clang) with an empty cache directory. In it, one ClangCompiler
+per loader: dlopen (`cc -shared`: the compiler driver links a shared library, ctypes dlopens it) and elf (`cc -c`: an
+object file, placed by lazynb's loader, runtime/elfload.py). The loaders take turns kernel by kernel (the first one
+alternating), so both see the same load on a shared machine; the compilers' CPU time (rusage of the finished child
+processes) is reported next to wall time, as it moves much less with load. Sections:
+  tiny       a one-line kernel (a new constant each time): median compile + load over 15
+  single     the N small kernels lazynb renders for a mixed cell (elementwise, reductions, a tiny matmul, softmax,
+             float16), rendered first so codegen is not counted, each compiled alone (one compiler process) and
+             loaded: median over the kernels; and apart, the median of the load alone (the object placed and relocated
+             again; or the library written to a new file and dlopen'ed, as lazynb does)
+  batch      all N kernels in one compiler call (ClangCompiler.compile_batch), the binary loaded and every function
+             taken: total / N, median over reps
   schedule   wall time of Tensor.realize for N new kernels in one schedule (schedule, codegen, compile, load, run), with
-             batching and with it turned off (the compiler's `batches` flag), each with an empty cache
+             batching and with it turned off (the compiler's `batches` flag), empty cache
+  flags      (--flags) single compiles with other flags than lazynb's, dlopen path, to see what they would buy
 """
 from __future__ import annotations
-import argparse, json, os, resource, statistics, subprocess, sys, tempfile, time
+import argparse, ctypes, json, os, resource, statistics, subprocess, sys, tempfile, time
 from benchenv import environment, environment_lines, loadavg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOADERS = ("dlopen", "elf")
 
 def kernels(n: int, seed: int):
   """n small computations whose kernels are all new (every one has its own shape, salted by `seed`)."""
@@ -46,69 +52,99 @@ def cc_cpu() -> float:
   r = resource.getrusage(resource.RUSAGE_CHILDREN)
   return r.ru_utime + r.ru_stime
 
-def child(n: int, reps: int) -> dict:
+def med(xs: list[float]) -> float: return statistics.median(xs) * 1e3
+
+def child(n: int, reps: int, flags: bool) -> dict:
   from lazynb import Tensor, Device
   from lazynb.engine import realize
-  from lazynb.runtime.ops_cpu import CPUProgram
+  from lazynb.runtime import elfload, ops_cpu
+  from lazynb.runtime.ops_cpu import ClangCompiler, CPUProgram
   Tensor.realize(*kernels(6, 99))  # the device is open, its compiler probes are done
   dev = Device["CPU"]
-  comp = dev.compiler
-  out: dict = {"args": " ".join(comp.args)}
-  def load(prg, lib): CPUProgram(prg.name, lib)
+  comps = {}
+  for ld in LOADERS:
+    os.environ["LAZYNB_LOADER"] = ld
+    comps[ld] = ClangCompiler()
+  out: dict = {"args": " ".join(comps["dlopen"].args)}
+  def timed(ld: str, fn):
+    st, c0 = time.perf_counter(), cc_cpu()
+    res = fn()
+    return res, time.perf_counter() - st, cc_cpu() - c0
+  def turns(i: int): return LOADERS if i % 2 == 0 else LOADERS[::-1]
+  # tiny: a one-line kernel
+  T: dict = {ld: ([], []) for ld in LOADERS}
+  for i in range(15):
+    for ld in turns(i):
+      src = f"void k(float* restrict a) {{ for (int i = 0; i < 16; i++) a[i] = a[i] * {i + 1}.{len(ld)}f + 1.0f; }}"
+      _, w, c = timed(ld, lambda: CPUProgram("k", comps[ld].compile(src)))  # noqa: B023
+      T[ld][0].append(w)
+      T[ld][1].append(c)
+  out["tiny_ms"] = {ld: {"median": med(w), "cc_cpu_median": med(c)} for ld, (w, c) in T.items()}
   # single: one compiler process per kernel
   progs = programs(n, 1)
-  ts, cpu = [], []
-  for p in progs:
-    st, c0 = time.perf_counter(), cc_cpu()
-    load(p, comp.compile(p.src))
-    ts.append(time.perf_counter() - st)
-    cpu.append(cc_cpu() - c0)
-  out["single_ms"] = {"median": statistics.median(ts) * 1e3, "min": min(ts) * 1e3, "max": max(ts) * 1e3, "kernels": len(ts),
-                      "cc_cpu_median": statistics.median(cpu) * 1e3}
+  S: dict = {ld: ([], [], []) for ld in LOADERS}
+  for i, p in enumerate(progs):
+    for ld in turns(i):
+      lib, w, c = timed(ld, lambda: comps[ld].compile(p.src))  # noqa: B023
+      _, w2, _ = timed(ld, lambda: CPUProgram(p.name, lib))  # noqa: B023
+      st = time.perf_counter()
+      if ops_cpu.is_object(lib): elfload.load_object(lib).function(p.name)
+      else:
+        with tempfile.TemporaryDirectory() as d:
+          with open(os.path.join(d, "k.so"), "wb") as f: f.write(lib)
+          getattr(ctypes.CDLL(os.path.join(d, "k.so")), p.name)
+      S[ld][0].append(w + w2)
+      S[ld][1].append(c)
+      S[ld][2].append(time.perf_counter() - st)
+  out["single_ms"] = {ld: {"median": med(w), "min": min(w) * 1e3, "max": max(w) * 1e3, "kernels": len(w), "cc_cpu_median": med(c),
+                           "load_median": med(lo)} for ld, (w, c, lo) in S.items()}
   # batch: all in one call
-  per, cpu = [], []
+  B: dict = {ld: ([], []) for ld in LOADERS}
   for r in range(reps):
-    progs = programs(n, 2 + r)
-    named = list({p.src: p.name for p in progs}.items())
-    st, c0 = time.perf_counter(), cc_cpu()
-    libs = comp.compile_batch([(name, src) for src, name in named])
-    for (_, name), lib in zip(named, libs): CPUProgram(name, lib)
-    per.append((time.perf_counter() - st) / len(named))
-    cpu.append((cc_cpu() - c0) / len(named))
-    out["batch_kernels"] = len(named)
-  out["batch_ms_per_kernel"] = {"median": statistics.median(per) * 1e3, "all": [round(x * 1e3, 1) for x in per], "cc_cpu_median": statistics.median(cpu) * 1e3}
-  # flags: single compiles with other flags (8 kernels each)
-  progs = programs(8, 10)[:8]
-  base = comp.args
-  variants = {"lazynb (-O2)": base, "with -pipe": base + ("-pipe",), "-nostdlib -lgcc": base + ("-nostdlib", "-lgcc"),
-              "-O1": tuple("-O1" if a == "-O2" else a for a in base), "-O3": tuple("-O3" if a == "-O2" else a for a in base)}
-  out["flags_ms"] = {}
-  for vn, args in variants.items():
-    comp.args = args
-    ts, cpu = [], []
-    for p in progs:
-      st, c0 = time.perf_counter(), cc_cpu()
-      comp.compile(p.src)
-      ts.append(time.perf_counter() - st)
-      cpu.append(cc_cpu() - c0)
-    out["flags_ms"][vn] = {"wall": statistics.median(ts) * 1e3, "cc_cpu": statistics.median(cpu) * 1e3}
-  comp.args = base
+    for j, ld in enumerate(turns(r)):
+      progs = programs(n, 2 + 2 * r + j)
+      named = list({p.src: p.name for p in progs}.items())
+      def batch():
+        libs = comps[ld].compile_batch([(name, src) for src, name in named])  # noqa: B023
+        for (_, name), lib in zip(named, libs): CPUProgram(name, lib)  # noqa: B023
+      _, w, c = timed(ld, batch)
+      B[ld][0].append(w / len(named))
+      B[ld][1].append(c / len(named))
+      out["batch_kernels"] = len(named)
+  out["batch_ms_per_kernel"] = {ld: {"median": med(w), "all": [round(x * 1e3, 1) for x in w], "cc_cpu_median": med(c)} for ld, (w, c) in B.items()}
+  out["fallbacks"] = {ld: list(comps[ld].fallbacks) for ld in LOADERS}  # objects the loader could not place
   # schedule: what a cell with n new kernels costs, batched and not
+  seed = 40
   for mode, batches in (("batched", True), ("one call per kernel", False)):
-    type(comp).batches = batches
-    realize.method_cache.clear()
-    outs = kernels(n, 20 + batches)
-    st = time.perf_counter()
-    Tensor.realize(*outs)
-    out[f"schedule_s {mode}"] = time.perf_counter() - st
-  type(comp).batches = True
+    for ld in LOADERS:
+      dev.compiler = comps[ld]
+      ClangCompiler.batches = batches
+      realize.method_cache.clear()
+      outs = kernels(n, seed := seed + 1)
+      st = time.perf_counter()
+      Tensor.realize(*outs)
+      out[f"schedule_s {mode} {ld}"] = time.perf_counter() - st
+  ClangCompiler.batches = True
+  # flags: single compiles with other flags (8 kernels each), dlopen path
+  if flags:
+    comp, progs = comps["dlopen"], programs(8, 10)[:8]
+    base = comp.args
+    variants = {"lazynb (-O2)": base, "with -pipe": base + ("-pipe",), "-nostdlib -lgcc": base + ("-nostdlib", "-lgcc"),
+                "-O1": tuple("-O1" if a == "-O2" else a for a in base), "-O3": tuple("-O3" if a == "-O2" else a for a in base)}
+    out["flags_ms"] = {}
+    for vn, args in variants.items():
+      comp.args = args
+      F = [timed("dlopen", lambda: comp.compile(p.src))[1:] for p in progs]  # noqa: B023
+      out["flags_ms"][vn] = {"wall": med([w for w, _ in F]), "cc_cpu": med([c for _, c in F])}
+    comp.args = base
   return out
 
-def run_child(cc: str, n: int, reps: int) -> dict:
+def run_child(cc: str, n: int, reps: int, flags: bool) -> dict:
   with tempfile.TemporaryDirectory() as cache:
     env = dict(os.environ, CC=cc, LAZYNB_CACHE=cache, PYTHONPATH=ROOT)
     st = loadavg()
-    p = subprocess.run([sys.executable, __file__, "--child", "--kernels", str(n), "--reps", str(reps)], env=env, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, __file__, "--child", "--kernels", str(n), "--reps", str(reps)] + (["--flags"] if flags else []),
+                       env=env, capture_output=True, text=True)
     if p.returncode != 0: return {"error": p.stderr[-2000:]}
     res = json.loads(p.stdout.strip().splitlines()[-1])
     res["loadavg"] = [st, loadavg()]
@@ -120,27 +156,36 @@ def main(argv=None):
   ap.add_argument("--reps", type=int, default=3)
   ap.add_argument("--json")
   ap.add_argument("--child", action="store_true")
+  ap.add_argument("--flags", action="store_true", help="also time other compiler flags (dlopen path)")
   a = ap.parse_args(argv)
   if a.child:
-    print(json.dumps(child(a.kernels, a.reps)))
+    print(json.dumps(child(a.kernels, a.reps, a.flags)))
     return
   env = environment()
   print("\n".join(environment_lines(env)), flush=True)
-  R = {"env": env, "kernels": a.kernels}
+  R: dict = {"env": env, "kernels": a.kernels}
   for cc in ("gcc", "clang"):
     print(f"{cc} ...", file=sys.stderr, flush=True)
-    R[cc] = run_child(cc, a.kernels, a.reps)
-  print("\nnew small kernels, compile + load (rendered beforehand), wall time (compiler CPU time in brackets)")
-  print(f"{'':6s} {'single, median':>20s} {f'batch of {a.kernels}, per kernel':>25s} {f'{a.kernels}-kernel schedule: batched':>32s} {'one call each':>14s}  load avg before / after")
+    R[cc] = run_child(cc, a.kernels, a.reps, a.flags)
+  print("\nnew kernels, compile + load, wall ms (compiler CPU ms in brackets); schedules in s")
+  print(f"{'':13s} {'one-line kernel':>18s} {f'{a.kernels} small, median':>20s} {'load alone':>11s} {'batch, per kernel':>18s} "
+        f"{'schedule: batched':>18s} {'one call each':>14s}")
   for cc in ("gcc", "clang"):
     r = R[cc]
     if "error" in r: print(f"{cc}: FAILED {r['error']}"); continue  # noqa: E702
-    sm, bm = r["single_ms"], r["batch_ms_per_kernel"]
-    print(f"{cc:6s} {sm['median']:9.1f} ms ({sm['cc_cpu_median']:5.1f}) {bm['median']:14.1f} ms ({bm['cc_cpu_median']:5.1f}) {r['schedule_s batched']:30.2f} s "
-          f"{r['schedule_s one call per kernel']:12.2f} s  {r['loadavg'][0]} / {r['loadavg'][1]}")
-  print("\nsingle compile by flags, median of 8 kernels: wall ms (compiler CPU ms)")
-  for cc in ("gcc", "clang"):
-    if "error" not in R[cc]: print(f"{cc:6s} " + ", ".join(f"{k}: {v['wall']:.1f} ({v['cc_cpu']:.1f})" for k, v in R[cc]["flags_ms"].items()))
+    for ld in LOADERS:
+      t, sm, bm = r["tiny_ms"][ld], r["single_ms"][ld], r["batch_ms_per_kernel"][ld]
+      print(f"{cc + ' ' + ld:13s} {t['median']:8.1f} ({t['cc_cpu_median']:5.1f}) {sm['median']:10.1f} ({sm['cc_cpu_median']:5.1f}) {sm['load_median']:8.2f} ms "
+            f"{bm['median']:8.1f} ({bm['cc_cpu_median']:5.1f}) {r[f'schedule_s batched {ld}']:16.2f} s {r[f'schedule_s one call per kernel {ld}']:12.2f} s"
+            + (f"  fallbacks: {len(r['fallbacks'][ld])}" if r["fallbacks"][ld] else ""))
+    q = lambda k, f="median": r[k]["elf"][f] / r[k]["dlopen"][f]  # noqa: E731
+    print(f"{cc}: elf / dlopen  one-line {q('tiny_ms'):.2f} (CPU {q('tiny_ms', 'cc_cpu_median'):.2f}), small {q('single_ms'):.2f} "
+          f"(CPU {q('single_ms', 'cc_cpu_median'):.2f}), batch {q('batch_ms_per_kernel'):.2f} (CPU {q('batch_ms_per_kernel', 'cc_cpu_median'):.2f}); "
+          f"load avg {r['loadavg'][0]} -> {r['loadavg'][1]}")
+  if a.flags:
+    print("\nsingle compile by flags (dlopen), median of 8 kernels: wall ms (compiler CPU ms)")
+    for cc in ("gcc", "clang"):
+      if "error" not in R[cc]: print(f"{cc:6s} " + ", ".join(f"{k}: {v['wall']:.1f} ({v['cc_cpu']:.1f})" for k, v in R[cc]["flags_ms"].items()))
   if a.json:
     with open(a.json, "w") as f: json.dump(R, f, indent=1)
 

@@ -25,10 +25,10 @@ def _uops(coeff: int, divisor: int, n: int = 4):
   return [out, r, c, d, prod_, q, val, idx, st, UOp(Ops.ENDRANGE, dtypes.void, (r,))]
 
 def _run_cpu(src: str, name: str, n: int) -> np.ndarray:
-  from lazynb.runtime.ops_cpu import load_library
+  from lazynb.runtime.ops_cpu import load_library, kernel_function
   lib = load_library(Device["CPU"].compiler.compile(src))
   out = np.zeros(n, np.float32)
-  getattr(lib, name)(ctypes.c_void_p(out.ctypes.data))
+  kernel_function(lib, name)(ctypes.c_void_p(out.ctypes.data))
   return out
 
 def test_small_indices_render_as_int():

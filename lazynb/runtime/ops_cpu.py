@@ -8,14 +8,21 @@ Two knobs change the code the compiler makes, so CI can try other CPUs and compi
 LAZYNB_MARCH (default native) is the -march, and LAZYNB_HALF (auto, native or emulate) says how float16 is computed:
 with the compiler's _Float16, or kept as 16 bits and computed in float. auto asks the compiler once (a tiny
 program, see half_support): clang 14 has _Float16 on x86 only with AVX512-FP16.
+
+How a compiled kernel is loaded, LAZYNB_LOADER (auto, elf or dlopen): elf compiles to a relocatable object (`cc -c`,
+no linker) and places it in memory with lazynb's own loader (runtime/elfload.py: Linux on x86-64 only); dlopen links a
+shared library (`cc -shared`) and loads it with ctypes. auto is elf where it works, else dlopen. An object the loader
+cannot handle (an unknown relocation, a function it cannot find) is compiled again as a shared library, so a kernel
+never fails because of the loader: the binary says which it is (ELF type REL or DYN), the cache keeps either.
 """
 from __future__ import annotations
-import atexit, ctypes, hashlib, os, pathlib, re, shutil, subprocess, tempfile, time
+import atexit, ctypes, hashlib, os, pathlib, platform, re, shutil, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable, diskcache_get, diskcache_put
 from lazynb.helpers import cache_dir, getenv, no_disk_cache
 from lazynb.renderer.cstyle import ClangRenderer
+from lazynb.runtime import elfload
 
 class CPUAllocator(Allocator):
   def _alloc(self, size: int, options=None) -> np.ndarray:
@@ -59,6 +66,17 @@ def knobs() -> tuple[str, str]:
   half = os.environ.get("LAZYNB_HALF", "") or "auto"
   if half not in HALF_MODES: raise ValueError(f"LAZYNB_HALF={half!r}: use one of {', '.join(HALF_MODES)}")
   return march, half
+
+LOADERS = ("auto", "elf", "dlopen")
+
+def loader_knob() -> str:
+  """"elf" or "dlopen", from LAZYNB_LOADER (auto: elf where lazynb's loader runs, Linux on x86-64)."""
+  loader = os.environ.get("LAZYNB_LOADER", "") or "auto"
+  if loader not in LOADERS: raise ValueError(f"LAZYNB_LOADER={loader!r}: use one of {', '.join(LOADERS)}")
+  if loader == "elf" and not elfload.supported():
+    raise ValueError(f"LAZYNB_LOADER=elf: lazynb's object loader runs on Linux x86-64 only (this is {sys.platform} "
+                     f"{platform.machine()}); use auto or dlopen")
+  return loader if loader != "auto" else "elf" if elfload.supported() else "dlopen"
 
 _macros: dict[tuple[str, str], frozenset[str]] = {}
 def target_macros(cc: str, march: str) -> frozenset[str]:
@@ -117,6 +135,8 @@ class ClangCompiler(Compiler):
   def __init__(self, cachekey: str = "compile_cpu", args: tuple[str, ...] = ()):
     self.cc = find_cc()
     self.march, self.half = knobs()
+    self.loader = loader_knob()
+    self.fallbacks: list[str] = []  # why objects were compiled again as shared libraries (the loader could not place them)
     if self.march != "native":  # an unknown -march fails here, with the compiler's words
       lacks = {m for m in target_macros(self.cc, self.march) - target_macros(self.cc, "native") if _ISA.fullmatch(m)}
       if lacks: raise DeviceUnavailable(f"LAZYNB_MARCH={self.march}: {self.cc} would use {', '.join(sorted(lacks))}, which this CPU has not "
@@ -131,8 +151,9 @@ class ClangCompiler(Compiler):
     else: self.args += ("-fno-tree-loop-vectorize",)
     # kernels that compute in _Float16 get no fused multiply-adds: each half operation rounds, as numpy's does
     self.half_args = tuple("-ffp-contract=off" if a == "-ffp-contract=fast" else a for a in self.args)
-    # the key names every flag and knob, so a binary built with other flags is never reused
-    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}_half={self.half}-contract-off")
+    # the key names every flag and knob, so a binary built with other flags is never reused (and the loader: a shared
+    # library cached before objects existed stays under the old key)
+    super().__init__(f"{cachekey}_{self.cc}_{'_'.join(self.args)}_half={self.half}-contract-off" + ("_loader=elf" if self.loader == "elf" else ""))
   def half_native(self) -> bool:
     """Compute float16 with the compiler's _Float16 (True) or emulate it in float (False)? See LAZYNB_HALF."""
     if self.half == "emulate": return False
@@ -143,18 +164,30 @@ class ClangCompiler(Compiler):
   def args_for(self, src: str) -> tuple[str, ...]:
     """The flags for one kernel: a kernel computing in _Float16 is compiled without fused multiply-adds."""
     return self.half_args if "_Float16" in src else self.args
-  def compile(self, src: str) -> bytes: return self._run(src, src, self.args_for(src))
-  def _run(self, unit: str, shown: str, args: tuple[str, ...]) -> bytes:
-    """One compiler process: C source on stdin, the shared library's bytes back."""
+  def compile(self, src: str) -> bytes: return self._build(src, src, self.args_for(src))
+  def _build(self, unit: str, shown: str, args: tuple[str, ...]) -> bytes:
+    """The binary of C source `unit`: with LAZYNB_LOADER=elf an object, already placed in memory by the loader (so a
+    cached copy will load too); else, or when the loader cannot handle it, a shared library."""
+    if self.loader == "elf":
+      obj = self._run(unit, shown, args, obj=True)
+      try:
+        load_library(obj)
+        return obj
+      except elfload.ElfLoadError as e: self.fallbacks.append(str(e))  # a missing function lands here, then fails in dlopen
+    return self._run(unit, shown, args)
+  def _run(self, unit: str, shown: str, args: tuple[str, ...], obj: bool = False) -> bytes:
+    """One compiler process: C source on stdin, the bytes of the shared library (or with `obj`, of the object) back."""
+    if obj: args = ("-c",) + tuple(a for a in args if a != "-shared")
     with tempfile.TemporaryDirectory() as d:
-      out = os.path.join(d, "k.so")
+      out = os.path.join(d, "k.o" if obj else "k.so")
       cmd = self.cc.split() + list(args) + ["-x", "c", "-", "-o", out]
       p = subprocess.run(cmd, input=unit.encode(), capture_output=True)
       if p.returncode != 0: raise CompileError(explain_compile_error(shown, p.stderr.decode(errors="replace"), self.cc))
       with open(out, "rb") as f: return f.read()
   def compile_batch(self, named_srcs: list[tuple[str, str]]) -> list[bytes]:
-    """All kernels in one compiler call and one shared library; each kernel's binary is a reference to its function
-    in it (see batch_unit). The library is cached once, under its hash, in the table `<cachekey>:batch`."""
+    """All kernels in one compiler call and one binary (object or shared library, as `compile`); each kernel's binary
+    is a reference to its function in it (see batch_unit). The library is cached once, under its hash, in the table
+    `<cachekey>:batch`."""
     if len(named_srcs) == 1: return [self.compile(named_srcs[0][1])]
     groups: dict[tuple[str, ...], list[int]] = {}  # kernels needing other flags go in a library of their own
     for i, (_, src) in enumerate(named_srcs): groups.setdefault(self.args_for(src), []).append(i)
@@ -168,19 +201,25 @@ class ClangCompiler(Compiler):
       libs = dict(zip((src for _, src in unique), self.compile_batch(unique)))
       return [libs[src] for _, src in named_srcs]
     unit, syms = batch_unit(named_srcs)
-    lib = self._run(unit, unit, self.args_for(unit))
+    lib = self._build(unit, unit, self.args_for(unit))
     h = lib_hash(lib)
-    _batch_dlls[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
+    _batch_loaded[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
     if self._caching(): diskcache_put(self.cachekey + ":batch", h, lib)
     return [BATCH_REF + f"{h}\0{sym}".encode() for sym in syms]
   def resolve(self, lib: bytes) -> bytes | None:
-    """A reference into a batch library is usable when that library is at hand: in this process or in the cache."""
-    if not lib.startswith(BATCH_REF): return lib
-    h, _ = parse_ref(lib)
-    if h not in _batch_dlls and h not in _batch_libs:
-      if (blib := diskcache_get(self.cachekey + ":batch", h)) is None or lib_hash(blib) != h: return None
-      _batch_libs[h] = blib
-    return lib
+    """A reference into a batch library is usable when that library is at hand: in this process or in the cache. A
+    cached object is loaded right away: one this process cannot load (a function it cannot find) is a miss."""
+    try:
+      if not lib.startswith(BATCH_REF):
+        if is_object(lib): load_library(lib)
+        return lib
+      h, _ = parse_ref(lib)
+      if h not in _batch_loaded and h not in _batch_libs:
+        if (blib := diskcache_get(self.cachekey + ":batch", h)) is None or lib_hash(blib) != h: return None
+        if is_object(blib): _batch_loaded[h] = load_library(blib)
+        else: _batch_libs[h] = blib
+      return lib
+    except elfload.ElfLoadError: return None
 
 # ---------------------------------------------------------------- several kernels in one translation unit
 # A schedule's new kernels are compiled together: one compiler start-up (~70-250 ms) instead of one per kernel.
@@ -189,7 +228,7 @@ class ClangCompiler(Compiler):
 # after it, all with #define/#undef around the untouched source, so no kernel sees another's names.
 BATCH_REF = b"lazynb-batch\0"  # a kernel's "binary" when it lives in a batch library: BATCH_REF + "<lib hash>\0<symbol>"
 _batch_libs: dict[str, bytes] = {}       # batch libraries read from the cache and not loaded yet, by hash
-_batch_dlls: dict[str, ctypes.CDLL] = {}  # batch libraries loaded in this process, by hash
+_batch_loaded: dict[str, elfload.LoadedObject | ctypes.CDLL] = {}  # batch libraries loaded in this process, by hash
 _STATIC = re.compile(r"^[ \t]*static\b[^;{=(]*?\b([A-Za-z_]\w*)\s*[(\[=;]", re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
@@ -236,7 +275,25 @@ def _place(d: pathlib.Path, lib: bytes) -> pathlib.Path:
     raise
   return path
 
-def load_library(lib: bytes) -> ctypes.CDLL:
+_objects: dict[str, elfload.LoadedObject] = {}  # objects placed in memory in this process, by hash
+
+def is_object(lib: bytes) -> bool:
+  """Is this binary a relocatable object (ELF type 1, REL: `cc -c`), not a shared library (type 3, DYN)?"""
+  return lib[:4] == b"\x7fELF" and lib[16:18] == b"\x01\x00"
+
+def load_library(lib: bytes) -> elfload.LoadedObject | ctypes.CDLL:
+  """A binary, loaded: an object by lazynb's loader (once per distinct object), a shared library by dlopen."""
+  if not is_object(lib): return load_shared(lib)
+  if (h := lib_hash(lib)) not in _objects: _objects[h] = elfload.load_object(lib)
+  return _objects[h]
+
+def kernel_function(loaded: elfload.LoadedObject | ctypes.CDLL, name: str):
+  """The ctypes function `name` of a loaded binary (it returns nothing; arguments are passed as given)."""
+  fxn = loaded.function(name) if isinstance(loaded, elfload.LoadedObject) else getattr(loaded, name)
+  fxn.restype = None
+  return fxn
+
+def load_shared(lib: bytes) -> ctypes.CDLL:
   """ctypes needs a file: keep one per distinct binary, named by its hash, in the cache directory, and load it only if
   its bytes are exactly `lib`. A cache directory that cannot hold it means a private temp dir (and no disk cache).
   A library that names a function nobody defines (gcc and clang only warn about a call to an undeclared function)
@@ -259,12 +316,11 @@ class CPUProgram(Runner):
     super().__init__(name, lib)
     if lib.startswith(BATCH_REF):  # a function in a batch library (ClangCompiler.compile_batch)
       h, sym = parse_ref(lib)
-      if h not in _batch_dlls:
+      if h not in _batch_loaded:
         if h not in _batch_libs: raise RuntimeError(f"kernel {name}: its batch library {h} was never compiled or read in this process")
-        _batch_dlls[h] = load_library(_batch_libs.pop(h))  # loaded: the bytes are not needed any more
-      self.fxn = getattr(_batch_dlls[h], sym)
-    else: self.fxn = getattr(load_library(lib), name)
-    self.fxn.restype = None
+        _batch_loaded[h] = load_library(_batch_libs.pop(h))  # loaded: the bytes are not needed any more
+      self.fxn = kernel_function(_batch_loaded[h], sym)
+    else: self.fxn = kernel_function(load_library(lib), name)
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     """global_size[0] > 1 means the kernel has a THREAD axis: run it once per core with its thread id."""
     args = [ctypes.c_void_p(b.ctypes.data) for b in bufs] + [ctypes.c_int(v) for v in vals]
