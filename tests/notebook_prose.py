@@ -1,7 +1,8 @@
 """Numbers the notebooks' text states, checked against what the executed notebook measured.
 
-Each Claim names a notebook, a regex that finds the number in the text the learner reads (markdown, or with code=True
-a code cell's source such as a quiz's explanation) and how to read the measured value: a regex over the text
+Each Claim names a notebook, a regex that finds the number in the text the learner reads (markdown, or with quiz=NAME
+the explanation of that quiz, kept in lazynb/notebook/answers/NOTEBOOK.json and placed at the cell that asks it) and
+how to read the measured value: a regex over the text
 outputs of the code cells `above` the statement (nearest first) or `below` it, or a function of the repository
 (for a file's length, which no cell prints). tests/test_notebooks.py runs `mismatches()` on every notebook it
 executes; tests/test_notebook_prose.py checks that every statement is still in its notebook, once, and that a wrong
@@ -10,6 +11,7 @@ from __future__ import annotations
 import pathlib, re
 from dataclasses import dataclass
 from typing import Callable
+from lazynb.notebook.quiz import answer_entry
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORDS = {"no": 0, "zero": 0, "one": 1, "a single": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -23,7 +25,7 @@ class Claim:
   out: str | None = None     # regex over the outputs; group 1 is the measured value
   where: str = "above"       # "above" or "below": which code cells' outputs, nearest first
   cmp: str = "=="            # "==", "<" (stated is a bound above the measurement), "~" (within 25%), "~=" (float32 rounding)
-  code: bool = False         # the statement is in a code cell's source (a quiz's explanation), not in markdown
+  quiz: str | None = None    # the statement is in this quiz's explanation (the answer file), not in markdown
   measure: Callable[[], float] | None = None  # instead of `out`: a value read from the repository
   count: str | None = None   # with `out`: the measured value is how often this regex occurs in group 1
   f: Callable[[re.Match], float] | None = None  # with `out`: the measured value computed from the match
@@ -45,10 +47,10 @@ CLAIMS: list[Claim] = [
   Claim("01_why", r"CPU device\) and {N} \*kernel\*", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
   Claim("01_why", r"`E_4` \(E for elementwise, {N} elements\)", r"^\s+E_(\d+)\s+CPU"),
   Claim("01_why", r"About {N} elementwise ops plus a reduction", r"compute ops used: \[(.*)\]", count=r"'(?!REDUCE_AXIS)\w+'", cmp="~"),
-  Claim("01_why", r"fused into a single kernel named E_{N}", r"^\s+E_(\d+)\s+CPU", code=True, where="below"),
+  Claim("01_why", r"fused into a single kernel named E_{N}", r"^\s+E_(\d+)\s+CPU", quiz="q_first", where="below"),
   # 02_setup
   Claim("02_setup", r"The \*\*Schedule\*\* tab shows {N} items", r"lazynb trace: (\d+) schedule items"),
-  Claim("02_setup", r"{N} buffers of 32\*32\*4 bytes", r"(\d+) bytes moved", code=True, where="below", f=lambda m: int(m.group(1)) / (32 * 32 * 4)),
+  Claim("02_setup", r"{N} buffers of 32\*32\*4 bytes", r"(\d+) bytes moved", quiz="q_bytes", where="below", f=lambda m: int(m.group(1)) / (32 * 32 * 4)),
   # 03_tensor_api
   Claim("03_tensor_api", r"{N} kernels ran, `t \* 2` and `t \+ 3 \+ 4`", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
   Claim("03_tensor_api", r"\(and {N} copy, of the list, for the first\)", r"lazynb trace: (\d+) schedule items, (\d+) kernels",
@@ -75,7 +77,7 @@ CLAIMS: list[Claim] = [
   # 07_pipeline
   Claim("07_pipeline", r"over the kernel's full shape \(here \((?P<n>[\d, ]+)\): row, column, k\)", r"View\(shape=\(([\d, ]+)\), strides=\(4, 0, 1\)"),
   Claim("07_pipeline", r"{N} reductions \(matmul, sum, softmax's max, softmax's sum of exps\)",
-        r"^(Execution plan: \d+ steps(?:\n  step .*)+)", code=True, where="below", count=r"reason=reduce"),
+        r"^(Execution plan: \d+ steps(?:\n  step .*)+)", quiz="q_plan", where="below", count=r"reason=reduce"),
   # 08_backends
   Claim("08_backends", r"the runtime\s+launches {N} instances \(`global_size`\)", r"===== CL: OpenCLRenderer, global_size=\((\d+), 1, 1\)"),
   Claim("08_backends", r"`examples/custom_backend\.py` is that skeleton filled in \(about {N} lines\)", cmp="~",
@@ -84,7 +86,7 @@ CLAIMS: list[Claim] = [
   # the projects
   Claim("p01_tensor_basics", r"The add, the relu and the sum\s+are all in {N} C function", r"lazynb trace: \d+ schedule items, (\d+) kernels"),
   Claim("p05_compiler_pipeline", r"{N} reduces \(matmul, sum, softmax's max, softmax's sum of exps\) each need a kernel, plus the final division",
-        r"lazynb trace: \d+ schedule items, (\d+) kernels", code=True, where="below", f=lambda m: int(m.group(1)) - 1),
+        r"lazynb trace: \d+ schedule items, (\d+) kernels", quiz="q_sched", where="below", f=lambda m: int(m.group(1)) - 1),
   Claim("p03_autograd", r"d/dx log\(x\^2 \+ 1\) = 2x / \(x\^2 \+ 1\), which is {N} at x = 2", r"d/dx log\(x\^2 \+ 1\) at 2 = ([\d.]+)",
         where="below", cmp="~="),
   # 10_reading_the_source
@@ -102,9 +104,13 @@ def cell_text(cell) -> str:
   return ANSI.sub("", "".join(p if p.endswith("\n") else p + "\n" for p in parts))
 
 def find(claim: Claim, cells) -> list[tuple[int, re.Match]]:
-  """Where the statement is: (cell index, match) for every cell of the right kind whose source matches."""
-  kind = "code" if claim.code else "markdown"
-  return [(i, m) for i, c in enumerate(cells) if c["cell_type"] == kind for m in [claim.pattern().search(c["source"])] if m]
+  """Where the statement is: (cell index, match) for every markdown cell whose source matches; for a quiz's
+  explanation, the code cells that ask that quiz (by its key), if the explanation matches."""
+  if claim.quiz is None:
+    return [(i, m) for i, c in enumerate(cells) if c["cell_type"] == "markdown" for m in [claim.pattern().search(c["source"])] if m]
+  key = f"{claim.nb}.{claim.quiz}"
+  m = claim.pattern().search(answer_entry(key)["explain"])
+  return [(i, m) for i, c in enumerate(cells) if m and c["cell_type"] == "code" and re.search(rf"key=[\"']{re.escape(key)}[\"']", c["source"])]
 
 def stated(m: re.Match) -> str: return m.group("n")
 

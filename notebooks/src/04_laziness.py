@@ -25,8 +25,7 @@ from lazynb.notebook.quiz import quiz, ask_number
 
 # %%
 q_fuse = ask_number("a = Tensor.randn(4, 4); b = a + 1; c = b * 2; d = c.relu(). How many kernels run when you call d.realize()?",
-                    explain="The add, the multiply and the relu are fused into one kernel: it loads a once, does all three "
-                      "operations in registers and stores d. No buffer is made for b or c.")
+                    key="04_laziness.q_fuse")
 
 # %%
 %%tinygrad --debug 1 --show schedule,graph,kernels
@@ -88,9 +87,7 @@ np.testing.assert_allclose(fused.numpy(), (((x100.numpy() + 1) * 2) - 1) / 2, rt
 # %%
 q_mem = quiz("Eager: realize after a+1, after *2 and after relu (3 kernels). Lazy: one realize at the end. "
              "How many bytes does the lazy version read and write, compared to eager?",
-             ["the same", "about a third", "a tenth"], answer="about a third",
-             explain="Eager reads and writes the whole array in each of its 3 kernels; the fused kernel reads a once "
-                     "and writes d once.")
+             ["the same", "about a third", "a tenth"], key="04_laziness.q_mem")
 
 # %%
 x, x2 = Tensor.randn(256, 256), Tensor.randn(256, 256)
@@ -136,10 +133,7 @@ assert x.uop in y.uop.toposort()
 
 # %%
 q_copy = quiz("Before realize, what is the root UOp of Tensor([1, 2, 3, 4])?",
-              ["BUFFER on the CPU", "COPY (from the PYTHON device to the CPU)", "CONST"],
-              answer="COPY (from the PYTHON device to the CPU)",
-              explain="The list's numbers sit in a buffer in host memory (the PYTHON device); moving them to the CPU "
-                      "device is a COPY that happens at realize. Afterwards the tensor is simply a BUFFER on the CPU.")
+              ["BUFFER on the CPU", "COPY (from the PYTHON device to the CPU)", "CONST"], key="04_laziness.q_copy")
 
 # %%
 t = Tensor([1, 2, 3, 4])
@@ -190,7 +184,7 @@ assert t2.tolist() == [2, 4, 6, 8]
 
 # %%
 q_dedup = ask_number("A = t * 4 and B = t * 4 are built separately. After A.realize(), how many kernels does B.tolist() run?",
-                     explain="A.uop is B.uop: the same node. Realizing it once recorded where its value lives, and B finds it.")
+                     key="04_laziness.q_dedup")
 
 # %%
 A, B = t * 4, t * 4
@@ -266,9 +260,7 @@ print(f"graph: {n_nodes} UOps; kernels run so far: {GlobalCounters.kernel_count}
 
 # %%
 q_model = quiz(f"The graph has {n_nodes} UOps. Roughly how many kernels will realize() run?",
-               ["about 4", f"about {n_nodes}", "about 40"], explain="One kernel per reduction: the two convs (a multiply and a sum each), the max pool "
-                       "(a max over 2x2 windows) and the linear layer (a sum over 64 inputs). The relus, the batch norm "
-                       "(outside training just a scale and a shift) and the flatten have no reduction: they fold into those kernels.")
+               ["about 4", f"about {n_nodes}", "about 40"], key="04_laziness.q_model")
 
 # %%
 %%tinygrad --show schedule,timing
@@ -298,14 +290,10 @@ assert n_nodes > 100
 # %%
 q_when = quiz("When does lazynb (like tinygrad) actually execute computations?",
               ["As each line of Python runs", "When a value is needed: realize(), numpy(), tolist(), item() "
-               "(an optimizer's step() realizes the new weights)", "Only inside loss.backward()"],
-              answer=1,
-              explain="Building the graph runs nothing (0 kernels above). Even backward() only builds more graph: Part 6 "
-                      "measures it.")
+               "(an optimizer's step() realizes the new weights)", "Only inside loss.backward()"], key="04_laziness.q_when")
 q_why = quiz("What is the point of building the whole graph before running it?",
              ["It uses less Python memory", "The compiler sees the whole computation, so it can fuse operations and "
-              "skip intermediate buffers", "It is required for automatic differentiation"], answer=1,
-             explain="Fusion needs to know what comes next: you saw 3 ops become 1 kernel and a third of the memory traffic.")
+              "skip intermediate buffers", "It is required for automatic differentiation"], key="04_laziness.q_why")
 
 # %%
 q_when.reveal(); q_why.reveal()

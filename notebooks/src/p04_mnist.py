@@ -93,8 +93,7 @@ def batch():
 
 # %%
 q_kernels = quiz("Roughly how many kernels does one training step of this CNN run?",
-                 ["about 5", "about 100", "about 10,000"], answer="about 100",
-                 explain="Forward and backward through 4 convs, 2 BatchNorms and a Linear, plus one update per parameter tensor: about a hundred kernels.")
+                 ["about 5", "about 100", "about 10,000"], key="p04_mnist.q_kernels")
 
 # %%
 %%tinygrad --show schedule,timing
@@ -157,7 +156,7 @@ scratch = [copy_of(b) for b in item.bufs]
 renderer = Device[item.bufs[0].device].renderer
 def best_of(runner, reps=3): return min(runner(scratch) for _ in range(reps))
 q_beam = quiz("BEAM=1 on this kernel: the kernel it picks will be...", ["never slower than the heuristic's, up to timing noise", "always 10x faster", "slower"],
-              answer=0, explain="The search starts from the heuristic's choice and moves only to candidates it timed as faster.")
+              key="p04_mnist.q_beam")
 
 # %%
 %%tinygrad --show timing
@@ -199,7 +198,7 @@ assert acc > MIN_ACC
 
 # %%
 q_reload = quiz("The reloaded model is evaluated on the same test images. Its accuracy is...",
-                ["identical", "within 0.1%", "a bit lower: saving rounds the weights"], explain="safetensors stores the float32 values exactly, running statistics included, so the same kernels compute the same outputs.")
+                ["identical", "within 0.1%", "a bit lower: saving rounds the weights"], key="p04_mnist.q_reload")
 
 # %%
 path = os.path.join(tempfile.mkdtemp(), "mnist.safetensors")

@@ -43,8 +43,7 @@ def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.da
 # %%
 x, y = Tensor.rand(8, 8).realize(), Tensor.rand(8, 8).realize()
 out = ((x @ y).relu() + 1).sum(axis=0).softmax()
-q_sched = ask_number("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?",
-                     explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
+q_sched = ask_number("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?", key="p05_compiler_pipeline.q_sched")
 
 # %%
 %%tinygrad --show schedule,graph
@@ -76,8 +75,8 @@ print(sched[0].ast)
 
 # %%
 q_loops = quiz("At which stage do loops (RANGE nodes) first appear?",
-               ["in the lazy tensor graph", "in the kernel AST", "in the lowered kernel", "only in the C source"], answer=2,
-               explain="Lowering turns every view into index math over loop variables (RANGE) and work-item ids.")
+               ["in the lazy tensor graph", "in the kernel AST", "in the lowered kernel", "only in the C source"],
+               key="p05_compiler_pipeline.q_loops")
 
 # %%
 %%tinygrad --show graph,kernels
@@ -127,8 +126,8 @@ assert np.allclose(c8.numpy(), a8.numpy() @ b8.numpy(), atol=1e-5)
 
 # %%
 q_noopt = quiz("With NOOPT=1, does the kernel for x * 1 + 0 still multiply by 1 and add 0?",
-               ["yes: NOOPT turns off all rewrites", "no: the simplifier always runs; NOOPT only keeps the loops plain"], answer=1,
-               explain="NOOPT skips the kernel optimizations (upcast, unroll, threads). Algebraic simplification is not an optimization you can turn off.")
+               ["yes: NOOPT turns off all rewrites", "no: the simplifier always runs; NOOPT only keeps the loops plain"],
+               key="p05_compiler_pipeline.q_noopt")
 
 # %%
 %%tinygrad --noopt --show kernels,rewrites
@@ -160,8 +159,8 @@ assert (plain.numpy() == xv.numpy()).all() and (tiled.numpy() == xw.numpy()).all
 
 # %%
 q_beam = quiz("Compared with BEAM=0, the kernel BEAM=2 picks is...",
-              ["never slower, up to timing noise", "always at least twice as fast", "usually slower: search is random"], answer=0,
-              explain="The search starts from the heuristic's kernel and only moves to candidates it measured to be faster.")
+              ["never slower, up to timing noise", "always at least twice as fast", "usually slower: search is random"],
+              key="p05_compiler_pipeline.q_beam")
 
 # %%
 %%tinygrad --beam 2 --show kernels,timing
