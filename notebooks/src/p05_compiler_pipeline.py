@@ -68,6 +68,24 @@ print(sched[0].ast)
 # of a `MUL` of two `LOAD`s. The two loads read the inputs through views with a 0 stride: that is how the
 # matmul's broadcast appears once movement ops have been folded into index math.
 #
+# Those two views, drawn with `show_st` (Part 5 introduced the picture). The kernel's shape is (i, j, k): output
+# row, output column, and the reduce index. Holding the row at i = 3, each grid below is (j down, k across), and
+# each cell shows the memory index its load reads. `x` reads row 3 of x (memory 24 to 31) in every line: its stride
+# along j is 0, so all output columns share the same 8 numbers. `y` reads column j of y, stepping 8 in memory per k:
+# the transposed walk, again without a copy. (Part 7 draws the same kernel's loads over (i, j) instead.)
+
+# %%
+from lazynb.notebook import show_st
+x_st, y_st = [u.src[1].arg for u in sorted((u for u in sched[0].ast.toposort() if u.op is Ops.LOAD), key=lambda u: u.src[0].arg)]
+loads = show_st(x_st, y_st, dims=(1, 2), at=[3, 0, 0], titles=["x (data1)", "y (data2)"])
+loads
+
+# %%
+gx, gy = [[[c["mem"] for c in row] for row in pic["cells"]] for pic in loads.pictures]
+assert [v["strides"] for pic in loads.pictures for v in pic["views"]] == [[8, 0, 1], [0, 1, 8]]
+assert gx == [list(range(24, 32))] * 8 and gy == [[8 * k + j for k in range(8)] for j in range(8)]
+
+# %% [markdown]
 # ## 2. The graph of a kernel
 #
 # Open the **Graph** tab of the next cell's output. The kernel AST has no loops, only shapes and views; the
