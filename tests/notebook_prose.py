@@ -111,6 +111,10 @@ CLAIMS: list[Claim] = [
   Claim("p04_mnist", r"the training took \d+ minutes\s+\({N} s\)", r"^([\d.]+) s of training", where="below", run="full", cmp="~", tol=0.5),
   Claim("p04_mnist", r"the model scored {N}% on the whole test set", r"^test accuracy ([\d.]+)% on", where="below", run="full", cmp="±", tol=0.5),
   Claim("p04_mnist", r"the whole test set of {N} images", r"^test accuracy [\d.]+% on (\d+) images", where="below", run="full"),
+  Claim("p04_mnist", r"raced slower than the heuristic's kernel: {N} ms against", r"BEAM=1\s+([\d.]+) ms \[", where="below", run="full",
+        cmp="~", tol=0.5),
+  Claim("p04_mnist", r"raced slower than the heuristic's kernel: \d+ ms against {N} ms", r": heuristic ([\d.]+) ms \[", where="below",
+        run="full", cmp="~", tol=0.5),
   # 10_reading_the_source
   Claim("10_reading_the_source", r"\(`lazynb/debug\.py` is about {N} lines\)", cmp="~", measure=lambda: _lines("lazynb/debug.py")),
 ]
