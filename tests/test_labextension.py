@@ -90,6 +90,8 @@ def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
   assert any(n.startswith(data + "static/remoteEntry.") for n in names)
   assert not any(n.startswith("lazynb/labextension/") for n in names), "the built extension is shipped once, as shared data"
   assert "lazynb/static/lazynb-view.js" in names, "the standalone view (text/html outputs, VIZ=1) ships in the package"
+  answers = sorted(f"lazynb/notebook/answers/{p.name}" for p in (ROOT / "lazynb" / "notebook" / "answers").glob("*.json"))
+  assert answers and set(answers) <= set(names), "the course quizzes' answer files ship in the package"
 
   venv = tmp_path / "venv"
   subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
@@ -105,6 +107,11 @@ def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
   py = str(bindir / "python")
   r = subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], env=env, capture_output=True, text=True, timeout=600)
   assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+  # a course quiz reveals its explanation from the installed package's answer file
+  probe = ("import lazynb, pathlib, sys; from lazynb.notebook.quiz import quiz; q = quiz('Q?', ['ADD', 'WHERE'], key='05_op_types.q_relu', "
+           "show=False); q.reveal('WHERE'); print(pathlib.Path(lazynb.__file__).is_relative_to(sys.prefix))")
+  r = subprocess.run([py, "-c", probe], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+  assert r.returncode == 0 and r.stdout.splitlines()[-1] == "True" and "CMPLT" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
   r = subprocess.run([py, "-m", "jupyterlab.labextensions", "list"], env=env, capture_output=True, text=True, timeout=300)
   out = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout + r.stderr)
   print(out)

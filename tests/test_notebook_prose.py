@@ -2,7 +2,7 @@
 statement is still in its notebook, in one cell; a number read from the repository agrees now; and the check that
 tests/test_notebooks.py runs on the executed outputs catches a wrong number, a missing measurement and a statement
 that moved. (The executed comparison itself runs in test_notebooks.py, which executes the notebooks.)"""
-import pathlib
+import pathlib, re
 import nbformat
 import pytest
 import notebook_prose as prose
@@ -10,9 +10,10 @@ from notebook_prose import CLAIMS, Claim, mismatches
 
 NB = pathlib.Path(__file__).parent.parent / "notebooks"
 
-# notebooks whose text states no number that the notebook measures (p04_mnist's accuracy and step times are from a
-# full run; p07's "about a thousand calls" for the matmul is not printed)
-NO_MEASURED_NUMBERS = {"11_contributing", "p02_op_types", "p04_mnist", "p06_custom_ops", "p07_custom_backend"}
+RUNS = NB / "runs"
+# notebooks whose text states no number that the notebook measures (p07's "about a thousand calls" for the matmul is
+# not printed)
+NO_MEASURED_NUMBERS = {"11_contributing", "p02_op_types", "p06_custom_ops", "p07_custom_backend"}
 
 def test_every_notebook_is_in_the_table_or_named_as_stating_none():
   stems = {c.nb for c in CLAIMS}
@@ -68,3 +69,54 @@ def test_numbers_words_and_comparisons():
   assert prose.agrees(eq, "0, 0, 27, 1", "0,0,27,1") and not prose.agrees(eq, "0, 0, 27, 1", "0, 0, 9, 1")
   m = Claim("x", r"runs {N} kernels").pattern().search("it runs three kernels")
   assert m and m.group("n") == "three"
+
+def test_claims_about_one_size_apply_to_that_size_only():
+  quick = _nb(("code", "", "quick run: width 8, batch 64, 80 steps\n"), ("md", "text", None))
+  full = _nb(("code", "", "full run: width 32, batch 512, 200 steps\n"), ("md", "text", None))
+  neither = _nb(("code", "", "nothing\n"))
+  assert prose.run_size(quick) == "quick" and prose.run_size(full) == "full" and prose.run_size(neither) is None
+  for nb, size in ((quick, "quick"), (full, "full")):
+    sizes = {c.run for c in prose.applicable("p04_mnist", nb)}
+    assert size in sizes and sizes <= {None, size}
+  assert all(c.run is None for c in prose.applicable("p04_mnist", neither))
+  assert prose.agrees(Claim("x", "{N}", cmp="~", tol=0.5), "3.9", 5.5) and not prose.agrees(Claim("x", "{N}", cmp="~", tol=0.5), "3.9", 9)
+  assert prose.agrees(Claim("x", "{N}", cmp="±", tol=0.5), "98.85", 98.4) and not prose.agrees(Claim("x", "{N}", cmp="±", tol=0.5), "98.85", 98.3)
+
+def _recorded(stem: str):
+  """The notebook with the recorded full run's outputs put on its code cells (the record keeps only code cells)."""
+  nb = nbformat.read(NB / f"{stem}.ipynb", as_version=4)
+  rec = nbformat.read(RUNS / f"{stem}.full.ipynb", as_version=4)
+  code = [c for c in nb.cells if c.cell_type == "code"]
+  assert [c.source for c in code] == [c.source for c in rec.cells], \
+    f"notebooks/runs/{stem}.full.ipynb recorded other code than {stem}.ipynb has now: record it again (tools/record_run.py)"
+  for c, r in zip(code, rec.cells): c.outputs = r.outputs
+  return nb, rec
+
+@pytest.mark.parametrize("stem", sorted({c.nb for c in CLAIMS if c.run == "full"}))
+def test_full_size_figures_agree_with_the_recorded_full_run(stem):
+  """The figures a notebook quotes from its full-size run (too long for the suite) are the recorded run's, and the
+  record is of the notebook's current code."""
+  nb, rec = _recorded(stem)
+  assert rec.metadata["lazynb_record"]["mode"].startswith("full") and prose.run_size(nb) == "full"
+  full = [c for c in prose.applicable(stem, nb) if c.run == "full"]
+  assert len(full) == len([c for c in CLAIMS if c.nb == stem and c.run == "full"]) >= 5
+  assert mismatches(stem, nb) == []
+  # the same check on the record with its accuracy changed by a point fails
+  for c in nb.cells:
+    for o in c.get("outputs", []):
+      if o.get("output_type") == "stream" and "test accuracy" in o.text:
+        o.text = re.sub(r"test accuracy ([\d.]+)%", lambda m: f"test accuracy {float(m.group(1)) - 1:.2f}%", o.text)
+  assert any("the notebook measured" in m for m in mismatches(stem, nb))
+
+def test_an_explanation_shown_before_its_reveal_is_caught():
+  from lazynb.notebook.quiz import answer_entry
+  explain = answer_entry("04_laziness.q_fuse")["explain"]
+  ask = 'q_fuse = ask_number("How many kernels?", key="04_laziness.q_fuse")'
+  def about_q_fuse(nb): return [m for m in prose.explained_early("04_laziness", nb) if "q_fuse" in m]
+  assert about_q_fuse(_nb(("code", ask, "Quiz: How many kernels?\n"), ("code", "x = 1", "1\n"),
+                          ("code", "q_fuse.reveal(1)", f"Measured: 1. {explain}\n"))) == []
+  (msg,) = about_q_fuse(_nb(("code", ask, f"Quiz: How many kernels? {explain[:30]}\n   {explain[30:]}\n"),
+                           ("code", "q_fuse.reveal(1)", "Measured: 1.\n")))
+  assert "shows in the output of cell 0, before its reveal" in msg
+  (msg,) = about_q_fuse(_nb(("code", ask, ""), ("code", "print(1)", "1\n")))
+  assert "revealed in 0" in msg

@@ -3,9 +3,10 @@
 The kernel inherits this process's environment. LAZYNB_QUICK=1 (the default here) makes the long notebooks
 (p04_mnist) train a small model on a subset; set LAZYNB_QUICK=0 to run them in full. LAZYNB_DATA should name
 the folder that holds mnist/ (.ci/run sets it), else the MNIST notebook downloads the data. Where a notebook's text
-states a number the notebook measures, the executed outputs must agree (tests/notebook_prose.py)."""
+states a number the notebook measures, the executed outputs must agree (tests/notebook_prose.py), and no quiz's
+explanation may show in an output before the cell that reveals it."""
 import os, pathlib, pytest
-from notebook_prose import mismatches
+from notebook_prose import explained_early, mismatches
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
@@ -26,3 +27,5 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
   assert any(o.get("output_type") == "stream" for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
   wrong = mismatches(path.stem, nb)
   assert not wrong, "the text states a number the run contradicts:\n" + "\n".join(wrong)
+  early = explained_early(path.stem, nb)
+  assert not early, "a quiz answer shows before it is asked for:\n" + "\n".join(early)

@@ -1,8 +1,7 @@
 """A multiple-choice question for the course notebooks: predict first, then run the code and compare.
 
     from lazynb.notebook.quiz import quiz
-    q = quiz("How many kernels does (a + b).relu().sum() run?", ["0", "1", "3"],
-             explain="The add, the relu and the sum fuse into one kernel.")
+    q = quiz("How many kernels does (a + b).relu().sum() run?", ["0", "1", "3"], key="p01_tensor_basics.q_fused")
     # the learner picks an option in the widget, or types q.predict("1")
     ...                                # run the code, measure
     q.reveal(GlobalCounters.kernel_count)   # the measurement, compared with the learner's own prediction
@@ -10,25 +9,57 @@
 A question whose answer is a number takes the learner's own number instead of options:
 
     from lazynb.notebook.quiz import ask_number
-    q = ask_number("How many kernels does (a + b).relu().sum() run?")
+    q = ask_number("How many kernels does (a + b).relu().sum() run?", key="p01_tensor_basics.q_fused")
     # the learner types q.answer(1), or a number in the widget's box
     ...
     q.reveal(GlobalCounters.kernel_count)   # right or wrong (exactly, or within tol= / rel_tol=), with the measurement
 
 Most questions are about something the next cells measure, so the quiz holds no answer key at all: the notebook
 passes the measured value to reveal(), which finds the option that says it and tells the learner whether their
-prediction matched. A question with nothing to measure ("when does lazynb execute?") takes answer=...; the key
+prediction matched. A question with nothing to measure ("when does lazynb execute?") has an answer key; the key
 stays hidden (no text or HTML form shows it) until the learner presses "Show answer" or a cell calls reveal().
+
+Where the answer key and the explanation live. The course's questions give `key="NOTEBOOK.NAME"` and nothing else:
+the explanation (and the key of a question with nothing to measure) is the entry NAME of answers/NOTEBOOK.json,
+next to this module, read only when the quiz checks or reveals, so the cell that asks holds only the question and
+its options (tests/test_quiz_answers.py scans every notebook for that). A quiz of your own may pass answer= and
+explain= directly instead.
 
 In JupyterLab (or any frontend with ipywidgets) the question shows as radio buttons with a button and feedback.
 Where widgets cannot be drawn the display degrades to text (text/plain and text/html next to the widget) that
 names the question, the options and how to predict by typing. Set LAZYNB_QUIZ=text to always print.
 """
 from __future__ import annotations
-import html, os, re
+import html, json, os, pathlib, re
 from typing import Sequence
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+ANSWERS = pathlib.Path(__file__).parent / "answers"  # one JSON file per notebook: {NAME: {"explain": ..., "answer": ...}}
+
+def answer_entry(key: str) -> dict:
+  """The entry of a course question, key "NOTEBOOK.NAME": {"explain": text} plus "answer" (an option's text) for a
+  question with nothing to measure. Read from answers/NOTEBOOK.json each time it is needed, never kept."""
+  if not isinstance(key, str) or not re.fullmatch(r"[\w-]+\.\w+", key):
+    raise ValueError(f"a quiz key is 'NOTEBOOK.NAME' (e.g. '04_laziness.q_fuse'), got {key!r}")
+  notebook, name = key.split(".")
+  path = ANSWERS / f"{notebook}.json"
+  if not path.is_file(): raise ValueError(f"quiz {key!r}: no answer file {path.name} in {ANSWERS}")
+  try: entries = json.loads(path.read_text(encoding="utf-8"))
+  except json.JSONDecodeError as e: raise ValueError(f"quiz {key!r}: {path.name} is not valid JSON: {e}") from None
+  if not isinstance(entries, dict): raise ValueError(f"quiz {key!r}: {path.name} must hold an object keyed by question name")
+  if name not in entries: raise ValueError(f"quiz {key!r}: {path.name} has no entry {name!r} (it has {sorted(entries)})")
+  entry = entries[name]
+  if not isinstance(entry, dict) or set(entry) - {"explain", "answer"} or not isinstance(entry.get("explain"), str) \
+     or not entry["explain"].strip() or not isinstance(entry.get("answer", ""), str):
+    raise ValueError(f"quiz {key!r}: the entry in {path.name} must be {{'explain': text}} plus an optional 'answer' (an option's text), "
+                     f"got {entry!r}")
+  return entry
+
+def _check_key_call(key: str, answer, explain) -> dict:
+  """A question asked by key holds neither its answer nor its explanation; returns its entry (checked it exists)."""
+  if answer is not None or explain:
+    raise ValueError(f"quiz {key!r}: with key= the answer and the explanation come from the answer file, not from the call")
+  return answer_entry(key)
 
 class _Shown:
   """How a question displays: its widget where ipywidgets work, else its HTML and text (which never hold the answer)."""
@@ -48,15 +79,21 @@ class _Shown:
     return self
 
 class Quiz(_Shown):
-  def __init__(self, question: str, options: Sequence, answer=None, explain: str = "", name: str = ""):
+  def __init__(self, question: str, options: Sequence, answer=None, explain: str = "", name: str = "", key: str = ""):
     if isinstance(options, (str, bytes)) or not isinstance(options, Sequence):
       raise TypeError(f"options must be a list of choices, got {type(options).__name__}")
     self.options = [str(o) for o in options]
     if len(self.options) < 2: raise ValueError(f"a quiz needs at least 2 options, got {len(self.options)}")
     if len(set(self.options)) != len(self.options): raise ValueError(f"options must be different from each other: {self.options}")
     if len(self.options) > len(LETTERS): raise ValueError(f"at most {len(LETTERS)} options")
-    self.question, self.explain, self.name = str(question), str(explain or ""), str(name)
-    self._key = None if answer is None else self._index(answer)  # hidden: only questions with nothing to measure
+    self.question, self.name, self.key = str(question), str(name), str(key or "")
+    if self.key:
+      entry = _check_key_call(self.key, answer, explain)
+      if "answer" in entry: self._index(entry["answer"])  # a key that is no option fails here, not at the reveal
+      self._has_key, self._inline = "answer" in entry, None
+    else:
+      self._inline = (None if answer is None else self._index(answer), str(explain or ""))
+      self._has_key = answer is not None
     self.prediction: int | None = None
     self.revealed: int | None = None
     self.tries = 0
@@ -74,7 +111,12 @@ class Quiz(_Shown):
     return self.options.index(s)
   def _label(self, i: int) -> str: return f"({LETTERS[i]}) {self.options[i]}"
   @property
-  def measured_only(self) -> bool: return self._key is None
+  def measured_only(self) -> bool: return not self._has_key
+  def _secret(self) -> tuple[int | None, str]:
+    """(the answer key's option index or None, the explanation), read only when checking or revealing."""
+    if self._inline is not None: return self._inline
+    entry = answer_entry(self.key)
+    return (self._index(entry["answer"]) if "answer" in entry else None), entry["explain"]
 
   def match(self, measured) -> int:
     """The option that states a measured value: the option equal to str(measured), else the only option that starts
@@ -98,7 +140,8 @@ class Quiz(_Shown):
     self.predict(choice)
     if self.measured_only:
       return None, f"Prediction saved: {self._label(self.prediction)}. Now run the next cells; the measurement is compared with it."
-    if self.prediction == self._key: return True, "Correct. " + self.explain if self.explain else "Correct."
+    key, explain = self._secret()
+    if self.prediction == key: return True, "Correct. " + explain if explain else "Correct."
     self.tries += 1
     return False, "Not quite. Try again, or run the next cells and look at what happens (or press Show answer)."
   def check(self, choice) -> bool | None:
@@ -110,14 +153,15 @@ class Quiz(_Shown):
     """After the run: the measured value's option (or, for a question without a measurement, the key), compared with
     the learner's prediction and printed with the explanation. Sets .revealed to the right option's index (returns
     nothing, so a check cell that ends with it shows no Out[] line)."""
+    key, explain = self._secret()
     if measured is not None: right = self.match(measured)
-    elif self._key is not None: right = self._key
+    elif key is not None: right = key
     else: raise ValueError("this question has no answer key: pass the measured value to reveal()")
     head = f"Measured: {measured}, that is {self._label(right)}." if measured is not None else f"Answer: {self._label(right)}."
     if self.prediction is None: verdict = "(You made no prediction: next time pick one first, in the widget or with .predict(...).)"
     elif self.prediction == right: verdict = "\u2713 Your prediction was right."
     else: verdict = f"\u2717 You predicted {self._label(self.prediction)}."
-    msg = " ".join(x for x in (head, verdict, self.explain) if x)
+    msg = " ".join(x for x in (head, verdict, explain) if x)
     if self._feedback is not None: self._feedback.value = _feedback_html(None if self.prediction is None else self.prediction == right, msg)
     if not quiet: print(msg)
     self.revealed = right
@@ -213,10 +257,14 @@ class NumberQuiz(_Shown):
   widget's box or with .answer(n)); after the run, reveal(measured) compares it with the measurement, exactly or
   within the stated tolerance (absolute `tol`, or `rel_tol` as a fraction of the measured value). Nothing is known
   to the question before reveal(), so no form of it can show the answer."""
-  def __init__(self, question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", name: str = ""):
+  def __init__(self, question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", name: str = "",
+               key: str = ""):
     self.tol, self.rel_tol = _number(tol, "tol"), _number(rel_tol, "rel_tol")
     if self.tol < 0 or self.rel_tol < 0: raise ValueError(f"tolerances must be >= 0, got tol={tol}, rel_tol={rel_tol}")
-    self.question, self.unit, self.explain, self.name = str(question), str(unit or ""), str(explain or ""), str(name)
+    self.question, self.unit, self.name, self.key = str(question), str(unit or ""), str(name), str(key or "")
+    if self.key and "answer" in _check_key_call(self.key, None, explain):
+      raise ValueError(f"quiz {self.key!r}: a number question is answered by the measurement; its entry must not have an 'answer'")
+    self._inline = None if self.key else str(explain or "")
     self.given: float | None = None      # the learner's number
     self.measured: float | None = None   # set by reveal()
     self.right: bool | None = None       # set by reveal() once there is an answer to compare
@@ -231,6 +279,9 @@ class NumberQuiz(_Shown):
     g, m = _number(given, "the answer"), _number(measured, "the measured value")
     return abs(g - m) <= max(self.tol, self.rel_tol * abs(m)) + 1e-12 * max(1.0, abs(m))
   def _value(self, v: float) -> str: return _fmt(v) + (f" {self.unit}" if self.unit else "")
+  def _explain(self) -> str:
+    """The explanation, read only when the measurement is compared with an answer."""
+    return self._inline if self._inline is not None else answer_entry(self.key)["explain"]
 
   # ---- the learner's side
   def answer(self, n, quiet: bool = False) -> None:
@@ -256,7 +307,7 @@ class NumberQuiz(_Shown):
     tol = f" ({self.tolerance()})" if self.tolerance() else ""
     verdict = (f"\u2713 Right: you said {self._value(self.given)}{tol}." if self.right
                else f"\u2717 Not quite: you said {self._value(self.given)}{tol}.")
-    self._say(self.right, " ".join(x for x in (f"Measured: {self._value(self.measured)}.", verdict, self.explain) if x), quiet)
+    self._say(self.right, " ".join(x for x in (f"Measured: {self._value(self.measured)}.", verdict, self._explain()) if x), quiet)
 
   # ---- forms that never contain the answer
   def how_to(self) -> str:
@@ -296,18 +347,23 @@ class NumberQuiz(_Shown):
   def click(self): self.widget(); self._button.click()
 
 
+def _name_of(key: str) -> str: return key.split(".")[-1] if key else ""
+
 def ask_number(question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", show: bool = True,
-               name: str = "") -> NumberQuiz:
-  """Ask for a number the next cells measure: `q = ask_number("How many kernels?")`, the learner types q.answer(3)
-  (or fills the box), and after the run `q.reveal(measured)` says right or wrong with the measured value."""
-  q = NumberQuiz(question, tol, rel_tol, unit, explain, name or _assigned_name("ask_number"))
+               name: str = "", key: str = "") -> NumberQuiz:
+  """Ask for a number the next cells measure: `q = ask_number("How many kernels?", key="04_laziness.q_fuse")`, the
+  learner types q.answer(3) (or fills the box), and after the run `q.reveal(measured)` says right or wrong with the
+  measured value and the explanation from the answer file (or `explain=`, for a question of your own)."""
+  q = NumberQuiz(question, tol, rel_tol, unit, explain, name or _assigned_name("ask_number") or _name_of(key), key)
   if show: q.show()
   return q
 
-def quiz(question: str, options: Sequence, answer=None, explain: str = "", show: bool = True, name: str = "") -> Quiz:
-  """Ask a multiple-choice question. Leave `answer` out when the notebook measures it (then call .reveal(measured));
-  give it (index or text) only for a question with nothing to measure. `name` is the variable the text form tells
-  the learner to call .predict on."""
-  q = Quiz(question, options, answer, explain, name or _assigned_name())
+def quiz(question: str, options: Sequence, answer=None, explain: str = "", show: bool = True, name: str = "",
+         key: str = "") -> Quiz:
+  """Ask a multiple-choice question. A course question gives `key="NOTEBOOK.NAME"`: its explanation, and its answer
+  key if it has nothing to measure, are in answers/NOTEBOOK.json. A question of your own may pass `answer` (index or
+  text; leave it out when the notebook measures it, then call .reveal(measured)) and `explain`. `name` is the
+  variable the text form tells the learner to call .predict on."""
+  q = Quiz(question, options, answer, explain, name or _assigned_name() or _name_of(key), key)
   if show: q.show()
   return q

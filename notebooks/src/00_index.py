@@ -91,7 +91,7 @@ from lazynb.trace import capture
 from lazynb.notebook.quiz import quiz
 print("default device:", Device.DEFAULT)
 q = quiz("t = Tensor([1, 2, 3, 4]). How many kernels run for (t + 3 + 4).tolist(), and what does the C code add?",
-         ["2 kernels, adding 3 then 4", "1 kernel, adding 7", "no kernel: NumPy does it"], explain="The two adds fuse into one kernel, and the rewrite rules fold 3 + 4 into 7 while compiling it.")
+         ["2 kernels, adding 3 then 4", "1 kernel, adding 7", "no kernel: NumPy does it"], key="00_index.q")
 
 # %%
 %%tinygrad --show schedule,graph,kernels

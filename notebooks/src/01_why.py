@@ -33,7 +33,7 @@ print("lazynb is ready; default device:", Device.DEFAULT)
 # %%
 q_lines = quiz("Roughly how many lines of Python (not counting blanks and comments) make up lazynb's compiler, "
                "everything except the notebook layer?",
-               ["about 400", "about 4,000", "about 40,000", "about 400,000"], explain="A few thousand lines cover the tensor frontend, IR, scheduler, optimizer, code generators and runtimes.")
+               ["about 400", "about 4,000", "about 40,000", "about 400,000"], key="01_why.q_lines")
 
 # %% [markdown]
 # Count them: one row per part of the package.
@@ -66,8 +66,7 @@ q_lines.reveal(min(q_lines.options, key=lambda o: abs(math.log10(int(o.split()[1
 
 # %%
 q_first = ask_number("x = Tensor([1.0, 2.0, -3.0, 4.0]); y = (x * 2 + 1).relu(). How many C functions (kernels) does "
-                     "lazynb write to compute y? (0 if you think NumPy does it underneath.)",
-                     explain="The multiply, the add and the relu are fused into a single kernel named E_4.")
+                     "lazynb write to compute y? (0 if you think NumPy does it underneath.)", key="01_why.q_first")
 
 # %%
 %%tinygrad
@@ -127,8 +126,7 @@ print(tr.kernels[0]["source"])
 
 # %%
 q_ops = quiz("Which of these will NOT appear as an op in any kernel of an MLP training step?",
-             ["ADD", "MUL", "a matrix multiply op", "REDUCE_AXIS (a sum)"], answer="a matrix multiply op",
-             explain="x @ w is a broadcast MUL followed by a REDUCE_AXIS sum; the scheduler fuses them into one kernel.")
+             ["ADD", "MUL", "a matrix multiply op", "REDUCE_AXIS (a sum)"], key="01_why.q_ops")
 
 # %%
 %%tinygrad --show schedule,timing

@@ -39,8 +39,7 @@ print("C compiler for the CPU device:", find_cc())
 
 # %%
 q_print = quiz("What does print(Tensor([1, 2, 3]).numpy()) print?",
-               ["[1. 2. 3.]", "[1 2 3]", "tensor([1, 2, 3])", "nothing: the tensor is lazy"], explain="A list of Python ints makes an int32 tensor, so NumPy prints integers. The course's comment "
-                       "shows [1. 2. 3.], which is what Tensor([1.0, 2.0, 3.0]) prints. numpy() realizes the tensor first.")
+               ["[1. 2. 3.]", "[1 2 3]", "tensor([1, 2, 3])", "nothing: the tensor is lazy"], key="02_setup.q_print")
 
 # %%
 print(Device.DEFAULT)
@@ -97,7 +96,7 @@ assert Device.canonicalize("CLANG") == "CPU" and "METAL" not in Device._devices
 
 # %%
 q_env = quiz("lazynb is already imported. You run os.environ['DEBUG'] = '2' and then realize a tensor. What is printed?",
-             ["a line per kernel", "the kernel's C source", "nothing"], explain="DEBUG was read at import time. Use `with Context(DEBUG=2):` (or %%tinygrad --debug 2) instead.")
+             ["a line per kernel", "the kernel's C source", "nothing"], key="02_setup.q_env")
 
 # %%
 def printed(fn) -> str:
@@ -128,7 +127,7 @@ assert out_ctx.startswith("*** CPU") and "GFLOPS" in out_ctx
 
 # %%
 q_cache = ask_number("With DEBUG=3 you realize (b + 1) for a fresh b, twice, with the same shape. How many times is the C "
-                     "source printed?", explain="The second realize finds the compiled kernel in the method cache: it runs, but nothing is compiled or printed.")
+                     "source printed?", key="02_setup.q_cache")
 
 # %%
 from lazynb.engine.realize import method_cache
@@ -185,10 +184,7 @@ assert "--- AST of" in text and "--- lowered" in text and "--- linearized" in te
 
 # %%
 q_noopt = quiz("With --noopt, the kernel for Tensor([1, 2, 3, 4]) + 7 ...",
-               ["has a for loop over the 4 elements", "writes the 4 elements out one by one", "calls NumPy"],
-               answer="has a for loop over the 4 elements",
-               explain="Without optimizations each axis of the kernel is a loop. With them, the 4 elements are 'upcast': "
-                       "written out, one load and one store each, with no loop.")
+               ["has a for loop over the 4 elements", "writes the 4 elements out one by one", "calls NumPy"], key="02_setup.q_noopt")
 
 # %%
 %%tinygrad --noopt --debug 2 --show schedule,kernels
@@ -254,9 +250,7 @@ assert {"schedule", "kernels", "graphs", "views", "rewrites", "timing"} <= set(t
 # Before you do, estimate the bytes: `a` and `b` are 32x32 float32 tensors, already in memory.
 
 # %%
-q_bytes = ask_number("How many bytes does GlobalCounters count as moved by (a @ b).realize()?", rel_tol=0.25, unit="bytes",
-                     explain="The kernel reads a and b and writes the 32x32 result: three buffers of 32*32*4 bytes. The "
-                             "estimate counts each buffer once, not every load inside the loops (the cache serves the repeats).")
+q_bytes = ask_number("How many bytes does GlobalCounters count as moved by (a @ b).realize()?", rel_tol=0.25, unit="bytes", key="02_setup.q_bytes")
 
 # %%
 GlobalCounters.reset()

@@ -37,10 +37,7 @@ for name, t in made.items(): print(f"{name:26s} shape={str(t.shape):8s} dtype={t
 
 # %%
 q_real = quiz("Right after creation, which of these tensors is already realized (its data sits in a device buffer)?",
-              ["Tensor([1, 2, 3, 4])", "Tensor.zeros(3, 4)", "Tensor.randn(3, 4)", "none of them: everything is lazy"],
-              explain="lazynb draws random numbers (and builds eye) with NumPy on the host and writes them straight "
-                      "into a buffer. A list becomes a lazy COPY from host memory; zeros is a lazy constant; arange is "
-                      "the number line (an ARANGE node): a kernel computes it from its loop index.")
+              ["Tensor([1, 2, 3, 4])", "Tensor.zeros(3, 4)", "Tensor.randn(3, 4)", "none of them: everything is lazy"], key="03_tensor_api.q_real")
 
 # %%
 born_realized = [name for name, t in made.items() if t.uop.is_realized]
@@ -84,8 +81,7 @@ assert zeros_memory.shape == (3, 4) and not zeros_memory.any()
 # ## dtypes and promotion
 
 # %%
-q_div = quiz("Tensor([1, 2, 3]) / 2 gives ...", ["[0, 1, 1] (int)", "[0.5, 1.0, 1.5] (float)", "an error"],
-             explain="Division always produces floats, as in NumPy and PyTorch. Use // for integer division.")
+q_div = quiz("Tensor([1, 2, 3]) / 2 gives ...", ["[0, 1, 1] (int)", "[0.5, 1.0, 1.5] (float)", "an error"], key="03_tensor_api.q_div")
 
 # %%
 i = Tensor([1, 2, 3])
@@ -106,7 +102,7 @@ q_div.reveal(f"{(i / 2).tolist()} (float)")
 
 # %%
 q_shape = quiz("a has shape (4, 4). What is the shape of a.max(axis=1, keepdim=True)?", ["(4,)", "(1, 4)", "(4, 1)", "()"],
-               explain="The reduced axis 1 is kept with size 1.")
+               key="03_tensor_api.q_shape")
 
 # %%
 A, B = np.random.default_rng(0).standard_normal((2, 4, 4)).astype(np.float32)
@@ -150,8 +146,7 @@ print(x[1:2, :, ::2].tolist())
 
 # %%
 q_blog = quiz("t = Tensor([1, 2, 3, 4]). What is (t + 3 + 4).tolist()?",
-              ["[8, 10, 12, 14]", "[8, 9, 10, 11]", "[4, 5, 6, 7]"], explain="Each element gets 7 added. The blog's comment says [8, 10, 12, 14], a slip: the numbers only "
-                      "go up by one.")
+              ["[8, 10, 12, 14]", "[8, 9, 10, 11]", "[4, 5, 6, 7]"], key="03_tensor_api.q_blog")
 
 # %%
 %%tinygrad --show schedule,kernels

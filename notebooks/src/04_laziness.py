@@ -25,8 +25,7 @@ from lazynb.notebook.quiz import quiz, ask_number
 
 # %%
 q_fuse = ask_number("a = Tensor.randn(4, 4); b = a + 1; c = b * 2; d = c.relu(). How many kernels run when you call d.realize()?",
-                    explain="The add, the multiply and the relu are fused into one kernel: it loads a once, does all three "
-                      "operations in registers and stores d. No buffer is made for b or c.")
+                    key="04_laziness.q_fuse")
 
 # %%
 %%tinygrad --debug 1 --show schedule,graph,kernels
@@ -88,9 +87,7 @@ np.testing.assert_allclose(fused.numpy(), (((x100.numpy() + 1) * 2) - 1) / 2, rt
 # %%
 q_mem = quiz("Eager: realize after a+1, after *2 and after relu (3 kernels). Lazy: one realize at the end. "
              "How many bytes does the lazy version read and write, compared to eager?",
-             ["the same", "about a third", "a tenth"], answer="about a third",
-             explain="Eager reads and writes the whole array in each of its 3 kernels; the fused kernel reads a once "
-                     "and writes d once.")
+             ["the same", "about a third", "a tenth"], key="04_laziness.q_mem")
 
 # %%
 x, x2 = Tensor.randn(256, 256), Tensor.randn(256, 256)
@@ -105,7 +102,8 @@ print(f"lazy:  {lazy_kernels} kernel,  {lazy_bytes:7d} bytes read+written")
 
 # %%
 assert (eager_kernels, lazy_kernels) == (3, 1) and eager_bytes == 3 * lazy_bytes
-q_mem.reveal()
+share = {"the same": 1, "about a third": 1 / 3, "a tenth": 1 / 10}   # each option as lazy bytes / eager bytes
+q_mem.reveal(min(share, key=lambda o: abs(share[o] - lazy_bytes / eager_bytes)))
 np.testing.assert_allclose(eager.numpy(), np.maximum((x.numpy() + 1) * 2, 0))
 np.testing.assert_allclose(lazy.numpy(), np.maximum((x2.numpy() + 1) * 2, 0))
 
@@ -136,10 +134,7 @@ assert x.uop in y.uop.toposort()
 
 # %%
 q_copy = quiz("Before realize, what is the root UOp of Tensor([1, 2, 3, 4])?",
-              ["BUFFER on the CPU", "COPY (from the PYTHON device to the CPU)", "CONST"],
-              answer="COPY (from the PYTHON device to the CPU)",
-              explain="The list's numbers sit in a buffer in host memory (the PYTHON device); moving them to the CPU "
-                      "device is a COPY that happens at realize. Afterwards the tensor is simply a BUFFER on the CPU.")
+              ["BUFFER on the CPU", "COPY (from the PYTHON device to the CPU)", "CONST"], key="04_laziness.q_copy")
 
 # %%
 t = Tensor([1, 2, 3, 4])
@@ -183,6 +178,24 @@ assert ex.src[0].src[0].op is Ops.CONST and ex.src[0].src[0].arg == 2
 assert t2.tolist() == [2, 4, 6, 8]
 
 # %% [markdown]
+# **The broadcast, drawn.** RESHAPE and EXPAND copy nothing: they change how an index finds its memory, and that
+# rule is a **view** (a ShapeTracker: shape, strides, offset). `show_st` draws the view the two movement ops made
+# over the constant: four logical cells, each showing the memory index it reads (hover one in JupyterLab for its
+# arithmetic), above the memory itself: one cell. The stride is 0, so every index lands on the same number.
+# Part 5 draws views that move data around: a permute, a pad, and a reshape that needs two views.
+
+# %%
+from lazynb.notebook import show_st
+bcast = show_st(ex, titles=["the constant 2, expanded to (4,)"])
+bcast
+
+# %%
+(pic,) = bcast.pictures
+assert [v["strides"] for v in pic["views"]] == [[0]] and pic["mem_size"] == 1
+assert [c["mem"] for row in pic["cells"] for c in row] == [0, 0, 0, 0]   # four cells, one memory cell
+assert [op for op, _ in pic["movement"]] == ["RESHAPE", "EXPAND"]
+
+# %% [markdown]
 # ## 4. The same computation is the same node
 #
 # UOps are **hash-consed**: building a UOp with the same op, dtype, sources and arg as an existing one returns
@@ -190,7 +203,7 @@ assert t2.tolist() == [2, 4, 6, 8]
 
 # %%
 q_dedup = ask_number("A = t * 4 and B = t * 4 are built separately. After A.realize(), how many kernels does B.tolist() run?",
-                     explain="A.uop is B.uop: the same node. Realizing it once recorded where its value lives, and B finds it.")
+                     key="04_laziness.q_dedup")
 
 # %%
 A, B = t * 4, t * 4
@@ -266,9 +279,7 @@ print(f"graph: {n_nodes} UOps; kernels run so far: {GlobalCounters.kernel_count}
 
 # %%
 q_model = quiz(f"The graph has {n_nodes} UOps. Roughly how many kernels will realize() run?",
-               ["about 4", f"about {n_nodes}", "about 40"], explain="One kernel per reduction: the two convs (a multiply and a sum each), the max pool "
-                       "(a max over 2x2 windows) and the linear layer (a sum over 64 inputs). The relus, the batch norm "
-                       "(outside training just a scale and a shift) and the flatten have no reduction: they fold into those kernels.")
+               ["about 4", f"about {n_nodes}", "about 40"], key="04_laziness.q_model")
 
 # %%
 %%tinygrad --show schedule,timing
@@ -298,14 +309,10 @@ assert n_nodes > 100
 # %%
 q_when = quiz("When does lazynb (like tinygrad) actually execute computations?",
               ["As each line of Python runs", "When a value is needed: realize(), numpy(), tolist(), item() "
-               "(an optimizer's step() realizes the new weights)", "Only inside loss.backward()"],
-              answer=1,
-              explain="Building the graph runs nothing (0 kernels above). Even backward() only builds more graph: Part 6 "
-                      "measures it.")
+               "(an optimizer's step() realizes the new weights)", "Only inside loss.backward()"], key="04_laziness.q_when")
 q_why = quiz("What is the point of building the whole graph before running it?",
              ["It uses less Python memory", "The compiler sees the whole computation, so it can fuse operations and "
-              "skip intermediate buffers", "It is required for automatic differentiation"], answer=1,
-             explain="Fusion needs to know what comes next: you saw 3 ops become 1 kernel and a third of the memory traffic.")
+              "skip intermediate buffers", "It is required for automatic differentiation"], key="04_laziness.q_why")
 
 # %%
 q_when.reveal(); q_why.reveal()

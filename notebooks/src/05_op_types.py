@@ -54,7 +54,7 @@ np.testing.assert_allclose(fma.numpy(), ma.numpy() * mb.numpy() + mc.numpy(), rt
 # Predict one:
 
 # %%
-q_relu = quiz("Which UOp is at the top of x.relu()?", ["RELU", "MAX", "WHERE", "CMPLT"], explain="relu is (x > 0).where(x, 0): a comparison (CMPLT with the operands swapped) picks between x and 0.")
+q_relu = quiz("Which UOp is at the top of x.relu()?", ["RELU", "MAX", "WHERE", "CMPLT"], key="05_op_types.q_relu")
 
 # %%
 x = Tensor.randn(8).realize()
@@ -97,8 +97,7 @@ assert len(tr.kernels) == 1 and "__builtin_exp2f" in tr.kernels[0]["source"]
 # when a reduced value is used *again* by every element, as in centering: `x - x.mean()`.
 
 # %%
-q_center = ask_number("x has shape (4, 8). How many kernels does (x - x.mean()).realize() run?", explain="Every one of the 32 outputs needs the finished mean, so the mean must be computed and stored "
-                        "first (kernel 1), then subtracted (kernel 2). The schedule calls the cut 'reduce'.")
+q_center = ask_number("x has shape (4, 8). How many kernels does (x - x.mean()).realize() run?", key="05_op_types.q_center")
 
 # %%
 %%tinygrad --noopt --show schedule,kernels
@@ -138,9 +137,7 @@ np.testing.assert_allclose(sm.numpy().sum(axis=1), np.ones(4), rtol=1e-5)
 # ## 3. Movement ops: free, thanks to the ShapeTracker
 
 # %%
-q_move = ask_number("y is a realized (4, 8, 16) tensor. How many kernels does y.permute(2, 0, 1).realize() run?",
-                    explain="A permuted view of a buffer is still that buffer, read in a different order: nothing "
-                            "needs computing. Data moves only when a contiguous copy is really needed.")
+q_move = ask_number("y is a realized (4, 8, 16) tensor. How many kernels does y.permute(2, 0, 1).realize() run?", key="05_op_types.q_move")
 
 # %%
 y = Tensor.randn(4, 8, 16).realize()
@@ -308,8 +305,7 @@ assert "?" in tr.kernels[-1]["source"]
 # that: two views, `BinaryOps.MUL`, `ReduceOps.SUM`.
 
 # %%
-q_conv = ask_number("A conv2d of a (1, 3, 8, 8) input with (4, 3, 3, 3) weights, no bias. How many kernels?",
-                    explain="The windows are a view, the weights another; one kernel multiplies them and sums.")
+q_conv = ask_number("A conv2d of a (1, 3, 8, 8) input with (4, 3, 3, 3) weights, no bias. How many kernels?", key="05_op_types.q_conv")
 
 # %%
 %%tinygrad --show graph,shapetracker

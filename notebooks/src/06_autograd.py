@@ -22,10 +22,8 @@ from lazynb.notebook.quiz import quiz, ask_number
 
 # %%
 q_grad = quiz("x = Tensor([2.0, 3.0], requires_grad=True); (x * x).sum().backward(). What is x.grad?",
-              ["[2. 3.]", "[4. 6.]", "[4. 9.]", "[13.]"], explain="d/dx of sum(x²) is 2x.")
-q_lazy = ask_number("How many kernels does the call to backward() itself run?",
-                    explain="backward() only builds the gradient graph and stores it in x.grad, a lazy tensor. The kernel "
-                            "runs when you ask for the numbers.")
+              ["[2. 3.]", "[4. 6.]", "[4. 9.]", "[13.]"], key="06_autograd.q_grad")
+q_lazy = ask_number("How many kernels does the call to backward() itself run?", key="06_autograd.q_lazy")
 
 # %%
 %%tinygrad --show schedule,graph,kernels
@@ -98,7 +96,7 @@ assert {Ops.ADD, Ops.MUL, Ops.EXP2, Ops.LOG2, Ops.RECIP, Ops.REDUCE_AXIS, Ops.EX
 
 # %%
 q_chain = ask_number("z = (x**2 + 1).log() at x = 2. What is dz/dx?",
-                     tol=0.01, explain="dz/dx = 1/(x²+1) · 2x = 4/5.")
+                     tol=0.01, key="06_autograd.q_chain")
 
 # %%
 x = Tensor([2.0], requires_grad=True)
@@ -142,8 +140,7 @@ np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-3, atol=1e-4)
 
 # %%
 q_layer = ask_number("For loss = ((x @ w).relu() - t).square().mean(), realizing w.grad (not the loss) needs how many kernels?",
-                     explain="One kernel recomputes x @ w (a reduce, needed by every element of the relu mask); the second "
-                             "computes the gradient, xᵀ·(mask · 2(y−t)/n), another reduce. Nothing else is stored.")
+                     key="06_autograd.q_layer")
 
 # %%
 %%tinygrad --show schedule,graph
@@ -180,10 +177,7 @@ q_layer.reveal(len(tr.kernels))
 q_step = quiz("w = Tensor([1.0, 2.0], requires_grad=True); SGD with lr=0.1; loss = (w*w).sum(); probe = (w*10).sum(); "
               "loss.backward(); opt.step(). Then loss.item() and probe.item() give ...",
               ["5.0 and 30.0: both read the old weights", "5.0 and 24.0: the loss the old weights, probe the new [0.8, 1.6]",
-               "3.2 and 24.0: both read the new weights"], answer=0,
-              explain="A value keeps the inputs it was defined with. step() writes the weights in place, so before the "
-                      "write it computes, in the same schedule, every lazy tensor still reading the old weights: the "
-                      "gradients, the loss, and probe too.")
+               "3.2 and 24.0: both read the new weights"], key="06_autograd.q_step")
 
 # %% [markdown]
 # First, one line the course's snippet leaves out: an optimizer steps only in **training mode**. tinygrad 0.10 raises
@@ -302,9 +296,7 @@ if have_safetensors:
 # %%
 q_which = quiz("In a training step, which call computes the gradient *numbers*?",
                ["loss.backward(): it runs the backward kernels", "opt.step() (or any realize): backward() only builds "
-                "the gradient graph", "opt.zero_grad()"], answer=1,
-               explain="backward() applies pm_gradient to build graphs (0 kernels, section 1); the step realizes the new "
-                       "weights, which runs the forward and backward kernels together.")
+                "the gradient graph", "opt.zero_grad()"], key="06_autograd.q_which")
 
 # %%
 optim.zero_grad()

@@ -31,9 +31,7 @@ from lazynb.engine.realize import method_cache
 # `t.schedule()` returns the kernels `realize()` would run, without running them. The course's example:
 
 # %%
-q_sched = ask_number("x, y are 4x4. How many kernels does (x @ y).relu().sum(axis=0) need?",
-                     explain="A kernel holds at most one reduction. The matmul's sum over k is one; the sum over axis 0 needs "
-                             "the whole relu'd product first, so the matmul is stored (reason 'reduce') and a second kernel sums it.")
+q_sched = ask_number("x, y are 4x4. How many kernels does (x @ y).relu().sum(axis=0) need?", key="07_pipeline.q_sched")
 
 # %%
 x, y = Tensor.randn(4, 4), Tensor.randn(4, 4)
@@ -98,9 +96,7 @@ assert z3.tolist() == [12, 16, 20, 24]
 # The hacking guide debugs a longer plan: a matmul, relu, a sum over axis 0, then softmax.
 
 # %%
-q_plan = ask_number("How many kernels for ((x @ y).relu().sum(axis=0)).softmax() with 10x10 inputs?",
-                    explain="Four reductions (matmul, sum, softmax's max, softmax's sum of exps), each needed by more than one "
-                            "later value or through a broadcast, and the final division. Everything elementwise fused in.")
+q_plan = ask_number("How many kernels for ((x @ y).relu().sum(axis=0)).softmax() with 10x10 inputs?", key="07_pipeline.q_plan")
 
 # %%
 x, y = Tensor.randn(10, 10), Tensor.randn(10, 10)
@@ -125,8 +121,7 @@ np.testing.assert_allclose(result.numpy(), np.exp(ref - ref.max()) / np.exp(ref 
 # %%
 q_lower = quiz("After lowering, the matmul kernel's VIEWs (ShapeTrackers) have been replaced by ...",
                ["INDEX nodes whose index is arithmetic on RANGE (loop) variables", "calls to NumPy", "nothing: views stay until the C code"],
-               answer=0, explain="The lowerer turns each view into index math over the kernel's loop variables; from then on the "
-                                 "kernel is ordinary integer arithmetic that the symbolic rules simplify.")
+               key="07_pipeline.q_lower")
 
 # %%
 %%tinygrad --debug 4 --noopt --show kernels,rewrites
@@ -244,7 +239,7 @@ print(len(symbolic.patterns), "rules in symbolic")
 # %%
 q_noopt = quiz("With NOOPT=1, does the kernel for x * 1 + 0 still multiply by 1 and add 0?",
                ["yes: NOOPT turns the rewrite rules off", "no: the rules always run; NOOPT only drops the loop optimizations"],
-               answer=1, explain="Both kernels just copy x. With NOOPT it is a loop, without it the 8 elements are upcast.")
+               key="07_pipeline.q_noopt")
 
 # %%
 sources = {}
@@ -321,9 +316,7 @@ def op_counts(prg):
   return flops, index_ops
 
 q_slow = quiz("A 3x3 conv kernel with NOOPT: for every floating-point operation, roughly how many integer index "
-              "operations does it execute?", ["0.1", "1", "5"], answer="5",
-              explain="Every load recomputes its address from the loop variables. Upcasting computes 4 outputs per "
-                      "iteration and shares that arithmetic.")
+              "operations does it execute?", ["0.1", "1", "5"], key="07_pipeline.q_slow")
 
 # %%
 from lazynb.codegen import get_program
@@ -402,8 +395,7 @@ pg.widget()
 
 # %%
 q_beam = quiz("You run the same BEAM=1 kernel a second time (same shapes, same machine). How many candidates does "
-              "the search time?", ["0: the choice is cached", "the same number as the first time", "twice as many"],
-              answer=0, explain="BEAM stores the chosen opts on disk keyed by the AST; the second run replays them.")
+              "the search time?", ["0: the choice is cached", "the same number as the first time", "twice as many"], key="07_pipeline.q_beam")
 
 # %%
 %%tinygrad --beam 1 --show kernels,timing
@@ -463,10 +455,7 @@ for r in b["rounds_detail"]:
 
 # %%
 q_jit = quiz("On the 3rd call of a @TinyJit function, which of these still happen?",
-             ["scheduling, code generation and the kernels", "only the kernels run", "nothing: the result is cached"],
-             answer="only the kernels run",
-             explain="Replay swaps the new inputs' buffers in and calls the compiled kernels. The inputs are new data, so "
-                     "the kernels must run.")
+             ["scheduling, code generation and the kernels", "only the kernels run", "nothing: the result is cached"], key="07_pipeline.q_jit")
 
 # %%
 @TinyJit

@@ -87,9 +87,7 @@ assert result.tolist() == [3.0, 6.0, 9.0, 12.0] and lib[:4] == b"\x7fELF"
 # %%
 q_gpu = quiz("On the CPU the kernel loops over the 32 elements. What replaces the loop in the OpenCL and CUDA versions?",
              ["nothing: they loop the same way", "a work-item / block index: the GPU launches one instance per element",
-              "a call into a BLAS library"], answer=1,
-             explain="GPU kernels are launched over a grid; each instance reads its own index (get_group_id(0) in OpenCL, "
-                     "blockIdx.x in CUDA), and global_size says how many instances to launch.")
+              "a call into a BLAS library"], key="08_backends.q_gpu")
 
 # %%
 from lazynb.renderer.cstyle import OpenCLRenderer
@@ -125,9 +123,7 @@ q_gpu.reveal()
 
 # %%
 q_slow = quiz("The same 8x8 matmul + relu runs on CPU and on PYTHON. How do the kernel run times compare?",
-              ["about the same", "PYTHON is roughly 100x slower or more", "PYTHON is faster: no compile step"], answer=1,
-              explain="The PYTHON device interprets every UOp of every loop iteration in Python. It exists to be read "
-                      "and stepped through, not to be fast.")
+              ["about the same", "PYTHON is roughly 100x slower or more", "PYTHON is faster: no compile step"], key="08_backends.q_slow")
 
 # %%
 %%tinygrad --device PYTHON --show kernels,timing

@@ -89,8 +89,7 @@ assert 15 <= len(GroupOp.ALU) <= 32 and len(GroupOp.Movement) == 6
 
 # %%
 q_sub = quiz("Which UOps does a - b (two float tensors of the same shape) create?",
-             ["one SUB", "an ADD and a NEG", "a MUL by -1 and an ADD"], answer="an ADD and a NEG",
-             explain="Tensor.sub broadcasts its operands, then returns x.add(y.neg()). There is no SUB op.")
+             ["one SUB", "an ADD and a NEG", "a MUL by -1 and an ADD"], key="10_reading_the_source.q_sub")
 
 # %%
 print(inspect.getsource(Tensor.sub))
@@ -113,8 +112,7 @@ q_sub.reveal()
 # %%
 q_path = quiz("You call (a + b).realize(). After Tensor.realize, which of these runs first?",
               ["the renderer (renderer/cstyle.py)", "the scheduler (engine/schedule.py)", "the runtime (runtime/ops_cpu.py)"],
-              answer="the scheduler (engine/schedule.py)",
-              explain="realize() first asks the scheduler which kernels to run; code generation and the runtime come after.")
+              key="10_reading_the_source.q_path")
 
 # %%
 import lazynb.codegen  # imported on first compile otherwise; import it now so the trace shows calls, not imports

@@ -45,7 +45,7 @@ Tensor.hardswish = hardswish   # in a real change: a one-line method in lazynb/t
 # differences), and, because this is a compiler, what it compiles to. Predict the last one:
 
 # %%
-q_fuse = ask_number("How many kernels does x.hardswish() compile to?", explain="It is elementwise all the way down, so everything fuses into one kernel.")
+q_fuse = ask_number("How many kernels does x.hardswish() compile to?", key="11_contributing.q_fuse")
 
 # %%
 xs = np.linspace(-5, 5, 21).astype(np.float32)
@@ -106,9 +106,7 @@ assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
 
 # %%
 q_rule = quiz("In a rule like (UPat.var('x').maximum(UPat.var('x')), lambda x: x), what does using the name 'x' twice mean?",
-              ["two unrelated wildcards", "both sources must be the very same UOp", "a syntax error"], answer=1,
-              explain="A name binds to one node: the second occurrence only matches that same node, which (with "
-                      "hash-consing) means the same computation.")
+              ["two unrelated wildcards", "both sources must be the very same UOp", "a syntax error"], key="11_contributing.q_rule")
 
 # %%
 from lazynb.uop.symbolic import symbolic

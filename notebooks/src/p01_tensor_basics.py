@@ -35,7 +35,7 @@ print("default device:", Device.DEFAULT)
 # Before you run the next cell, decide what dtype a list of Python ints becomes.
 
 # %%
-q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], explain="Python ints become the default int, int32; Python floats become float32 (a numpy array keeps its dtype).")
+q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], key="p01_tensor_basics.q_dtype")
 
 # %%
 made = {
@@ -78,8 +78,7 @@ print("the top of the graph:", out.uop.op, "<-", [s.op for s in out.uop.src])
 assert GlobalCounters.kernel_count == 0
 
 # %%
-q_fused = ask_number("How many kernels will (a + b).relu().sum() run when it is realized?",
-                     explain="The add and the relu are elementwise, so they fuse into the loop that sums: one kernel, no intermediate buffers.")
+q_fused = ask_number("How many kernels will (a + b).relu().sum() run when it is realized?", key="p01_tensor_basics.q_fused")
 
 # %% [markdown]
 # Run it. The output below the cell is the compiler's report: the **schedule** (one row per kernel), the
@@ -112,8 +111,7 @@ print(src)
 # %%
 q_relu = quiz("How does relu appear in that C source?",
               ["as a call to a relu() function", "as a ?: conditional: ((0.0f<x)|(x!=x))?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
-              answer=1, explain="relu is WHERE(x > 0 or x is NaN, x, 0) (NaN stays NaN, as in numpy and torch); the C renderer "
-                                  "writes WHERE as the ?: operator.")
+              key="p01_tensor_basics.q_relu")
 
 # %%
 assert "(0.0f<" in src and "?" in src and ":0.0f" in src     # relu, as WHERE
@@ -129,7 +127,7 @@ print("add, relu and sum all found in one kernel")
 
 # %%
 q_unfused = ask_number("(a + b).realize(), then .relu().realize(), then .sum().realize(): how many kernels in total?",
-                       explain="Each realize ends a kernel, so the three ops run as three kernels, and c and d are written out and read back.")
+                       key="p01_tensor_basics.q_unfused")
 
 # %%
 %%tinygrad --debug 1 --show schedule,kernels,timing
@@ -177,7 +175,7 @@ print("before:", before)
 
 # %%
 q_after = quiz("After c2.realize(), how many buffers does the one kernel of c2.relu().sum() use?",
-               ["1: only its output", "2: its output and c2", "3: its output, a and b"], explain="Once c2 has a buffer, the kernel reads it instead of recomputing a * b: output + c2.")
+               ["1: only its output", "2: its output and c2", "3: its output, a and b"], key="p01_tensor_basics.q_after")
 
 # %%
 c2.realize()

@@ -39,7 +39,7 @@ x = Tensor.rand(16, 16).realize()
 # %%
 q_exp = quiz("How is x.exp() computed by the generated code?",
              ["exp(x) from the C math library", "exp2(x * 1.4427), i.e. 2^(x*log2(e))", "a Taylor series written out in C", "exp2(x) / log(2)"],
-             answer=1, explain="e^x = 2^(x * log2(e)): a multiply by log2(e) = 1.4427 and the EXP2 primitive.")
+             key="p02_op_types.q_exp")
 
 # %%
 %%tinygrad --debug 3 --show kernels
@@ -66,7 +66,7 @@ assert np.allclose(r_exp.numpy(), np.exp(x.numpy()), rtol=1e-6) and (r_relu.nump
 
 # %%
 q_max = quiz("What value does the accumulator of x.max(axis=0) start from?", ["0.0", "the first element", "-infinity", "FLT_MIN"],
-             answer="-infinity", explain="-inf is the identity of max: max(-inf, v) = v for every v, even when all values are negative.")
+             key="p02_op_types.q_max")
 
 # %%
 %%tinygrad --debug 3 --show kernels
@@ -90,7 +90,7 @@ print("sum accumulates with +, max starts from -inf and keeps the larger value")
 
 # %%
 q_move = quiz("x.reshape(32, 16), x.permute(2, 0, 1), an expand and a strided slice, each realized: how many kernels?",
-              ["0", "1", "4", "one per element"], explain="Each result is the same buffer seen through a different view; realizing a view of a buffer computes nothing.")
+              ["0", "1", "4", "one per element"], key="p02_op_types.q_move")
 
 # %%
 %%tinygrad --debug 2 --show schedule,shapetracker
@@ -124,8 +124,7 @@ print("permute(2, 0, 1) reads address", st.render()[0], "for index (idx0, idx1, 
 # another sum.
 
 # %%
-q_mixed = ask_number("How many kernels does (x.permute(1,0) @ y.reshape(4,4)).sum(axis=1) run?",
-                     explain="The movement ops are free. The matmul's sum is one reduce; a kernel holds one reduce, so the second sum gets its own kernel.")
+q_mixed = ask_number("How many kernels does (x.permute(1,0) @ y.reshape(4,4)).sum(axis=1) run?", key="p02_op_types.q_mixed")
 
 # %%
 %%tinygrad --debug 1 --show schedule,kernels
@@ -151,8 +150,7 @@ def matmul_by_hand(a, b):
   (m, k), (_, n) = a.shape, b.shape
   return (a.reshape(m, k, 1).expand(m, k, n) * b.reshape(1, k, n).expand(m, k, n)).sum(axis=1)
 
-q_hand = ask_number("How many kernels does matmul_by_hand(a, b) need?",
-                    explain="expand is a view, the multiply is elementwise and fuses into the sum: one reduce kernel, exactly what @ builds.")
+q_hand = ask_number("How many kernels does matmul_by_hand(a, b) need?", key="p02_op_types.q_hand")
 
 # %%
 %%tinygrad --show schedule,kernels

@@ -26,7 +26,7 @@ from lazynb.notebook.quiz import quiz, ask_number
 
 # %%
 q_sq = quiz("x = Tensor([2.0, 3.0]); y = (x * x).sum(); y.backward(). What is x.grad?",
-            ["[2.0, 3.0]", "[4.0, 6.0]", "[4.0, 9.0]", "[1.0, 1.0]"], explain="d/dx of x^2 is 2x, and the sum passes a gradient of 1 to every element.")
+            ["[2.0, 3.0]", "[4.0, 6.0]", "[4.0, 9.0]", "[1.0, 1.0]"], key="p03_autograd.q_sq")
 
 # %%
 %%tinygrad --show schedule,kernels,graph
@@ -45,7 +45,7 @@ q_sq.reveal(grad_sq)
 
 # %%
 q_sig = ask_number("What is the derivative of sigmoid at x = 0?",
-                   tol=0.01, explain="sigmoid(0) = 0.5, and s * (1 - s) = 0.5 * 0.5 = 0.25.")
+                   tol=0.01, key="p03_autograd.q_sig")
 
 # %%
 xs = np.array([2.0, -3.0, 0.0], np.float32)
@@ -95,7 +95,7 @@ for key in ("(UPat(Ops.MUL,", "(UPat(Ops.ADD)", "if op is Ops.ADD: return"):
 
 # %%
 q_mul = quiz("a = [3, 4], b = [5, -1], out = a * b, upstream gradient [10, 100]. What gradient reaches a?",
-             ["[10, 100]", "[30, 400]", "[50, -100]", "[15, -4]"], explain="b * upstream = [5*10, -1*100].")
+             ["[10, 100]", "[30, 400]", "[50, -100]", "[15, -4]"], key="p03_autograd.q_mul")
 
 # %%
 a, b = Tensor([3.0, 4.0], requires_grad=True), Tensor([5.0, -1.0], requires_grad=True)
@@ -145,8 +145,7 @@ def train(model, steps=150, lr=0.05):
 
 # %%
 q_xor = quiz("After 150 Adam steps, which model gets the mean squared error below 0.001?",
-             ["both", "only the 2-layer MLP", "only the model with no hidden layer", "neither"], answer="only the 2-layer MLP",
-             explain="Without a hidden layer the decision boundary is one straight line, and no line separates XOR's classes.")
+             ["both", "only the 2-layer MLP", "only the model with no hidden layer", "neither"], key="p03_autograd.q_xor")
 
 # %% [markdown]
 # One training step under the microscope first: the forward pass, the gradient graph and Adam's update all
@@ -190,8 +189,7 @@ def huber(pred, target, delta=1.0):
   return (a <= delta).where(0.5 * r * r, delta * (a - 0.5 * delta)).mean()
 
 q_hub = quiz("Six predictions, target 0, delta 1. For the prediction 2.5, what is d(loss)/d(pred)?",
-             ["2.5 / 6", "1 / 6", "0", "2.5"], answer="1 / 6",
-             explain="Beyond delta the loss grows linearly with slope delta * sign(r) = 1, and the mean divides by 6.")
+             ["2.5 / 6", "1 / 6", "0", "2.5"], key="p03_autograd.q_hub")
 
 # %%
 pred = np.array([0.3, -0.4, 2.5, -3.0, 0.05, 1.6], np.float32)   # none close to the kink at |r| = 1

@@ -43,8 +43,7 @@ def ran_programs(rec): return [e.data["program"] for e in rec.of("exec") if e.da
 # %%
 x, y = Tensor.rand(8, 8).realize(), Tensor.rand(8, 8).realize()
 out = ((x @ y).relu() + 1).sum(axis=0).softmax()
-q_sched = ask_number("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?",
-                     explain="Four reduces (matmul, sum, softmax's max, softmax's sum of exps) each need a kernel, plus the final division.")
+q_sched = ask_number("How many kernels does ((x @ y).relu() + 1).sum(axis=0).softmax() need?", key="p05_compiler_pipeline.q_sched")
 
 # %%
 %%tinygrad --show schedule,graph
@@ -69,6 +68,24 @@ print(sched[0].ast)
 # of a `MUL` of two `LOAD`s. The two loads read the inputs through views with a 0 stride: that is how the
 # matmul's broadcast appears once movement ops have been folded into index math.
 #
+# Those two views, drawn with `show_st` (Part 5 introduced the picture). The kernel's shape is (i, j, k): output
+# row, output column, and the reduce index. Holding the row at i = 3, each grid below is (j down, k across), and
+# each cell shows the memory index its load reads. `x` reads row 3 of x (memory 24 to 31) in every line: its stride
+# along j is 0, so all output columns share the same 8 numbers. `y` reads column j of y, stepping 8 in memory per k:
+# the transposed walk, again without a copy. (Part 7 draws the same kernel's loads over (i, j) instead.)
+
+# %%
+from lazynb.notebook import show_st
+x_st, y_st = [u.src[1].arg for u in sorted((u for u in sched[0].ast.toposort() if u.op is Ops.LOAD), key=lambda u: u.src[0].arg)]
+loads = show_st(x_st, y_st, dims=(1, 2), at=[3, 0, 0], titles=["x (data1)", "y (data2)"])
+loads
+
+# %%
+gx, gy = [[[c["mem"] for c in row] for row in pic["cells"]] for pic in loads.pictures]
+assert [v["strides"] for pic in loads.pictures for v in pic["views"]] == [[8, 0, 1], [0, 1, 8]]
+assert gx == [list(range(24, 32))] * 8 and gy == [[8 * k + j for k in range(8)] for j in range(8)]
+
+# %% [markdown]
 # ## 2. The graph of a kernel
 #
 # Open the **Graph** tab of the next cell's output. The kernel AST has no loops, only shapes and views; the
@@ -76,8 +93,8 @@ print(sched[0].ast)
 
 # %%
 q_loops = quiz("At which stage do loops (RANGE nodes) first appear?",
-               ["in the lazy tensor graph", "in the kernel AST", "in the lowered kernel", "only in the C source"], answer=2,
-               explain="Lowering turns every view into index math over loop variables (RANGE) and work-item ids.")
+               ["in the lazy tensor graph", "in the kernel AST", "in the lowered kernel", "only in the C source"],
+               key="p05_compiler_pipeline.q_loops")
 
 # %%
 %%tinygrad --show graph,kernels
@@ -127,8 +144,8 @@ assert np.allclose(c8.numpy(), a8.numpy() @ b8.numpy(), atol=1e-5)
 
 # %%
 q_noopt = quiz("With NOOPT=1, does the kernel for x * 1 + 0 still multiply by 1 and add 0?",
-               ["yes: NOOPT turns off all rewrites", "no: the simplifier always runs; NOOPT only keeps the loops plain"], answer=1,
-               explain="NOOPT skips the kernel optimizations (upcast, unroll, threads). Algebraic simplification is not an optimization you can turn off.")
+               ["yes: NOOPT turns off all rewrites", "no: the simplifier always runs; NOOPT only keeps the loops plain"],
+               key="p05_compiler_pipeline.q_noopt")
 
 # %%
 %%tinygrad --noopt --show kernels,rewrites
@@ -160,8 +177,8 @@ assert (plain.numpy() == xv.numpy()).all() and (tiled.numpy() == xw.numpy()).all
 
 # %%
 q_beam = quiz("Compared with BEAM=0, the kernel BEAM=2 picks is...",
-              ["never slower, up to timing noise", "always at least twice as fast", "usually slower: search is random"], answer=0,
-              explain="The search starts from the heuristic's kernel and only moves to candidates it measured to be faster.")
+              ["never slower, up to timing noise", "always at least twice as fast", "usually slower: search is random"],
+              key="p05_compiler_pipeline.q_beam")
 
 # %%
 %%tinygrad --beam 2 --show kernels,timing

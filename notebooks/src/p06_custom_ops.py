@@ -97,9 +97,7 @@ if torch is not None:
 # gelu, glu and swiglu are purely elementwise. rms_norm has a mean in it.
 
 # %%
-q_rms = ask_number("How many kernels does rms_norm(x4) run, for a new realized input x4?",
-                   explain="The mean is a reduce whose one-value-per-row result is read by every element of the row (through an expand), "
-                           "so it is stored first; the division is a second kernel.")
+q_rms = ask_number("How many kernels does rms_norm(x4) run, for a new realized input x4?", key="p06_custom_ops.q_rms")
 
 # %%
 %%tinygrad --debug 3 --show schedule,kernels
@@ -135,7 +133,7 @@ def gelu_steps(x):
   return (h * t).realize()
 
 q_steps = quiz("gelu_steps realizes five times. How many kernels does it run, and how many does gelu(x) run?",
-               ["5 and 5", "5 and 1", "1 and 1", "4 and 1"], explain="Every realize ends a kernel; with no realize in between, the whole formula is one elementwise kernel.")
+               ["5 and 5", "5 and 1", "1 and 1", "4 and 1"], key="p06_custom_ops.q_steps")
 
 # %%
 %%tinygrad --show schedule,timing

@@ -122,8 +122,7 @@ print("devices:", sorted(Device._devices))
 
 # %%
 q_sched = quiz("Tensor([1,2,3], device='MY') + Tensor([4,5,6], device='MY'): what does the schedule hold?",
-               ["one kernel", "two copies, then one kernel", "three kernels", "one copy, then one kernel"], answer=1,
-               explain="Each list starts as host data, so each is copied to MY (MyAllocator.copyin); then one kernel adds them.")
+               ["one kernel", "two copies, then one kernel", "three kernels", "one copy, then one kernel"], key="p07_custom_backend.q_sched")
 
 # %% [markdown]
 # `--device MY` runs the cell with MY as the default device; the Kernels tab shows the C that `CStyleLanguage`
@@ -175,8 +174,8 @@ for dev in devices:
 
 # %%
 q_add = quiz("For a + b on 256x256 tensors, how does MY compare with CPU?",
-             ["about the same", "MY is much slower: one Python call per grid point", "MY is faster: no threads to start"], answer=1,
-             explain="The kernel covers 65536 values, 4 per grid point: 16384 calls from Python, each a few microseconds.")
+             ["about the same", "MY is much slower: one Python call per grid point", "MY is faster: no threads to start"],
+             key="p07_custom_backend.q_add")
 
 # %%
 %%tinygrad --device MY --show kernels,timing
