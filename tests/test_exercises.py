@@ -57,9 +57,11 @@ def test_check_fails_on_stub_and_passes_on_solution(key, capsys):
   exec(PRELUDE + stub, ns)
   ok, msg = ex.run(key, ns[name])
   assert not ok and msg
-  assert ex.check(key, ns[name]) is False and "\u2717" in capsys.readouterr().out  # the notebook's call never raises
-  ok, msg = ex.run(key, getattr(solution(stem), name))
-  assert ok, msg
+  # the notebook's call never raises and prints only the verdict: it returns None, so the cell has no Out[] line
+  assert ex.check(key, ns[name]) is None and f"{key}: \u2717 not yet, {msg}" in capsys.readouterr().out
+  assert ex.check(key, getattr(solution(stem), name)) is None
+  out = capsys.readouterr().out
+  assert f"{key}: \u2713 pass" in out, out
 
 def test_no_notebook_contains_a_solution():
   """No reference solution's function or class body (as parsed code) appears in any notebook source or output."""

@@ -5,7 +5,7 @@ The kernel inherits this process's environment. LAZYNB_QUICK=1 (the default here
 the folder that holds mnist/ (.ci/run sets it), else the MNIST notebook downloads the data. Where a notebook's text
 states a number the notebook measures, the executed outputs must agree (tests/notebook_prose.py), and no quiz's
 explanation may show in an output before the cell that reveals it."""
-import os, pathlib, pytest
+import os, pathlib, re, pytest
 from notebook_prose import explained_early, mismatches
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -25,6 +25,10 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
   errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
   assert not errors, "\n".join(f"{o.get('ename')}: {o.get('evalue')}" for o in errors)
   assert any(o.get("output_type") == "stream" for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+  # an exercise's check cell shows its pass/fail message only, no bare True/False Out[] line under it
+  bare = [c.source for c in nb.cells if c.cell_type == "code" and re.search(r'^check\("', c.source, re.M)
+          and any(o.get("output_type") == "execute_result" for o in c.get("outputs", []))]
+  assert not bare, "a check cell shows an Out[] value:\n" + "\n".join(bare)
   wrong = mismatches(path.stem, nb)
   assert not wrong, "the text states a number the run contradicts:\n" + "\n".join(wrong)
   early = explained_early(path.stem, nb)

@@ -1,6 +1,6 @@
 """Build a notebook from a simple text format: cells separated by lines '# %% [markdown]' or '# %%'.
-Usage: python tools/make_notebook.py notebooks/src/NAME.py notebooks/NAME.ipynb"""
-import sys, nbformat
+Usage: python tools/make_notebook.py notebooks/src/NAME.py notebooks/NAME.ipynb (cells that did not change keep their ids)"""
+import pathlib, sys, nbformat
 
 def build(src: str) -> nbformat.NotebookNode:
   nb = nbformat.v4.new_notebook()
@@ -20,5 +20,22 @@ def build(src: str) -> nbformat.NotebookNode:
   nb.cells = cells
   return nb
 
+def keep_ids(nb: nbformat.NotebookNode, old: nbformat.NotebookNode) -> nbformat.NotebookNode:
+  """Give every cell whose type and text are unchanged the id it had in the previous build, so a regenerated
+  notebook's diff shows only the cells that changed (a new or edited cell gets a new id)."""
+  free: dict[tuple[str, str], list[str]] = {}
+  for c in old.cells: free.setdefault((c.cell_type, c.source), []).append(c.id)
+  kept = []
+  for c in nb.cells:
+    ids = free.get((c.cell_type, c.source))
+    kept.append(bool(ids))
+    if ids: c.id = ids.pop(0)
+  used = {c.id for c, k in zip(nb.cells, kept) if k}
+  for c, k in zip(nb.cells, kept):
+    while not k and c.id in used: c.id = nbformat.v4.new_code_cell().id  # a fresh id never repeats a kept one
+  return nb
+
 if __name__ == "__main__":
-  nbformat.write(build(open(sys.argv[1]).read()), sys.argv[2])
+  nb = build(open(sys.argv[1]).read())
+  if pathlib.Path(sys.argv[2]).exists(): nb = keep_ids(nb, nbformat.read(sys.argv[2], as_version=4))
+  nbformat.write(nb, sys.argv[2])

@@ -36,11 +36,12 @@ def run(key: str, obj) -> tuple[bool, str]:
   except Exception as e: return False, f"your code raised {type(e).__name__}: {e}"
   return True, "all hidden tests pass."
 
-def check(key: str, obj) -> bool:
-  """Run exercise `key`'s hidden tests on `obj` and print \u2713 or \u2717 with a hint."""
+def check(key: str, obj) -> None:
+  """Run exercise `key`'s hidden tests on `obj` and print \u2713 or \u2717 with a hint. Returns nothing, so the
+  notebook's check cell (which ends with this call) shows the message and no bare True/False Out[] line; code that
+  wants the verdict as a value calls run()."""
   ok, msg = run(key, obj)
   print(f"{key}: " + ("\u2713 pass, " if ok else "\u2717 not yet, ") + msg)
-  return ok
 
 # ---------------------------------------------------------------- helpers for the hidden tests
 
