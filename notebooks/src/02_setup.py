@@ -203,8 +203,9 @@ with Context(NOOPT=1), capture(rewrites=False) as tr_noopt:
 with capture(rewrites=False) as tr_opt:
   (Tensor([1, 2, 3, 4]) + 7).realize()
 src_noopt, src_opt = tr_noopt.kernels[0]["source"], tr_opt.kernels[0]["source"]
+# what the NOOPT kernel's C does with the 4 elements
+q_noopt.reveal("has a for loop over the 4 elements" if "for (" in src_noopt else "writes the 4 elements out one by one")
 assert "for (" in src_noopt and "for (" not in src_opt and src_opt.count("+7)") == 4
-q_noopt.reveal()
 assert [s["kind"] for s in tr_opt.schedule] == ["copy", "kernel"]
 
 # %% [markdown]
