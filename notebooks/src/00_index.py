@@ -82,7 +82,7 @@
 #
 # ## Try it
 #
-# One round of predict → run → see, with an example from the tinygrad intro blog:
+# One round of predict → run → see, on a small example: double four numbers and subtract 1.
 
 # %%
 %load_ext lazynb
@@ -90,26 +90,28 @@ from lazynb import Tensor, Device, Context, GlobalCounters, dtypes
 from lazynb.trace import capture
 from lazynb.notebook.quiz import quiz
 print("default device:", Device.DEFAULT)
-q = quiz("t = Tensor([1, 2, 3, 4]). How many kernels run for (t + 3 + 4).tolist(), and what does the C code add?",
-         ["2 kernels, adding 3 then 4", "1 kernel, adding 7", "no kernel: NumPy does it"], key="00_index.q")
+q = quiz("t = Tensor([1, 2, 3, 4]). How many kernels run for (t * 2 - 1).tolist()?",
+         ["2 kernels: one multiplies, one subtracts", "1 kernel that multiplies and subtracts", "0 kernels: NumPy does it"],
+         key="00_index.q")
 
 # %%
 %%tinygrad --show schedule,graph,kernels
 t = Tensor([1, 2, 3, 4])
-result = (t + 3 + 4).tolist()
+result = (t * 2 - 1).tolist()
 print(result)
 
 # %% [markdown]
 # In the **Kernels** tab, the schedule: a copy (the list moving from host memory to the CPU device), then one kernel,
-# `E_4`; select the kernel to see its AST and C that adds `7` to each of the four elements, written out without a
-# loop. In **Tensor graph**: the two ADDs you wrote. Tick **NOOPT** and the kernel becomes a `for` loop.
+# `E_4`; select the kernel to see its AST and C that multiplies each of the four elements by 2 and adds `-1`, written
+# out without a loop. In **Tensor graph**: the MUL and the ADD you wrote, the subtraction being an ADD of `NEG(1)`;
+# the compiled C has no NEG left, only the constant `-1`. Tick **NOOPT** and the kernel becomes a `for` loop.
 
 # %%
 with capture(rewrites=False) as tr:
-  again = (Tensor([1, 2, 3, 4]) + 3 + 4).tolist()
-assert result == again == [8, 9, 10, 11]
-assert len(tr.kernels) == 1 and "+7)" in tr.kernels[0]["source"]
-q.reveal(f"{len(tr.kernels)} kernel, adding 7" if "+7)" in tr.kernels[0]["source"] else "2 kernels, adding 3 then 4")
+  again = (Tensor([1, 2, 3, 4]) * 2 - 1).tolist()
+q.reveal(len(tr.kernels))
+assert result == again == [1, 3, 5, 7]
+assert len(tr.kernels) == 1 and tr.kernels[0]["source"].count("*2)+-1)") == 4
 print(tr.summary())
 
 # %% [markdown]

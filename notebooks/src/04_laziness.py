@@ -224,34 +224,38 @@ assert a2 is b2  # the same holds for UOps you build by hand
 #
 # `realize()` does two things: it groups the graph into kernels, and it runs them. `kernelize()` does only the
 # first and writes the decision into the graph: the tensor's UOp becomes `ASSIGN(BUFFER, KERNEL(...))`, "this
-# buffer will be filled by this kernel". The tinygrad blog uses it on `t + 3 + 4`:
+# buffer will be filled by this kernel". Try it where the decision is more than one kernel: scaling a vector so
+# that it sums to 1, `x / x.sum()`. No element can be divided before the whole sum is known.
 
 # %%
-r = Tensor([1, 2, 3, 4]) + 3 + 4
+x = Tensor([1.0, 2.0, 3.0, 4.0])
+r = x / x.sum()
 print(r.uop)
 r.kernelize()
 print(r.uop)
 
 # %% [markdown]
-# Before: two ADDs with the constants 3 and 4, over the COPY. After: an outer **ASSIGN** into a new CPU BUFFER from
-# a **KERNEL** (the add), whose input is an inner ASSIGN filled by a COPY **KERNEL** (the list's data). Each KERNEL's
-# `arg.ast` is the kernel's program; rewriting it the way the code generator does shows the two constants merged:
+# Before: the division as a MUL by the RECIP of the sum (a REDUCE_AXIS, reshaped and expanded back to 4 elements),
+# over the COPY of the list. After: an outer **ASSIGN** into a new CPU BUFFER of 4 from a **KERNEL** (the division,
+# `reason=realize`). Its inputs are two inner ASSIGNs: the list's data, filled by a COPY **KERNEL**, and a BUFFER of
+# **one** element filled by the sum's KERNEL (`reason=reduce`), which reads the same copied data. The expand did not
+# copy the sum four times: the division's kernel reads the one value through a view. Listing the decision, then
+# running it:
 
 # %%
-from lazynb.codegen import full_rewrite_to_sink
-kernel_ast = r.uop.src[1].arg.ast
-lowered = full_rewrite_to_sink(kernel_ast)
-consts = sorted({u.arg for u in lowered.toposort() if u.op is Ops.CONST and any(p.op is Ops.ADD and u in p.src for p in lowered.toposort())})
-print("constants added in the lowered kernel:", consts)
+decided = [(a.src[1].arg.reason, a.src[0].arg) for a in r.uop.toposort() if a.op is Ops.ASSIGN]
+for reason, size in decided: print(f"KERNEL reason={reason:8s} fills a buffer of {size} element(s)")
 GlobalCounters.reset()
 with capture(rewrites=False) as tr:
   values = r.tolist()
-print(values, "ran:", [s["kind"] for s in tr.schedule])
+print(values, "ran:", [(s["kind"], s["reason"]) for s in tr.schedule])
 
 # %%
-assert kernel_ast.op is Ops.SINK and consts == [7]
-assert values == [8, 9, 10, 11] and GlobalCounters.kernel_count == 1
-assert [s["kind"] for s in tr.schedule] == ["copy", "kernel"]  # exactly the two KERNELs that kernelize() decided
+assert sorted(decided) == [("copy", 4), ("realize", 4), ("reduce", 1)]
+np.testing.assert_allclose(values, np.array([1.0, 2.0, 3.0, 4.0]) / 10, rtol=1e-6)
+assert GlobalCounters.kernel_count == 2   # the sum, then the division (the copy moves data, it computes nothing)
+assert [s["kind"] for s in tr.schedule] == ["copy", "kernel", "kernel"]
+assert sorted(s["reason"] for s in tr.schedule) == sorted(reason for reason, _ in decided)  # exactly what kernelize() decided
 
 # %% [markdown]
 # ## 6. From model code to kernels
