@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
 from lazynb.helpers import ceildiv
+from lazynb.gradient import custom_gradient
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 class NNMixin:
@@ -77,7 +78,34 @@ class NNMixin:
     x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
     w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
     ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
+    if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
+      custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
     return ret if bias is None else ret + bias.reshape(1, -1, *[1] * nd)
+
+  def _conv_backward(self, weight: Tensor, groups: int, stride, dilation, pads: list[tuple[int, int]]) -> Callable:
+    """conv2d's own gradient rule (see gradient.custom_gradient), as PyTorch computes it:
+    d/dx = conv_transpose2d(grad, weight): each output pixel spreads its gradient back over its window, which is a
+    convolution of the zero-stuffed gradient with the flipped kernel; no (bs, cin, *out, *k) window gradient is made.
+    d/dw = windows of the padded input times grad, summed over batch and output pixels.
+    Uses the UOps of x and w only (the rule must not keep the output alive)."""
+    T, xu, wu, nd = type(self), self.uop, weight.uop, weight.ndim - 2
+    s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
+    def backward(grad, wanted: tuple[bool, bool]) -> tuple:
+      g, x, w = T(grad), T(xu), T(wu)
+      bs, (cout, cin), k_, o_ = x.shape[0], w.shape[:2], w.shape[2:], g.shape[2:]
+      dx = dw = None
+      if wanted[0]:
+        # the rows of the padded input past the last window get no gradient: output_padding covers them
+        rest = [(i + pb + pa - d * (k - 1) - 1) % s for i, (pb, pa), k, s, d in zip(x.shape[2:], pads, k_, s_, d_)]
+        flat_pads = tuple(p for pair in reversed(pads) for p in pair)  # torch order: last dim first
+        dx = g.conv_transpose2d(w, groups=groups, stride=s_, dilation=d_, padding=flat_pads, output_padding=rest).uop
+      if wanted[1]:
+        xp = x.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else x
+        win = xp._pool(k_, s_, d_).reshape(bs, groups, 1, cin, *o_, *k_)  # (bs, G, 1, cin, *out, *k)
+        gg = g.reshape(bs, groups, cout // groups, 1, *o_, *[1] * nd)
+        dw = (win * gg).sum((0, *range(4, 4 + nd))).reshape(cout, cin, *k_).uop
+      return dx, dw
+    return backward
 
   def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
                        output_padding=0) -> Tensor:
