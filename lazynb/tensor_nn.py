@@ -91,7 +91,9 @@ class NNMixin:
     T, xu, wu, nd = type(self), self.uop, weight.uop, weight.ndim - 2
     s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
     def backward(grad, wanted: tuple[bool, bool]) -> tuple:
-      g, x, w = T(grad), T(xu), T(wu)
+      # the output gradient is read once per window position and output channel: computed once into memory, not
+      # fused (an upstream ReLU and BatchNorm gradient would be recomputed k*k*channels times in each kernel)
+      g, x, w = T(grad).contiguous(), T(xu), T(wu)
       bs, (cout, cin), k_, o_ = x.shape[0], w.shape[:2], w.shape[2:], g.shape[2:]
       dx = dw = None
       if wanted[0]:
