@@ -7,7 +7,21 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
 from lazynb.helpers import ceildiv
 from lazynb.gradient import custom_gradient
+from lazynb.uop.ops import UOp, Ops
 if TYPE_CHECKING: from lazynb.tensor import Tensor
+
+def _reads_through_view(u: UOp) -> bool:
+  """Does the value of u (up to the kernels it would fuse with) read memory through a pad, shrink, permute or flip?
+  Then its flat rows (conv2d's _row_windows) are no single strided view, and their index needs // and %. Walks
+  elementwise and movement ops only, stopping where a kernel of its own would start (a reduce, a buffer, contiguous)."""
+  stack, seen = [u], set()
+  while stack:
+    n = stack.pop()
+    if n in seen or n.op in (Ops.REDUCE_AXIS, Ops.BUFFER, Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN): continue
+    if n.op in (Ops.PAD, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP): return True
+    seen.add(n)
+    stack.extend(n.src)
+  return False
 
 class NNMixin:
   __slots__ = ()
@@ -54,6 +68,19 @@ class NNMixin:
     n = len(noop)
     return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
 
+  def _row_windows(self, k_: tuple[int, int]) -> Tensor:
+    """The windows of a stride-1 2-D convolution laid along whole input rows: (bs, c, oy*W, ky, kx), where output
+    position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
+    windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long
+    contiguous run (480 for a 5x5 kernel on 24x24, not 20), and every load moves by 1 along it: the kernel gets whole
+    vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN)."""
+    (b, c, H, W), (ky, kx) = self.shape, k_
+    oy = H - ky + 1
+    x = self.reshape(b, c, H * W).pad(((0, 0), (0, 0), (0, W)))  # the last windows reach W-1 elements past the end
+    win = x._pool((ky * W,))  # (b, c, ..., ky*W): the flat input at p + j
+    win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape(b, c, oy * W, ky, W)
+    return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
+
   @staticmethod
   def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
     if isinstance(padding, int): return [(padding, padding)] * nd
@@ -71,16 +98,24 @@ class NNMixin:
     if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
     pads = self._padding_pairs(padding, len(HW))
     x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
-    x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
-    rcout, oyx = cout // groups, x.shape[2:2 + len(HW)]
+    rows = len(HW) == 2 and stride in (1, (1, 1)) and dilation in (1, (1, 1)) and 1 < HW[1] and 4 * (HW[1] - 1) <= x.shape[3]
+    if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
+      (H, W), out_shape = x.shape[2:], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
+      # a padded border (or a shrunk wide output of the conv before) read as flat rows would need p // W and p % W in
+      # every load: written out once instead
+      if _reads_through_view(x.uop): x = x.contiguous()
+      x = x._row_windows(HW)
+    else: x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
+    rcout, oyx = cout // groups, x.shape[2:2 + len(HW) - rows]
     x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
     nd = len(oyx)
     x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
     w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
     ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
+    if rows: ret = ret.reshape(bs, cout, out_shape[0], W).shrink(((0, bs), (0, cout), (0, out_shape[0]), (0, out_shape[1])))
     if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
       custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
-    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * nd)
+    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
 
   def _conv_backward(self, weight: Tensor, groups: int, stride, dilation, pads: list[tuple[int, int]]) -> Callable:
     """conv2d's own gradient rule (see gradient.custom_gradient), as PyTorch computes it:
