@@ -82,11 +82,12 @@ pm_gradient = PatternMatcher([
 ])
 
 class CustomGradient:
-  """A composite op's own gradient rule. `inputs`: the UOps its output was built from. `backward(grad, wanted)`: the
-  gradient of each input given the output's (None where `wanted[i]` is False: nothing is built for an input that
-  leads to no target). compute_gradient then skips the nodes between the output and its inputs."""
+  """A composite op's own gradient rule. `inputs`: the UOps its output was built from. `backward(grad, inputs,
+  wanted)`: the gradient of each input given the output's (None where `wanted[i]` is False: nothing is built for an
+  input that leads to no target), computed from `inputs` as given (a rebuilt graph passes its own nodes).
+  compute_gradient then skips the nodes between the output and its inputs."""
   __slots__ = ("name", "inputs", "backward")
-  def __init__(self, name: str, inputs: tuple[UOp, ...], backward: Callable[[UOp, tuple[bool, ...]], tuple[UOp | None, ...]]):
+  def __init__(self, name: str, inputs: tuple[UOp, ...], backward: Callable[[UOp, tuple[UOp, ...], tuple[bool, ...]], tuple[UOp | None, ...]]):
     self.name, self.inputs, self.backward = name, tuple(inputs), backward
   def __repr__(self) -> str: return f"custom gradient: {self.name}"
 
@@ -95,6 +96,19 @@ def custom_gradient(out: UOp, name: str, inputs: tuple[UOp, ...], backward: Call
   not refer to `out` itself, or the node could never be freed."""
   state.custom_grads[out] = CustomGradient(name, inputs, backward)
   return out
+
+def substitute(root: UOp, mapping: dict[UOp, UOp]) -> UOp:
+  """root.substitute(mapping), and a node it rebuilds keeps its custom rule (over the rebuilt inputs). backward() puts
+  the expressions back in place of realized buffers (a TinyJit input, a value read with .item()) this way: every node
+  above them is new, and without this a conv above a realized input would lose its rule."""
+  memo = dict(mapping)
+  for n in root.toposort():
+    if n in memo: continue
+    src = tuple(memo[s] for s in n.src)
+    memo[n] = n if src == n.src else n.replace(src=src)
+    if memo[n] is not n and (rule := state.custom_grads.get(n)) is not None:
+      state.custom_grads[memo[n]] = CustomGradient(rule.name, tuple(memo.get(i, i) for i in rule.inputs), rule.backward)
+  return memo[root]
 
 def _usable_rule(n: UOp, targets: set[UOp]) -> CustomGradient | None:
   """n's custom rule, unless a target lies strictly inside it (then only the plain graph gives that target a gradient)."""
@@ -135,7 +149,7 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     if n not in grads or not leads[n] or not srcs[n]: continue
     if n in targets and not any(leads[s] for s in srcs[n]): continue
     if n in rules:  # the composite's own rule; the nodes inside it are never visited
-      out, why = rules[n].backward(grads[n], tuple(leads[s] for s in srcs[n])), rules[n]
+      out, why = rules[n].backward(grads[n], rules[n].inputs, tuple(leads[s] for s in srcs[n])), rules[n]
     elif (r := pm_gradient.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
     else: out, why = r
     if track: steps.append((n, UOp.sink(*[g for g in out if g is not None]), why))

@@ -141,10 +141,11 @@ class NNMixin:
     d/dx = conv_transpose2d(grad, weight): each output pixel spreads its gradient back over its window, which is a
     convolution of the zero-stuffed gradient with the flipped kernel; no (bs, cin, *out, *k) window gradient is made.
     d/dw = windows of the padded input times grad, summed over batch and output pixels.
-    Uses the UOps of x and w only (the rule must not keep the output alive)."""
-    T, xu, wu, nd = type(self), self.uop, weight.uop, weight.ndim - 2
+    It refers to nothing of the output (the rule must not keep it alive); x and w come in as `inputs`."""
+    T, nd = type(self), weight.ndim - 2
     s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
-    def backward(grad, wanted: tuple[bool, bool]) -> tuple:
+    def backward(grad, inputs, wanted: tuple[bool, bool]) -> tuple:
+      xu, wu = inputs
       # the output gradient is read once per window position and output channel: computed once into memory, not
       # fused (an upstream ReLU and BatchNorm gradient would be recomputed k*k*channels times in each kernel)
       g, x, w = T(grad).contiguous(), T(xu), T(wu)
