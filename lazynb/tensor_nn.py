@@ -23,18 +23,23 @@ def _reads_through_view(u: UOp) -> bool:
     stack.extend(n.src)
   return False
 
-def _use_rows(xshape, k_, stride, dilation) -> bool:
-  """Lay a conv's windows along whole input rows (NNMixin._row_windows)? 2-D, stride 1, no dilation, and at most a
-  quarter of each row wasted on windows that wrap."""
+ROWS_MIN_MACS = 1 << 22
+
+def _use_rows(xshape, k_, stride, dilation, cout: int) -> bool:
+  """Lay a conv's windows along whole input rows (NNMixin._row_windows)? 2-D, stride 1, no dilation, at most a quarter
+  of each row wasted on windows that wrap, and big enough (ROWS_MIN_MACS multiply-adds) for the kernel's speed to
+  matter: the rows layout costs a kernel (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
+  a padded input is written out first); a small conv keeps the one kernel of the plain windows."""
   ones = lambda v: v == 1 if isinstance(v, int) else tuple(v) == (1,) * len(k_)  # noqa: E731
-  return len(k_) == 2 and ones(stride) and ones(dilation) and 1 < k_[1] and 4 * (k_[1] - 1) <= xshape[3]
+  if not (len(k_) == 2 and ones(stride) and ones(dilation) and 1 < k_[1] and 4 * (k_[1] - 1) <= xshape[3]): return False
+  return xshape[0] * cout * xshape[1] * xshape[2] * xshape[3] * k_[0] * k_[1] >= ROWS_MIN_MACS
 
 def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int], lanes: int = 8) -> Tensor:
   """A stride-1 conv's weight gradient over whole rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] *
   x[b, ci, p + ky*W + kx], with g given zeros in the wrapped columns. p is split into `lanes` partial sums, summed
   after: the big kernel's output row is then 8 lanes along which both inputs move by 1 (whole vectors), with kx
   beside it (shifted loads of the same rows) and 4 output channels (docs/benchmarks.md, MNIST CNN)."""
-  (bs, cin_all, H, W), (cout, oy, ox) = xp.shape, g.shape[1:]
+  (bs, cin_all, _, W), (cout, oy, ox) = xp.shape, g.shape[1:]
   cin, rc, P = cin_all // groups, cout // groups, oy * W
   if _reads_through_view(xp.uop): xp = xp.contiguous()
   gw = g.pad(((0, 0), (0, 0), (0, 0), (0, W - ox))).contiguous().reshape(bs, groups, rc, 1, P // lanes, lanes, 1, 1)
@@ -117,9 +122,9 @@ class NNMixin:
     if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
     pads = self._padding_pairs(padding, len(HW))
     x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
-    rows = _use_rows(x.shape, HW, stride, dilation)
+    rows = _use_rows(x.shape, HW, stride, dilation, cout)
     if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
-      (H, W), out_shape = x.shape[2:], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
+      W, out_shape = x.shape[3], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
       # a padded border (or a shrunk wide output of the conv before) read as flat rows would need p // W and p % W in
       # every load: written out once instead
       if _reads_through_view(x.uop): x = x.contiguous()
@@ -158,7 +163,7 @@ class NNMixin:
         dx = g.conv_transpose2d(w, groups=groups, stride=s_, dilation=d_, padding=flat_pads, output_padding=rest).uop
       if wanted[1]:
         xp = x.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else x
-        if _use_rows(xp.shape, k_, s_, d_) and (o_[0] * xp.shape[3]) % 8 == 0: dw = _row_weight_grad(xp, g, groups, k_).uop
+        if _use_rows(xp.shape, k_, s_, d_, cout) and (o_[0] * xp.shape[3]) % 8 == 0: dw = _row_weight_grad(xp, g, groups, k_).uop
         else:
           win = xp._pool(k_, s_, d_).reshape(bs, groups, 1, cin, *o_, *k_)  # (bs, G, 1, cin, *out, *k)
           gg = g.reshape(bs, groups, cout // groups, 1, *o_, *[1] * nd)

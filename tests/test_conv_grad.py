@@ -191,3 +191,34 @@ def test_the_rule_survives_a_realized_input():
   w = Tensor.rand(4, 3, 3, 3, requires_grad=True)
   steps = _gradient_steps(lambda: x.conv2d(w).relu().sum().backward())
   assert [repr(s[2]) for s in steps].count("custom gradient: conv2d") == 1, steps
+
+ROWS_CASES = [  # (batch, cin, cout, H, W, k, padding (torch order), groups): big enough for the rows layout
+  (4, 8, 16, 40, 40, 5, 0, 1),
+  (4, 8, 12, 33, 37, 3, (1, 2, 0, 1), 2),
+  (3, 16, 8, 30, 26, (5, 3), 2, 1),
+  (3, 6, 32, 29, 31, (2, 4), (0, 3, 1, 0), 2),
+]
+
+@pytest.mark.parametrize("case", ROWS_CASES, ids=lambda c: "x".join(str(v).replace(" ", "") for v in c))
+def test_rows_layout_values_and_grads_match_torch(case):
+  """Stride-1 convs big enough for the rows layout (windows along whole input rows, weight gradient in 8 partial sums):
+  odd sizes, asymmetric padding, groups, bias, a fused ReLU and BatchNorm-like upstream gradient."""
+  from lazynb.tensor_nn import _use_rows
+  b, cin, cout, H, W, k, pad, groups = case
+  ks = (k, k) if isinstance(k, int) else k
+  rng = np.random.default_rng(H * W)
+  xs, ws, bs_ = rng.standard_normal((b, cin, H, W)).astype(np.float32), rng.standard_normal((cout, cin // groups, *ks)).astype(np.float32), \
+    rng.standard_normal(cout).astype(np.float32)
+  flat = (pad,) * 4 if isinstance(pad, int) else pad
+  assert _use_rows((b, cin, H + flat[2] + flat[3], W + flat[0] + flat[1]), ks, 1, 1, cout)
+  tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ws, bs_))
+  to = torch.nn.functional.conv2d(torch.nn.functional.pad(tx, flat), tw, tb, groups=groups).relu()
+  lx, lw, lb = (Tensor(a, requires_grad=True) for a in (xs, ws, bs_))
+  lo = lx.conv2d(lw, lb, groups=groups, padding=flat).relu()
+  up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+  ((to - to.mean()) * torch.tensor(up)).sum().backward()
+  ((lo - lo.mean()) * Tensor(up)).sum().backward()
+  np.testing.assert_allclose(lo.numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-3, atol=5e-3)
+  np.testing.assert_allclose(lb.grad.numpy(), tb.grad.numpy(), rtol=1e-3, atol=5e-3)
