@@ -12,6 +12,9 @@ PyTorch runs the same layers eagerly (torch.nn Conv2d/BatchNorm2d/max_pool2d/Lin
 lr 0.005) with torch.set_num_threads set to the thread count lazynb's CPU runtime uses (THREADS, default
 min(nproc, 8)); "kernels/step" is not meaningful there and reads 0. The ratio column is lazynb's speed as a
 fraction of PyTorch's (torch s/step / lazynb s/step), measured in the same run.
+
+`--profile` instead times one lazynb step without TinyJit, kernel by kernel (each re-run, fastest kept), and prints the
+biggest kernels: where a step goes (docs/benchmarks.md, MNIST CNN).
 """
 from __future__ import annotations
 import argparse, importlib.util, json, os, subprocess, sys, time
@@ -68,6 +71,46 @@ def train(framework: str, steps: int, batch: int) -> dict:
   return {"framework": framework, "steps": steps, "batch": batch, "s_per_step": float(np.median(steady)), "first_steps_s": times[:2],
           "kernels_per_step": kernels, "loss_first": losses[0], "loss_last": float(np.mean(losses[-3:]))}
 
+def profile_lazynb(batch: int, top: int = 8) -> None:
+  """One training step without TinyJit, traced: every kernel it runs, re-run twice and its fastest time kept (a busy
+  machine inflates single runs), the biggest `top` printed with GFLOPS and output size; then the step's totals."""
+  if ROOT not in sys.path: sys.path.insert(0, ROOT)
+  from lazynb import Tensor, nn, trace
+  from lazynb.nn.state import get_parameters
+  from lazynb.engine.realize import get_runner
+  (xb, yb), = list(batches(1, batch))
+  Tensor.manual_seed(42)
+  w = 32
+  layers = [nn.Conv2d(1, w, 5), Tensor.relu, nn.Conv2d(w, w, 5), Tensor.relu, nn.BatchNorm(w), Tensor.max_pool2d,
+            nn.Conv2d(w, 2 * w, 3), Tensor.relu, nn.Conv2d(2 * w, 2 * w, 3), Tensor.relu, nn.BatchNorm(2 * w), Tensor.max_pool2d,
+            lambda x: x.flatten(1), nn.Linear(2 * w * 3 * 3, 10)]
+  opt = nn.optim.Adam(get_parameters(layers), lr=0.005)
+  def step():
+    with Tensor.train():
+      opt.zero_grad()
+      loss = Tensor(xb).float().div(255.0).sequential(layers).sparse_categorical_crossentropy(Tensor(yb))
+      loss.backward()
+      opt.step()
+      return loss.item()
+  step()  # compile
+  with trace.Recorder(rewrites=False) as rec:
+    st = time.perf_counter()
+    step()
+    wall = time.perf_counter() - st
+  rows = []
+  for e in rec.of("exec"):
+    d = e.data
+    if d["kind"] != "kernel": continue
+    si = d["item"]
+    runner = get_runner(si.bufs[0].device, si.ast)
+    t = min([d["seconds"]] + [runner(list(si.bufs), si.var_vals) for _ in range(2)])
+    rows.append((t, d["name"], d["op_estimate"], si.bufs[0].nbytes))
+  biggest = max(b.nbytes for e in rec.of("exec") for b in e.data["bufs"])
+  print(f"one step, batch {batch}, no JIT: {len(rows)} kernels, {sum(r[0] for r in rows):.2f} s in kernels (fastest of 3 runs each), "
+        f"{wall:.2f} s wall, largest buffer {biggest / 1e6:.0f} MB")
+  for t, name, ops, out in sorted(rows, reverse=True)[:top]:
+    print(f"  {name:36s} {t * 1e3:8.1f} ms {ops / t / 1e9:7.1f} GFLOPS  output {out / 1e6:6.1f} MB")
+
 def lazynb_threads() -> int:
   """The thread count lazynb's CPU device uses (lazynb/runtime/ops_cpu.py: THREADS, default min(nproc, 8))."""
   return int(os.environ.get("THREADS") or min(os.cpu_count() or 1, 8))
@@ -104,7 +147,12 @@ def main():
   ap.add_argument("--steps", type=int, default=20)
   ap.add_argument("--batch", type=int, default=512)
   ap.add_argument("--child", choices=["lazynb", "torch", "tinygrad"], help=argparse.SUPPRESS)
+  ap.add_argument("--profile", action="store_true", help="only profile one lazynb step: its biggest kernels, no comparison")
   args = ap.parse_args()
+  if args.profile:
+    print("\n".join(environment_lines()), flush=True)
+    profile_lazynb(args.batch)
+    return
   if args.child: print(json.dumps(train(args.child, args.steps, args.batch))); return
   print("\n".join(environment_lines()), flush=True)
   rows, sps = [], {}

@@ -3,11 +3,15 @@ flows to each of its sources. Gradients are UOp graphs like any other, so they s
 and fused like the forward pass, and show up in the notebook's views.
 
 Each rule returns one entry per source: a gradient UOp, or None for "no gradient flows there".
+A composite Tensor method may give its output a rule of its own (`custom_gradient`, kept in `state.custom_grads`):
+conv2d does, so that its input gradient is a transposed convolution instead of the gradient of its window views.
 """
 from __future__ import annotations
 import math
+from typing import Callable
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites
+from lazynb.runstate import state
 
 def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
   op, axes = ret.arg
@@ -77,20 +81,79 @@ pm_gradient = PatternMatcher([
         name="ret"), lambda ret: (None,) * len(ret.src)),
 ])
 
+class CustomGradient:
+  """A composite op's own gradient rule. `inputs`: the UOps its output was built from. `backward(grad, inputs,
+  wanted)`: the gradient of each input given the output's (None where `wanted[i]` is False: nothing is built for an
+  input that leads to no target), computed from `inputs` as given (a rebuilt graph passes its own nodes).
+  compute_gradient then skips the nodes between the output and its inputs."""
+  __slots__ = ("name", "inputs", "backward")
+  def __init__(self, name: str, inputs: tuple[UOp, ...], backward: Callable[[UOp, tuple[UOp, ...], tuple[bool, ...]], tuple[UOp | None, ...]]):
+    self.name, self.inputs, self.backward = name, tuple(inputs), backward
+  def __repr__(self) -> str: return f"custom gradient: {self.name}"
+
+def custom_gradient(out: UOp, name: str, inputs: tuple[UOp, ...], backward: Callable) -> UOp:
+  """Give `out` its own gradient rule (kept by `state.custom_grads`, weakly: it goes with the node). `backward` must
+  not refer to `out` itself, or the node could never be freed."""
+  state.custom_grads[out] = CustomGradient(name, inputs, backward)
+  return out
+
+def substitute(root: UOp, mapping: dict[UOp, UOp]) -> UOp:
+  """root.substitute(mapping), and a node it rebuilds keeps its custom rule (over the rebuilt inputs). backward() puts
+  the expressions back in place of realized buffers (a TinyJit input, a value read with .item()) this way: every node
+  above them is new, and without this a conv above a realized input would lose its rule."""
+  memo = dict(mapping)
+  for n in root.toposort():
+    if n in memo: continue
+    src = tuple(memo[s] for s in n.src)
+    memo[n] = n if src == n.src else n.replace(src=src)
+    if memo[n] is not n and (rule := state.custom_grads.get(n)) is not None:
+      state.custom_grads[memo[n]] = CustomGradient(rule.name, tuple(memo.get(i, i) for i in rule.inputs), rule.backward)
+  return memo[root]
+
+def _usable_rule(n: UOp, targets: set[UOp]) -> CustomGradient | None:
+  """n's custom rule, unless a target lies strictly inside it (then only the plain graph gives that target a gradient)."""
+  if (rule := state.custom_grads.get(n)) is None: return None
+  stop, stack, seen = set(rule.inputs), [n], set()
+  while stack:
+    u = stack.pop()
+    if u in seen or u in stop: continue
+    if u is not n and u in targets: return None
+    seen.add(u)
+    stack.extend(u.src)
+  return rule
+
+def _toposort(root: UOp, targets: set[UOp]) -> tuple[list[UOp], dict[UOp, tuple[UOp, ...]], dict[UOp, CustomGradient]]:
+  """The graph in order, sources first, where a node with a custom rule has the rule's inputs as its sources."""
+  srcs: dict[UOp, tuple[UOp, ...]] = {}
+  rules: dict[UOp, CustomGradient] = {}
+  order: list[UOp] = []
+  stack: list[tuple[UOp, bool]] = [(root, False)]
+  while stack:
+    n, expanded = stack.pop()
+    if expanded: order.append(n); continue  # noqa: E702
+    if n in srcs: continue
+    if (rule := _usable_rule(n, targets) if state.custom_grads else None) is not None: rules[n] = rule
+    srcs[n] = rule.inputs if rule is not None else n.src
+    stack.append((n, True))
+    stack.extend((s, False) for s in reversed(srcs[n]) if s not in srcs)
+  return order, srcs, rules
+
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
   """d(root)/d(t) for each t in targets, given d(loss)/d(root) = root_grad."""
-  topo = root.toposort()
+  topo, srcs, rules = _toposort(root, targets)
   leads: dict[UOp, bool] = {}
-  for n in topo: leads[n] = n in targets or any(leads[s] for s in n.src)
+  for n in topo: leads[n] = n in targets or any(leads[s] for s in srcs[n])
   grads: dict[UOp, UOp] = {root: root_grad}
   track, steps = tracking_rewrites(), []
   for n in reversed(topo):
-    if n not in grads or not leads[n] or not n.src: continue
-    if n in targets and not any(leads[s] for s in n.src): continue
-    if (r := pm_gradient.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
-    out = r[0]
-    if track: steps.append((n, UOp.sink(*[g for g in out if g is not None]), r[1]))
-    for s, g in zip(n.src, out):
+    if n not in grads or not leads[n] or not srcs[n]: continue
+    if n in targets and not any(leads[s] for s in srcs[n]): continue
+    if n in rules:  # the composite's own rule; the nodes inside it are never visited
+      out, why = rules[n].backward(grads[n], rules[n].inputs, tuple(leads[s] for s in srcs[n])), rules[n]
+    elif (r := pm_gradient.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
+    else: out, why = r
+    if track: steps.append((n, UOp.sink(*[g for g in out if g is not None]), why))
+    for s, g in zip(srcs[n], out):
       if g is None or not leads[s]: continue
       grads[s] = grads[s] + g if s in grads else g
   ret = {t: grads[t] for t in targets if t in grads}

@@ -77,6 +77,10 @@ class RunState:
   computed_from    buffer view -> weakref to the expression it was realized from, so backward() can differentiate a
                    graph whose parts were realized. Written by `Tensor.realize_all`. Weak on both sides (no cycle
                    with `realized`).
+  custom_grads     composite output UOp -> its own gradient rule (`gradient.CustomGradient`: the UOps it was built from
+                   and a function from the output's gradient to theirs). compute_gradient uses the rule instead of
+                   differentiating the movement ops inside (conv2d: the input gradient is a transposed convolution).
+                   Written by `gradient.custom_gradient` (conv2d). Weak on the output: the rule dies with its node.
   last_backward    weakref to the loss of the last backward(), or None: an optimizer step realizes it with the update.
                    Written by `Tensor.backward`.
   capturing        TinyJit's record while it watches a call, else None: every kernel and copy run, ("kernel", runner,
@@ -94,6 +98,7 @@ class RunState:
     self.grad_tensors = IdentitySet()
     self.pending_assigns: weakref.WeakSet = weakref.WeakSet()
     self.computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    self.custom_grads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.last_backward: weakref.ReferenceType | None = None
     self.capturing: list | None = None
 
@@ -102,7 +107,7 @@ class RunState:
     return {"buffers": len(self.buffers), "allocated": sum(1 for b in list(self.buffers.values()) if b.is_allocated()),
             "realized": len(self.realized), "superseded": len(self.superseded), "owned": len(self.owned),
             "live": len(self.live), "grad_tensors": len(self.grad_tensors), "pending_assigns": len(self.pending_assigns),
-            "computed_from": len(self.computed_from),
+            "computed_from": len(self.computed_from), "custom_grads": len(self.custom_grads),
             "last_backward": int(self.last_backward is not None and self.last_backward() is not None),
             "capturing": -1 if self.capturing is None else len(self.capturing)}
   def __repr__(self) -> str:

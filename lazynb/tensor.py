@@ -17,7 +17,7 @@ from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, create_schedule, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
-from lazynb.gradient import compute_gradient
+from lazynb.gradient import compute_gradient, substitute
 from lazynb.tensor_nn import NNMixin
 from lazynb.tensor_loss import LossMixin
 from lazynb.tensor_index import IndexMixin
@@ -128,7 +128,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
       leaves = {t.uop for t in list(state.grad_tensors)}
       back = {n: o for n in root.toposort() if n in state.computed_from and n not in leaves and (o := state.computed_from[n]()) is not None}
       if not back: break
-      root = root.substitute(back)
+      root = substitute(root, back)  # (custom gradient rules follow the rebuilt nodes)
     return root
   @staticmethod
   def _stands_for(root: UOp) -> dict[UOp, UOp]:

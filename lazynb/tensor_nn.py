@@ -7,7 +7,46 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
 from lazynb.device import Device
 from lazynb.helpers import ceildiv, prod, MATMUL_PACK, NOOPT
+from lazynb.gradient import custom_gradient
+from lazynb.uop.ops import UOp, Ops
 if TYPE_CHECKING: from lazynb.tensor import Tensor
+
+def _reads_through_view(u: UOp) -> bool:
+  """Does the value of u (up to the kernels it would fuse with) read memory through a pad, shrink, permute or flip?
+  Then its flat rows (conv2d's _row_windows) are no single strided view, and their index needs // and %. Walks
+  elementwise and movement ops only, stopping where a kernel of its own would start (a reduce, a buffer, contiguous)."""
+  stack, seen = [u], set()
+  while stack:
+    n = stack.pop()
+    if n in seen or n.op in (Ops.REDUCE_AXIS, Ops.BUFFER, Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN): continue
+    if n.op in (Ops.PAD, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP): return True
+    seen.add(n)
+    stack.extend(n.src)
+  return False
+
+ROWS_MIN_MACS = 1 << 22
+
+def _use_rows(xshape, k_, stride, dilation, cout: int) -> bool:
+  """Lay a conv's windows along whole input rows (NNMixin._row_windows)? 2-D, stride 1, no dilation, at most a quarter
+  of each row wasted on windows that wrap, and big enough (ROWS_MIN_MACS multiply-adds) for the kernel's speed to
+  matter: the rows layout costs a kernel (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
+  a padded input is written out first); a small conv keeps the one kernel of the plain windows."""
+  ones = lambda v: v == 1 if isinstance(v, int) else tuple(v) == (1,) * len(k_)  # noqa: E731
+  if not (len(k_) == 2 and ones(stride) and ones(dilation) and 1 < k_[1] and 4 * (k_[1] - 1) <= xshape[3]): return False
+  return xshape[0] * cout * xshape[1] * xshape[2] * xshape[3] * k_[0] * k_[1] >= ROWS_MIN_MACS
+
+def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int], lanes: int = 8) -> Tensor:
+  """A stride-1 conv's weight gradient over whole rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] *
+  x[b, ci, p + ky*W + kx], with g given zeros in the wrapped columns. p is split into `lanes` partial sums, summed
+  after: the big kernel's output row is then 8 lanes along which both inputs move by 1 (whole vectors), with kx
+  beside it (shifted loads of the same rows) and 4 output channels (docs/benchmarks.md, MNIST CNN)."""
+  (bs, cin_all, _, W), (cout, oy, ox) = xp.shape, g.shape[1:]
+  cin, rc, P = cin_all // groups, cout // groups, oy * W
+  if _reads_through_view(xp.uop): xp = xp.contiguous()
+  gw = g.pad(((0, 0), (0, 0), (0, 0), (0, W - ox))).contiguous().reshape(bs, groups, rc, 1, P // lanes, lanes, 1, 1)
+  win = xp._row_windows(k_).reshape(bs, groups, 1, cin, P // lanes, lanes, *k_)
+  part = (win * gw).permute(1, 2, 3, 6, 7, 5, 0, 4).sum((6, 7))  # (G, rc, cin, ky, kx, lanes)
+  return part.sum(-1).reshape(cout, cin, *k_)
 
 class NNMixin:
   __slots__ = ()
@@ -75,6 +114,19 @@ class NNMixin:
     n = len(noop)
     return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
 
+  def _row_windows(self, k_: tuple[int, int]) -> Tensor:
+    """The windows of a stride-1 2-D convolution laid along whole input rows: (bs, c, oy*W, ky, kx), where output
+    position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
+    windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long
+    contiguous run (480 for a 5x5 kernel on 24x24, not 20), and every load moves by 1 along it: the kernel gets whole
+    vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN)."""
+    (b, c, H, W), (ky, kx) = self.shape, k_
+    oy = H - ky + 1
+    x = self.reshape(b, c, H * W).pad(((0, 0), (0, 0), (0, W)))  # the last windows reach W-1 elements past the end
+    win = x._pool((ky * W,))  # (b, c, ..., ky*W): the flat input at p + j
+    win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape(b, c, oy * W, ky, W)
+    return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
+
   @staticmethod
   def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
     if isinstance(padding, int): return [(padding, padding)] * nd
@@ -92,14 +144,54 @@ class NNMixin:
     if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
     pads = self._padding_pairs(padding, len(HW))
     x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
-    x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
-    rcout, oyx = cout // groups, x.shape[2:2 + len(HW)]
+    rows = _use_rows(x.shape, HW, stride, dilation, cout)
+    if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
+      W, out_shape = x.shape[3], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
+      # a padded border (or a shrunk wide output of the conv before) read as flat rows would need p // W and p % W in
+      # every load: written out once instead
+      if _reads_through_view(x.uop): x = x.contiguous()
+      x = x._row_windows(HW)
+    else: x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
+    rcout, oyx = cout // groups, x.shape[2:2 + len(HW) - rows]
     x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
     nd = len(oyx)
     x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
     w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
     ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
-    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * nd)
+    if rows: ret = ret.reshape(bs, cout, out_shape[0], W).shrink(((0, bs), (0, cout), (0, out_shape[0]), (0, out_shape[1])))
+    if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
+      custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
+    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
+
+  def _conv_backward(self, weight: Tensor, groups: int, stride, dilation, pads: list[tuple[int, int]]) -> Callable:
+    """conv2d's own gradient rule (see gradient.custom_gradient), as PyTorch computes it:
+    d/dx = conv_transpose2d(grad, weight): each output pixel spreads its gradient back over its window, which is a
+    convolution of the zero-stuffed gradient with the flipped kernel; no (bs, cin, *out, *k) window gradient is made.
+    d/dw = windows of the padded input times grad, summed over batch and output pixels.
+    It refers to nothing of the output (the rule must not keep it alive); x and w come in as `inputs`."""
+    T, nd = type(self), weight.ndim - 2
+    s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
+    def backward(grad, inputs, wanted: tuple[bool, bool]) -> tuple:
+      xu, wu = inputs
+      # the output gradient is read once per window position and output channel: computed once into memory, not
+      # fused (an upstream ReLU and BatchNorm gradient would be recomputed k*k*channels times in each kernel)
+      g, x, w = T(grad).contiguous(), T(xu), T(wu)
+      bs, (cout, cin), k_, o_ = x.shape[0], w.shape[:2], w.shape[2:], g.shape[2:]
+      dx = dw = None
+      if wanted[0]:
+        # the rows of the padded input past the last window get no gradient: output_padding covers them
+        rest = [(i + pb + pa - d * (k - 1) - 1) % s for i, (pb, pa), k, s, d in zip(x.shape[2:], pads, k_, s_, d_)]
+        flat_pads = tuple(p for pair in reversed(pads) for p in pair)  # torch order: last dim first
+        dx = g.conv_transpose2d(w, groups=groups, stride=s_, dilation=d_, padding=flat_pads, output_padding=rest).uop
+      if wanted[1]:
+        xp = x.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else x
+        if _use_rows(xp.shape, k_, s_, d_, cout) and (o_[0] * xp.shape[3]) % 8 == 0: dw = _row_weight_grad(xp, g, groups, k_).uop
+        else:
+          win = xp._pool(k_, s_, d_).reshape(bs, groups, 1, cin, *o_, *k_)  # (bs, G, 1, cin, *out, *k)
+          gg = g.reshape(bs, groups, cout // groups, 1, *o_, *[1] * nd)
+          dw = (win * gg).sum((0, *range(4, 4 + nd))).reshape(cout, cin, *k_).uop
+      return dx, dw
+    return backward
 
   def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
                        output_padding=0) -> Tensor:

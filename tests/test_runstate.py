@@ -1,6 +1,6 @@
 """The realize/autograd registries live in one object, `lazynb.runstate.state`: its counts follow what the program does,
 its entries die with the tensors and nodes they are about, and no module keeps a registry of its own."""
-import ast, gc, pathlib
+import ast, gc, pathlib, weakref
 import numpy as np
 from lazynb import Tensor, TinyJit
 from lazynb.runstate import state, RunState
@@ -93,7 +93,7 @@ def test_tinyjit_capture_is_recorded_in_the_state_only_while_it_watches():
 def test_describe_and_repr_name_every_registry():
   d = state.describe()
   assert set(d) == {"buffers", "allocated", "realized", "superseded", "owned", "live", "grad_tensors", "pending_assigns",
-                    "computed_from", "last_backward", "capturing"}
+                    "computed_from", "custom_grads", "last_backward", "capturing"}
   assert all(isinstance(v, int) for v in d.values())
   r = repr(state)
   assert r.startswith("RunState(") and "grad_tensors=" in r and "realized=" in r
@@ -119,3 +119,16 @@ def test_no_module_but_runstate_keeps_a_weak_registry():
       if name in ("WeakKeyDictionary", "WeakSet", "WeakValueDictionary"):
         found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
   assert found == []
+
+def test_custom_gradient_rule_dies_with_its_node():
+  """conv2d gives its output a gradient rule (state.custom_grads); the rule holds the conv's inputs, never its output,
+  so dropping the output frees the entry and the graph."""
+  gc.collect()
+  before = state.describe()["custom_grads"]
+  x, w = Tensor.rand(1, 2, 6, 6, requires_grad=True), Tensor.rand(3, 2, 3, 3, requires_grad=True)
+  y = x.conv2d(w)
+  assert state.describe()["custom_grads"] == before + 1
+  ref = weakref.ref(y.uop)
+  del y
+  gc.collect()
+  assert ref() is None and state.describe()["custom_grads"] == before

@@ -366,3 +366,23 @@ def test_expr_str_readable():
   assert expr_str(g * 4 + r) == "((gidx0*4)+ridx0)"
   assert expr_str(g + (-3)) == "(gidx0-3)"
   assert expr_str(c(0) < g) == "(gidx0>0)"
+
+@pytest.mark.parametrize("make", [
+  lambda g, a, b: (g * 25 + 24 + a * -5 + b * -1) // 25, lambda g, a, b: (g * 25 + 24 + a * -5 + b * -1) % 25,
+  lambda g, a, b: (g * 800 + a * 25 + 24 + b * -5) // 25, lambda g, a, b: (g * 800 + a * 25 + 24 + b * -5) % 25,
+  lambda g, a, b: (g * 10 + a * -2 + 9) // 10, lambda g, a, b: (g * 10 + a * -2 + 9) % 10,
+  lambda g, a, b: (g * 10 + 3 + a * -1 + b * -1) // 10, lambda g, a, b: (g * 10 + 3 + a * -1 + b * -1) % 10,
+], ids=lambda f: "")
+def test_symbolic_whole_multiples_beside_a_mixed_sign_rest(make):
+  """A flipped view's index: whole multiples of c beside a rest with negative terms. Where the rest stays within one
+  multiple of c the division leaves no // or % (the transposed conv's flipped weights merge into one view); where it
+  does not (the last pair: 3 - a - b crosses 0) the value is still right. g + 1 keeps every expression >= 0."""
+  g, a, b = gidx(4, "g"), gidx(5, "a"), gidx(5, "b")
+  e = make(g + 1, a, b)
+  assert_same_everywhere(e, simp(e))
+
+def test_symbolic_flipped_index_folds():
+  g, a, b = gidx(4, "g"), gidx(5, "a"), gidx(5, "b")
+  assert not any(n.op in (Ops.IDIV, Ops.MOD) for n in simp((g * 25 + 24 + a * -5 + b * -1) // 25).toposort())
+  assert simp((g * 25 + 24 + a * -5 + b * -1) // 25) is g
+  assert not any(n.op in (Ops.IDIV, Ops.MOD) for n in simp((g * 25 + 24 + a * -5 + b * -1) % 25).toposort())

@@ -225,8 +225,13 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
     vec, regs = k.renderer.simd_floats, k.renderer.simd_regs
+    window = sliding_window_axis(k)
     used: list[frozenset] = []
-    for _ in range(2):
+    if (lanes := partial_sum_lanes(k)) is not None:  # whole vectors of partial sums, a window beside them, 4 rows
+      lane, win, rows = lanes
+      for o in [Opt(OptOps.UPCAST, lane, 8)] + ([Opt(OptOps.UPCAST, win, 0)] if win is not None else []) + \
+               ([Opt(OptOps.UPCAST, rows, 4)] if rows is not None else []): _try(k, o)
+    for _ in range(0 if lanes is not None else 2):
       cands = []
       strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
       for a in k.axes_of(AxisType.GLOBAL):
@@ -239,6 +244,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
       a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
       if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores), one 64-byte line of floats
         line = [vec] if vec >= 16 else [vec, 2]  # (two vectors at most: with SSE two 4-float vectors)
+        if window is not None: line = [min(vec, 8)]  # a sliding window: one 8-float vector per row (see below)
         amts = next(c for c in (line, [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
       else:  # rows: as many as the accumulator budget allows, leaving a count the threads can share
         vectors, n = max(1, k.upcast_size() // vec), k.full_shape[a]
@@ -246,7 +252,10 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         amts = [next((r for r in fits if (n // r) % max(1, k.renderer.threads) == 0), fits[0])]
       if all(_try(k, Opt(OptOps.UPCAST, a, amt)) for amt in amts): used.append(zeros)
     reds = [a for a in k.axes_of(AxisType.REDUCE) if not k.is_sym(a) and k.full_shape[a] % 4 == 0 and k.full_shape[a] > 4 and a not in arange_axes(k)]
-    if reds and k.upcast_size() <= 256: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
+    if lanes is not None: pass
+    elif window is not None and any(k.axis_types[a] is AxisType.UPCAST for a in range(len(k.full_shape))) and \
+       _try(k, Opt(OptOps.UNROLL, window, 0)): pass
+    elif reds and k.upcast_size() <= 256: _try(k, Opt(OptOps.UNROLL, reds[-1], 4))
     elif not used and (g := k.axes_of(AxisType.GLOBAL)) and not k.is_sym(g[-1]) and k.full_shape[g[-1]] % 4 == 0: _try(k, Opt(OptOps.UPCAST, g[-1], 4))
   elif (globals_ := k.axes_of(AxisType.GLOBAL)) and not k.is_sym(globals_[-1]):
     last = globals_[-1]
@@ -260,6 +269,39 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
       for t in range(n, 1, -1):
         if k.full_shape[0] % t == 0 and _try(k, Opt(OptOps.THREAD, 0, t)): break
   return k.applied_opts
+
+def sliding_window_axis(k: Kernel) -> int | None:
+  """A convolution's kx: a short reduce axis (2-8) along which an input moves by 1, as it does along the contiguous
+  output row (out[p] reads in[p + kx]). Unrolling it whole puts in[p + 0..kx-1 + lane] side by side, which the C
+  compiler turns into unaligned vector loads; unrolling cin by 4 instead left it shuffling lanes (5.6x slower for
+  the course CNN's 5x5 conv on one core: docs/benchmarks.md, MNIST CNN)."""
+  strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
+  out = strides[0]
+  if out is None: return None
+  rows = [a for a in k.axes_of(AxisType.GLOBAL) if out[a] == 1 and not k.is_sym(a)]
+  for a in reversed(k.axes_of(AxisType.REDUCE)):
+    if k.is_sym(a) or not 2 <= k.full_shape[a] <= 8 or a in arange_axes(k): continue
+    if any(rs is not None and rs[a] == 1 and any(rs[r] == 1 for r in rows) for rs in strides[1:]): return a
+  return None
+
+def partial_sum_lanes(k: Kernel) -> tuple[int, int | None, int | None] | None:
+  """A reduce whose contiguous output axis of 8 is a set of partial sums: the output and every input move by 1 along
+  it (conv2d's weight gradient over rows, lazynb.tensor_nn._row_weight_grad). Returns (lane axis, window axis, row
+  axis): the window is a short output axis (2-8) along which one input moves by 1 and another is broadcast (kx: the
+  same rows, shifted), the row axis one (divisible by 4) along which the window's input is broadcast (the output
+  channel). Upcasting lanes 8, window whole, rows 4 ran the course CNN's conv2 weight gradient (batch 64, one core)
+  in 32 ms; the 8x8 channel tile took 150-200 ms, and lanes with 8x4 channels 75 ms."""
+  strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
+  out, ins = strides[0], [rs for rs in strides[1:] if rs is not None]
+  if out is None or not ins: return None
+  glob = [a for a in k.axes_of(AxisType.GLOBAL) if not k.is_sym(a)]
+  lane = next((a for a in reversed(glob) if out[a] == 1 and k.full_shape[a] == 8 and all(rs[a] == 1 for rs in ins)), None)
+  if lane is None: return None
+  win = next((a for a in glob if a != lane and 2 <= k.full_shape[a] <= 8 and any(rs[a] == 1 for rs in ins) and
+              any(rs[a] == 0 for rs in ins)), None)
+  moving = [rs for rs in ins if win is not None and rs[win] == 1]
+  rows = next((a for a in glob if a not in (lane, win) and k.full_shape[a] % 4 == 0 and moving and all(rs[a] == 0 for rs in moving)), None)
+  return lane, win, rows
 
 def _try(k: Kernel, opt: Opt) -> bool:
   try: k.apply_opt(opt)

@@ -40,6 +40,13 @@ def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
   cv = c.arg
   if cv <= 0 or x.vmin < 0 or not exact(x): return None
   terms = [term_coeff(t) for t in split_terms(x)]
+  # x = c*q + s where the rest s (any signs) stays within one multiple of c: x//c = q + s//c, x%c = s - c*(s//c).
+  # A flipped view reads 24 - 5*a - b (a, b < 5) next to multiples of 25: its //25 is 0 and its %25 is itself.
+  whole = [(b, k // cv) for b, k in terms if b is not None and k % cv == 0]
+  if whole and len(whole) < len(terms):
+    rest = build_sum(x.dtype, [(b, k) for b, k in terms if b is None or k % cv])
+    if (m := rest.vmin // cv) == rest.vmax // cv:
+      return build_sum(x.dtype, whole + [(None, m)]) if is_div else (rest - m * cv if m else rest)
   if any(k < 0 or (b is not None and b.vmin < 0) for b, k in terms): return None
   if any(k >= cv for _, k in terms):
     quot = [(b, k // cv) for b, k in terms if k // cv]
