@@ -22,9 +22,10 @@ with warnings.catch_warnings(record=True) as ws:
 print(json.dumps({"out": out, "warnings": [f"{w.category.__name__}: {w.message}" for w in ws]}))
 """
 
-def child(cache, *consts):
-  """Run kernels in a fresh process (no in-memory caches) with LAZYNB_CACHE=cache: (results, warnings)."""
-  env = dict(os.environ, PYTHONPATH=str(ROOT), LAZYNB_CACHE=str(cache), BEAM_PROGRESS="0")
+def child(cache, *consts, loader: str = "auto"):
+  """Run kernels in a fresh process (no in-memory caches) with LAZYNB_CACHE=cache: (results, warnings). `loader`: how
+  CPU kernels load (LAZYNB_LOADER): only "dlopen" writes library files into the cache's libs/ directory."""
+  env = dict(os.environ, PYTHONPATH=str(ROOT), LAZYNB_CACHE=str(cache), BEAM_PROGRESS="0", LAZYNB_LOADER=loader)
   p = subprocess.run([sys.executable, "-c", CHILD, *map(str, consts)], env=env, capture_output=True, text=True, timeout=300)
   assert p.returncode == 0, p.stderr[-3000:]
   res = json.loads(p.stdout.strip().splitlines()[-1])
@@ -79,15 +80,16 @@ def test_damaged_database_row_is_rebuilt_not_loaded(tmp_path):
   assert child(cache, 2, 1) == []
 
 def test_altered_library_file_is_rewritten_not_loaded(tmp_path):
-  """A .so in the libs dir whose bytes changed (same size: here the `+2` kernel's) is rewritten before loading."""
+  """A .so in the libs dir whose bytes changed (same size: here the `+2` kernel's) is rewritten before loading.
+  (Library files exist with the dlopen loader only: objects are loaded from the database's bytes, checked above.)"""
   cache = tmp_path / "c"
-  child(cache, 1)
+  child(cache, 1, loader="dlopen")
   libs1 = set((cache / "libs").iterdir())
-  child(cache, 2)
+  child(cache, 2, loader="dlopen")
   (lib1,), (lib2,) = libs1, set((cache / "libs").iterdir()) - libs1
   assert lib1.stat().st_size == lib2.stat().st_size  # so a check of the size alone cannot tell them apart
   lib1.write_bytes(lib2.read_bytes())
-  child(cache, 1)
+  child(cache, 1, loader="dlopen")
   assert lib1.read_bytes() != lib2.read_bytes()
 
 # ---------------------------------------------------------------- unwritable caches
@@ -99,15 +101,17 @@ def test_cache_path_is_a_file(tmp_path):
   one_cache_warning(child(f / "below", 1, 2))
   assert f.read_text() == "not a directory"
 
-def test_unwritable_cache_directory(tmp_path):
+@pytest.mark.parametrize("loader", ["auto", "dlopen"])
+def test_unwritable_cache_directory(tmp_path, loader):
   cache = tmp_path / "c"
   cache.mkdir()
-  with unwritable(cache): one_cache_warning(child(cache, 1))
-  child(cache, 1)  # filled now
+  with unwritable(cache): one_cache_warning(child(cache, 1, loader=loader))
+  child(cache, 1, loader=loader)  # filled now
   before = {p: p.read_bytes() for p in cache.rglob("*") if p.is_file() and "cache.db" not in p.name}
-  with unwritable(cache / "libs"): one_cache_warning(child(cache, 3))  # a new kernel, nowhere to write its library
+  if loader == "dlopen":
+    with unwritable(cache / "libs"): one_cache_warning(child(cache, 3, loader=loader))  # a new kernel, nowhere to write its library
   with unwritable(cache):
-    one_cache_warning(child(cache, 1, 4))
+    one_cache_warning(child(cache, 1, 4, loader=loader))
   assert all(p.read_bytes() == b for p, b in before.items())
 
 def test_read_only_database_is_used_without_writes_and_kept(tmp_path):
