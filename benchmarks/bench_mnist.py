@@ -33,6 +33,15 @@ def batches(steps: int, batch: int):
     idx = rng.integers(0, xs.shape[0], batch)
     yield xs[idx], ys[idx]
 
+def course_cnn(Tensor, nn, get_parameters):
+  """The course's CNN (beautiful_mnist's shape) and its Adam, from the given framework's Tensor and nn (lazynb or tinygrad)."""
+  Tensor.manual_seed(42)
+  w = 32
+  layers = [nn.Conv2d(1, w, 5), Tensor.relu, nn.Conv2d(w, w, 5), Tensor.relu, nn.BatchNorm(w), Tensor.max_pool2d,
+            nn.Conv2d(w, 2 * w, 3), Tensor.relu, nn.Conv2d(2 * w, 2 * w, 3), Tensor.relu, nn.BatchNorm(2 * w), Tensor.max_pool2d,
+            lambda x: x.flatten(1), nn.Linear(2 * w * 3 * 3, 10)]
+  return layers, nn.optim.Adam(get_parameters(layers), lr=0.005)
+
 def train(framework: str, steps: int, batch: int) -> dict:
   data = list(batches(steps, batch))  # read before importing the framework under test
   if framework == "torch": return train_torch(data, steps, batch)
@@ -44,12 +53,7 @@ def train(framework: str, steps: int, batch: int) -> dict:
     from tinygrad import Tensor, TinyJit, GlobalCounters, nn, Context  # type: ignore
     from tinygrad.nn.state import get_parameters  # type: ignore
     train_mode = lambda: getattr(Tensor, "train", None) and Tensor.train() or Context(TRAINING=1)  # noqa: E731  (0.14: a ContextVar)
-  Tensor.manual_seed(42)
-  w = 32
-  layers = [nn.Conv2d(1, w, 5), Tensor.relu, nn.Conv2d(w, w, 5), Tensor.relu, nn.BatchNorm(w), Tensor.max_pool2d,
-            nn.Conv2d(w, 2 * w, 3), Tensor.relu, nn.Conv2d(2 * w, 2 * w, 3), Tensor.relu, nn.BatchNorm(2 * w), Tensor.max_pool2d,
-            lambda x: x.flatten(1), nn.Linear(2 * w * 3 * 3, 10)]
-  opt = nn.optim.Adam(get_parameters(layers), lr=0.005)
+  layers, opt = course_cnn(Tensor, nn, get_parameters)
 
   @TinyJit
   def step(x, y):
@@ -79,12 +83,7 @@ def profile_lazynb(batch: int, top: int = 8) -> None:
   from lazynb.nn.state import get_parameters
   from lazynb.engine.realize import get_runner
   (xb, yb), = list(batches(1, batch))
-  Tensor.manual_seed(42)
-  w = 32
-  layers = [nn.Conv2d(1, w, 5), Tensor.relu, nn.Conv2d(w, w, 5), Tensor.relu, nn.BatchNorm(w), Tensor.max_pool2d,
-            nn.Conv2d(w, 2 * w, 3), Tensor.relu, nn.Conv2d(2 * w, 2 * w, 3), Tensor.relu, nn.BatchNorm(2 * w), Tensor.max_pool2d,
-            lambda x: x.flatten(1), nn.Linear(2 * w * 3 * 3, 10)]
-  opt = nn.optim.Adam(get_parameters(layers), lr=0.005)
+  layers, opt = course_cnn(Tensor, nn, get_parameters)
   def step():
     with Tensor.train():
       opt.zero_grad()
