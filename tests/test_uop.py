@@ -386,3 +386,31 @@ def test_symbolic_flipped_index_folds():
   assert not any(n.op in (Ops.IDIV, Ops.MOD) for n in simp((g * 25 + 24 + a * -5 + b * -1) // 25).toposort())
   assert simp((g * 25 + 24 + a * -5 + b * -1) // 25) is g
   assert not any(n.op in (Ops.IDIV, Ops.MOD) for n in simp((g * 25 + 24 + a * -5 + b * -1) % 25).toposort())
+
+def test_hash_consing_holds_across_threads():
+  """BEAM builds UOps on several threads: equal UOps built at the same time must still be one object, and a dead
+  node's cache entry must never be removed twice (that raised KeyError inside a weakref callback, seen in CI)."""
+  import sys, threading
+  from lazynb.dtype import dtypes
+  from lazynb.uop.ops import UOp, Ops
+  errors, seen = [], []
+  old_hook, old_interval = sys.unraisablehook, sys.getswitchinterval()
+  sys.unraisablehook = lambda u: errors.append(u.exc_value)
+  sys.setswitchinterval(1e-6)
+  def work(t):
+    kept = []
+    for rep in range(300):
+      for i in range(20):
+        u = UOp(Ops.ADD, dtypes.index, (UOp.const(dtypes.index, rep % 3), UOp(Ops.RANGE, dtypes.index, (), (i, 50, f"r{i}"))))
+        if (rep + t) % 7 == 0: kept.append(u)  # some live on, most die at once (their cache entries go)
+    seen.append(kept)
+  try:
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads: th.start()
+    for th in threads: th.join()
+  finally: sys.unraisablehook, _ = old_hook, sys.setswitchinterval(old_interval)
+  assert errors == []
+  by_key: dict = {}
+  for kept in seen:
+    for u in kept: by_key.setdefault((u.src[0].arg, u.src[1].arg), set()).add(id(u))
+  assert by_key and all(len(ids) == 1 for ids in by_key.values())

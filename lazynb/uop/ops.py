@@ -6,7 +6,7 @@ the lazy tensor graph (BUFFER, RESHAPE, ADD, REDUCE_AXIS ...), kernel ASTs (LOAD
 lowered program (RANGE, SPECIAL, DEFINE_ACC ...).
 """
 from __future__ import annotations
-import itertools, math, weakref
+import itertools, math, threading, weakref
 from typing import Any
 from lazynb.dtype import DType, dtypes
 from lazynb.helpers import prod
@@ -21,15 +21,21 @@ from lazynb.uop.rewrite import (UPat, PatternMatcher, graph_rewrite, rewrite_hoo
 # ---------------------------------------------------------------- the UOp
 
 class UOpMetaClass(type):
+  """Hash-consing: building a UOp equal to a live one returns that one, so equal graphs are the same objects.
+  BEAM renders kernels on threads, so the lookup-and-insert and the removal of a dead entry hold one lock (re-entrant:
+  a dead UOp's callback can run inside __call__, when building a node frees another)."""
   cache: dict[tuple, weakref.ReferenceType] = {}
+  lock = threading.RLock()
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
     key = (op, dtype, src, arg, type(arg))
-    if (ref := UOpMetaClass.cache.get(key)) is not None and (ret := ref()) is not None: return ret
-    ret = super().__call__(op, dtype, src, arg)
-    def _drop(r, key=key, cache=UOpMetaClass.cache):  # (the dict itself: module globals are gone at interpreter exit)
-      if cache.get(key) is r: del cache[key]
-    UOpMetaClass.cache[key] = weakref.ref(ret, _drop)
-    return ret
+    with UOpMetaClass.lock:
+      if (ref := UOpMetaClass.cache.get(key)) is not None and (ret := ref()) is not None: return ret
+      ret = super().__call__(op, dtype, src, arg)
+      def _drop(r, key=key, cache=UOpMetaClass.cache, lock=UOpMetaClass.lock):  # (module globals are gone at interpreter exit)
+        with lock:
+          if cache.get(key) is r: del cache[key]
+      UOpMetaClass.cache[key] = weakref.ref(ret, _drop)
+      return ret
 
 _KERNEL_LEVEL = {Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_GLOBAL, Ops.DEFINE_ACC, Ops.LOAD, Ops.INDEX, Ops.VIEW}
 

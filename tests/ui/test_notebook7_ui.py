@@ -56,13 +56,18 @@ def test_tinygrad_cell_runs_live_in_notebook7(nb7, browser):
   deadline = time.time() + 240
   cells = pg.locator(".jp-Notebook .jp-Cell")
   for i in range(2):
-    cells.nth(i).locator(".jp-InputPrompt").click()
-    pg.keyboard.press("Escape")
-    pg.keyboard.press("Control+Enter")
+    sent = 0.0
     while True:
       prompt = cells.nth(i).locator(".jp-InputPrompt").inner_text().strip()
       if prompt.startswith("[") and prompt not in ("[ ]:", "[*]:"): break
       assert time.time() < deadline, f"cell {i} did not finish in Notebook 7: prompt {prompt!r}"
+      # a keystroke that reached no cell (focus still moving after the page loaded; seen once in CI) leaves the prompt
+      # empty, not [*]: select the cell and send it again. A cell that started ([*]) is never sent twice.
+      if prompt == "[ ]:" and time.time() - sent > 15:
+        cells.nth(i).locator(".jp-InputPrompt").click()
+        pg.keyboard.press("Escape")
+        pg.keyboard.press("Control+Enter")
+        sent = time.time()
       time.sleep(0.3)
   view = cells.nth(1).locator(f".jp-RenderedLazynbTrace{VIEW}")
   view.wait_for()
