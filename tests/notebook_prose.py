@@ -123,10 +123,17 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 def cell_text(cell) -> str:
   """A code cell's text outputs (streams, and the plain text of results and displays), colour codes removed."""
-  parts = []
+  parts, last_stream = [], None
   for o in cell.get("outputs", []):
-    if o.get("output_type") == "stream": parts.append(o.get("text", ""))
-    elif "text/plain" in o.get("data", {}): parts.append(o["data"]["text/plain"])
+    if o.get("output_type") == "stream":
+      # one print can arrive as several stream outputs (the kernel flushes mid-line under load: "dz/dx =" then
+      # " 0.8"): consecutive pieces of the same stream are one text
+      if last_stream == o.get("name") and parts: parts[-1] += o.get("text", "")
+      else: parts.append(o.get("text", ""))
+      last_stream = o.get("name")
+      continue
+    last_stream = None
+    if "text/plain" in o.get("data", {}): parts.append(o["data"]["text/plain"])
   return ANSI.sub("", "".join(p if p.endswith("\n") else p + "\n" for p in parts))
 
 def find(claim: Claim, cells) -> list[tuple[int, re.Match]]:

@@ -120,3 +120,11 @@ def test_an_explanation_shown_before_its_reveal_is_caught():
   assert "shows in the output of cell 0, before its reveal" in msg
   (msg,) = about_q_fuse(_nb(("code", ask, ""), ("code", "print(1)", "1\n")))
   assert "revealed in 0" in msg
+
+def test_a_line_split_across_stream_outputs_is_one_line():
+  """Under load the kernel can flush one print in pieces; the checker must read them as the line they are."""
+  from notebook_prose import cell_text
+  cell = {"outputs": [{"output_type": "stream", "name": "stdout", "text": "2.0 1.6\ndz/dx ="},
+                      {"output_type": "stream", "name": "stdout", "text": " 0.8\n"},
+                      {"output_type": "execute_result", "data": {"text/plain": "42"}}]}
+  assert cell_text(cell) == "2.0 1.6\ndz/dx = 0.8\n42\n"
