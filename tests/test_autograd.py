@@ -491,6 +491,16 @@ def test_max_pool2d_grad(cfg):
   a = np.random.default_rng(71).permutation(2 * 2 * 6 * 6).reshape(2, 2, 6, 6).astype(np.float32) / 10  # no ties
   check(lambda x: x.max_pool2d(**cfg), lambda x: F.max_pool2d(x, **cfg), [a])
 
+TILED = [dict(kernel_size=2), dict(kernel_size=(2, 3)), dict(kernel_size=3, padding=1), dict(kernel_size=(3, 2), stride=(3, 2))]
+
+@pytest.mark.parametrize("cfg", TILED, ids=[str(sorted(c.items())) for c in TILED])
+def test_tiled_pool_grads_on_sizes_the_windows_do_not_divide(cfg):
+  """stride == kernel (the windows tile the input: a cut and a reshape) on 7x11: the rows and columns past the last
+  window get no gradient, padding with -inf (max) or 0 (avg) sits outside the cut."""
+  a = np.random.default_rng(74).permutation(2 * 3 * 7 * 11).reshape(2, 3, 7, 11).astype(np.float32) / 10  # no ties
+  check(lambda x: x.max_pool2d(**cfg), lambda x: F.max_pool2d(x, **cfg), [a])
+  check(lambda x: x.avg_pool2d(**cfg), lambda x: F.avg_pool2d(x, **cfg), [a])
+
 def test_max_pool2d_dilation_grad():
   a = np.random.default_rng(72).permutation(49).reshape(1, 1, 7, 7).astype(np.float32)
   check(lambda x: x.max_pool2d(2, stride=1, dilation=2), lambda x: F.max_pool2d(x, 2, stride=1, dilation=2), [a])

@@ -197,13 +197,15 @@ ROWS_CASES = [  # (batch, cin, cout, H, W, k, padding (torch order), groups): bi
   (4, 8, 12, 33, 37, 3, (1, 2, 0, 1), 2),
   (3, 16, 8, 30, 26, (5, 3), 2, 1),
   (3, 6, 32, 29, 31, (2, 4), (0, 3, 1, 0), 2),
+  (40, 4, 8, 20, 20, 3, 0, 1),  # batches the weight gradient sums in two chunks (_batch_chunk: 20 images each)
+  (48, 4, 8, 18, 18, 3, 1, 2),
 ]
 
 @pytest.mark.parametrize("case", ROWS_CASES, ids=lambda c: "x".join(str(v).replace(" ", "") for v in c))
 def test_rows_layout_values_and_grads_match_torch(case):
   """Stride-1 convs big enough for the rows layout (windows along whole input rows, weight gradient in 8 partial sums):
   odd sizes, asymmetric padding, groups, bias, a fused ReLU and BatchNorm-like upstream gradient."""
-  from lazynb.tensor_nn import _use_rows
+  from lazynb.tensor_nn import _use_rows, _batch_chunk
   b, cin, cout, H, W, k, pad, groups = case
   ks = (k, k) if isinstance(k, int) else k
   rng = np.random.default_rng(H * W)
@@ -211,6 +213,7 @@ def test_rows_layout_values_and_grads_match_torch(case):
     rng.standard_normal(cout).astype(np.float32)
   flat = (pad,) * 4 if isinstance(pad, int) else pad
   assert _use_rows((b, cin, H + flat[2] + flat[3], W + flat[0] + flat[1]), ks, 1, 1, cout)
+  assert _batch_chunk(b) == (b if b < 40 else b // 2)
   tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ws, bs_))
   to = torch.nn.functional.conv2d(torch.nn.functional.pad(tx, flat), tw, tb, groups=groups).relu()
   lx, lw, lb = (Tensor(a, requires_grad=True) for a in (xs, ws, bs_))
