@@ -40,17 +40,18 @@ def _batch_chunk(bs: int) -> int:
   the batch from 32 down to 8 (the whole batch when none is)."""
   return next((d for d in range(32, 7, -1) if bs % d == 0), bs)
 
-def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int], lanes: int = 8) -> Tensor:
+def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int]) -> Tensor:
   """A stride-1 conv's weight gradient over whole rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] *
   x[b, ci, p + ky*W + kx], with g given zeros in the wrapped columns. p is split into `lanes` partial sums, summed
-  after: the big kernel's output row is then 8 lanes along which both inputs move by 1 (whole vectors), with kx
-  beside it (shifted loads of the same rows) and 4 output channels (docs/benchmarks.md, MNIST CNN).
+  after: the big kernel's output row is then one vector of lanes (16 with AVX-512 when p allows, else 8) along which
+  both inputs move by 1, with kx beside it (shifted loads of the same rows) and 4 output channels (docs/benchmarks.md,
+  MNIST CNN).
   The batch is cut into chunks (_batch_chunk), the chunk an outer output axis: each thread sums a few images' rows
   for every output while they sit in its cache, instead of streaming the whole batch again for each group of output
   channels (the MNIST CNN's conv2: 230 -> 126 ms); the chunks' partial sums are added with the lanes'."""
   (bs, cin_all, _, W), (cout, oy, ox) = xp.shape, g.shape[1:]
   cin, rc, P = cin_all // groups, cout // groups, oy * W
-  sub = _batch_chunk(bs)
+  sub, lanes = _batch_chunk(bs), 16 if getattr(Device[xp.device].renderer, "simd_floats", 0) >= 16 and P % 16 == 0 else 8
   if _reads_through_view(xp.uop): xp = xp.contiguous()
   gw = g.pad(((0, 0), (0, 0), (0, 0), (0, W - ox))).contiguous().reshape(bs // sub, sub, groups, rc, 1, P // lanes, lanes, 1, 1)
   win = xp._row_windows(k_).reshape(bs // sub, sub, groups, 1, cin, P // lanes, lanes, *k_)
