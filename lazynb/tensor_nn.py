@@ -8,29 +8,15 @@ from lazynb.dtype import dtypes
 from lazynb.device import Device
 from lazynb.helpers import ceildiv, prod, MATMUL_PACK, NOOPT
 from lazynb.gradient import custom_gradient
-from lazynb.uop.ops import UOp, Ops
 if TYPE_CHECKING: from lazynb.tensor import Tensor
-
-def _reads_through_view(u: UOp) -> bool:
-  """Does the value of u (up to the kernels it would fuse with) read memory through a pad, shrink, permute or flip?
-  Then its flat rows (conv2d's _row_windows) are no single strided view, and their index needs // and %. Walks
-  elementwise and movement ops only, stopping where a kernel of its own would start (a reduce, a buffer, contiguous)."""
-  stack, seen = [u], set()
-  while stack:
-    n = stack.pop()
-    if n in seen or n.op in (Ops.REDUCE_AXIS, Ops.BUFFER, Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN): continue
-    if n.op in (Ops.PAD, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP): return True
-    seen.add(n)
-    stack.extend(n.src)
-  return False
 
 ROWS_MIN_MACS = 1 << 22
 
 def _use_rows(xshape, k_, stride, dilation, cout: int) -> bool:
   """Lay a conv's windows along whole input rows (NNMixin._row_windows)? 2-D, stride 1, no dilation, at most a quarter
   of each row wasted on windows that wrap, and big enough (ROWS_MIN_MACS multiply-adds) for the kernel's speed to
-  matter: the rows layout costs a kernel (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
-  a padded input is written out first); a small conv keeps the one kernel of the plain windows."""
+  matter: the rows layout costs kernels (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
+  the input is written out first); a small conv keeps the one kernel of the plain windows."""
   ones = lambda v: v == 1 if isinstance(v, int) else tuple(v) == (1,) * len(k_)  # noqa: E731
   if not (len(k_) == 2 and ones(stride) and ones(dilation) and 1 < k_[1] and 4 * (k_[1] - 1) <= xshape[3]): return False
   return xshape[0] * cout * xshape[1] * xshape[2] * xshape[3] * k_[0] * k_[1] >= ROWS_MIN_MACS
@@ -52,7 +38,6 @@ def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int]) ->
   (bs, cin_all, _, W), (cout, oy, ox) = xp.shape, g.shape[1:]
   cin, rc, P = cin_all // groups, cout // groups, oy * W
   sub, lanes = _batch_chunk(bs), 16 if getattr(Device[xp.device].renderer, "simd_floats", 0) >= 16 and P % 16 == 0 else 8
-  if _reads_through_view(xp.uop): xp = xp.contiguous()
   gw = g.pad(((0, 0), (0, 0), (0, 0), (0, W - ox))).contiguous().reshape(bs // sub, sub, groups, rc, 1, P // lanes, lanes, 1, 1)
   win = xp._row_windows(k_).reshape(bs // sub, sub, groups, 1, cin, P // lanes, lanes, *k_)
   part = (win * gw).permute(0, 2, 3, 4, 7, 8, 6, 1, 5).sum((7, 8))  # (chunks, G, rc, cin, ky, kx, lanes)
@@ -133,10 +118,14 @@ class NNMixin:
     position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
     windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long
     contiguous run (480 for a 5x5 kernel on 24x24, not 20), and every load moves by 1 along it: the kernel gets whole
-    vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN)."""
+    vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN).
+    The input is written out first with one more row of zeros at the bottom, which the last row's wrapped windows
+    read instead of going through a bounds check: gcc 12 vectorizes no load of a row that has one (the course CNN's
+    conv2 ran 10x slower than with clang, 12 against 96 GFLOPS). An input read through a pad, shrink or permute had
+    to be written out anyway: its flat rows would need p // W and p % W in every load."""
     (b, c, H, W), (ky, kx) = self.shape, k_
     oy = H - ky + 1
-    x = self.reshape(b, c, H * W).pad(((0, 0), (0, 0), (0, W)))  # the last windows reach W-1 elements past the end
+    x = self.pad(((0, 0), (0, 0), (0, 1), (0, 0))).contiguous().reshape(b, c, (H + 1) * W)
     win = x._pool((ky * W,))  # (b, c, ..., ky*W): the flat input at p + j
     win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape(b, c, oy * W, ky, W)
     return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
@@ -161,9 +150,6 @@ class NNMixin:
     rows = _use_rows(x.shape, HW, stride, dilation, cout)
     if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
       W, out_shape = x.shape[3], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
-      # a padded border (or a shrunk wide output of the conv before) read as flat rows would need p // W and p % W in
-      # every load: written out once instead
-      if _reads_through_view(x.uop): x = x.contiguous()
       x = x._row_windows(HW)
     else: x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
     rcout, oyx = cout // groups, x.shape[2:2 + len(HW) - rows]

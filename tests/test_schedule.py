@@ -375,3 +375,18 @@ def test_folded_constants_can_be_written():
   w[1:3] = 9
   w += 1
   np.testing.assert_array_equal(w.numpy(), np.array([1, 10, 10, 4], np.float32))
+
+def test_a_pad_of_a_pad_is_one_view():
+  """Movement ops in a row (no reshape between) are applied to the shape below them as one view: a pad of a pad
+  indexes like the single wider pad (composed one by one from above, it left two views and /2304 and %64 in the
+  index of the transposed conv's padded input)."""
+  from lazynb import trace
+  g = Tensor(np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)).realize()
+  ref = np.pad(g.numpy(), ((0, 0), (0, 0), (2, 3), (1, 2)))
+  srcs = []
+  for y in (g.pad(((0, 0), (0, 0), (2, 2), (1, 2))).pad(((0, 0), (0, 0), (0, 1), (0, 0))), g.pad(((0, 0), (0, 0), (2, 3), (1, 2)))):
+    with trace.Recorder(rewrites=False) as rec: got = y.contiguous().numpy()
+    np.testing.assert_array_equal(got, ref)
+    srcs.append([e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"])
+  assert len(srcs[0]) == 1 and srcs[0] == srcs[1], srcs
+  assert "/" not in srcs[0][0].split("for (", 1)[-1] and "%" not in srcs[0][0].split("for (", 1)[-1]

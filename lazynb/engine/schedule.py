@@ -300,8 +300,16 @@ def _boundary(ctx: Scheduler, v: UOp, x: UOp) -> UOp | None:
   return ctx.load_root(ctx.root, x, ctx.roots[x], v.arg, v)
 
 def _through_movement(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
-  inner = ShapeTracker.from_shape(x.src[0].shape).movement(x.op, x.arg)
-  return _inherit(ctx, v, seen_through(x.src[0], inner + v.arg), (x.op.name, x.arg))
+  # a run of movement ops other than reshapes is applied as one, bottom-up, to the shape below it: each step then
+  # acts on a single view (a pad of a pad is one wider pad), where composing them one by one onto the view above could
+  # leave two views and div/mod in the index (a conv input padded for the transposed conv, then given a spare row:
+  # /2304 and %64 per load). A reshape may need a view of its own: it keeps being composed from above.
+  chain = [x]
+  while x.op is not Ops.RESHAPE and (n := chain[-1].src[0]).op in GroupOp.Movement and n.op is not Ops.RESHAPE and n not in ctx.roots:
+    chain.append(n)
+  inner = ShapeTracker.from_shape(chain[-1].src[0].shape)
+  for m in reversed(chain): inner = inner.movement(m.op, m.arg)
+  return _inherit(ctx, v, seen_through(chain[-1].src[0], inner + v.arg), *[(m.op.name, m.arg) for m in chain])
 
 def _fuse_elementwise(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   if v.arg.has_mask and x.op in GroupOp.UnsafePad and x is not ctx.root: return ctx.load_root(ctx.root, x, "pad", v.arg, v)  # f(0) != 0
