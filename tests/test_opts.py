@@ -92,9 +92,9 @@ def test_every_opt_keeps_results_cl(case):
   try: assert check("CL", name, build, ref, n_random=8) >= 5
   finally: Device.DEFAULT = old
 
-@pytest.mark.parametrize("simd,want_tile", [((16, 32), (8, 16)), ((8, 16), (4, 16)), ((4, 16), (4, 8))])
+@pytest.mark.parametrize("simd,want_tile", [((16, 32), (8, 32)), ((8, 16), (4, 16)), ((4, 16), (4, 8))])
 def test_heuristic_register_tile_fits_the_vector_registers(simd, want_tile):
-  """The matmul tile is one 64-byte line of floats wide along the output row (at most two vectors) and as tall as
+  """The matmul tile is two vectors wide along the output row and as tall as
   keeps its accumulators within half the vector registers (8 rows at most); the kernel still computes the right product."""
   from lazynb.codegen.kernel import AxisType
   a, b = arr(64, 48), arr(48, 96)

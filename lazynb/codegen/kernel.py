@@ -217,10 +217,10 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
 
   Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each
   loaded value is reused from registers across the upcast block. For a matmul this is a register tile:
-  one 64-byte cache line of floats wide along the contiguous output row (one AVX-512 vector, two AVX2 or SSE
-  vectors), and as many rows (8 at most) as keep the accumulators within half the vector registers: 8x16 floats
-  with AVX-512, 4x16 with AVX2, 4x8 with SSE. (With AVX-512, 8x32 ran the 2-thread 1024 matmul at about 0.6x
-  the speed of 8x16 on the Zen 4 machine here, 16x16 slower still: docs/benchmarks.md.) Then unroll the
+  two vectors wide along the contiguous output row, and as many rows (8 at most) as keep the accumulators within
+  half the vector registers: 8x32 floats with AVX-512, 4x16 with AVX2, 4x8 with SSE. (On the Intel AVX-512 machine of
+  session 8, idle, 8x32 ran the 2-thread matmul at 0.70-0.84x numpy against 0.53-0.56x for 8x16, 256 to 2048, and
+  BEAM picks it too; on the Zen 4 machine of session 5, before packing, 8x32 had been 0.6x of 8x16: docs/benchmarks.md.) Then unroll the
   innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the outer
   loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
@@ -243,7 +243,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
       if not cands or k.upcast_size() >= 64: break
       a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
       if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores), one 64-byte line of floats
-        line = [vec] if vec >= 16 else [vec, 2]  # (two vectors at most: with SSE two 4-float vectors)
+        line = [vec, 2]  # two vectors side by side
         if window is not None: line = [min(vec, 16)]  # a sliding window: one vector per row (see below)
         amts = next(c for c in (line, [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)
       else:  # rows: as many as the accumulator budget allows, leaving a count the threads can share

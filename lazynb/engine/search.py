@@ -23,7 +23,7 @@ from lazynb.engine.realize import CompiledRunner
 
 CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
 # limits on the unrolled body: accumulators (upcast product) and upcast x unroll. Bigger bodies spill registers
-# and take seconds to compile. The heuristic's AVX-512 matmul tile (8x16, unrolled by 4) is 128 and 512.
+# and take seconds to compile. The heuristic's AVX-512 matmul tile (8x32, unrolled by 4) is 256 and 1024: the limits.
 MAX_UPCAST, MAX_BODY = 256, 1024
 
 def ast_key(ast: UOp, device: str, width: int) -> str:

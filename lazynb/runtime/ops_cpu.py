@@ -353,7 +353,7 @@ class CPUDevice(Compiled):
     renderer.has_threads = threads > 1
     compiler = ClangCompiler()
     renderer.simd_floats, renderer.simd_regs = simd_shape(compiler.cc, compiler.march)
-    # the width of the heuristic's register tile along the output row (codegen/kernel.py): 64 bytes of floats
-    renderer.matmul_panel = renderer.simd_floats if renderer.simd_floats >= 16 else 2 * renderer.simd_floats
+    # the width of the heuristic's register tile along the output row (codegen/kernel.py): two vectors of floats
+    renderer.matmul_panel = 2 * renderer.simd_floats
     renderer.half_native = compiler.half_native
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
