@@ -19,6 +19,9 @@ processes) is reported next to wall time, as it moves much less with load. Secti
   schedule   wall time of Tensor.realize for N new kernels in one schedule (schedule, codegen, compile, load, run), with
              batching and with it turned off (the compiler's `batches` flag), empty cache
   flags      (--flags) single compiles with other flags than lazynb's, dlopen path, to see what they would buy
+  llvm       the LLVM device (no compiler process: llvmlite inside this process, the object placed by the same loader):
+             the one-line kernel and the N small kernels rendered as LLVM IR, compile + load each; and the schedule of
+             N new kernels realized on it
 """
 from __future__ import annotations
 import argparse, ctypes, json, os, resource, statistics, subprocess, sys, tempfile, time
@@ -139,11 +142,40 @@ def child(n: int, reps: int, flags: bool) -> dict:
     comp.args = base
   return out
 
-def run_child(cc: str, n: int, reps: int, flags: bool) -> dict:
+def llvm_child(n: int) -> dict:
+  """The LLVM device: the same three measurements, in-process."""
+  import numpy as np
+  from lazynb import Tensor, Device
+  from lazynb.codegen import get_program
+  from lazynb.runtime.ops_cpu import CPUProgram
+  Device.DEFAULT = "LLVM"  # kernels() builds its tensors there
+  dev = Device["LLVM"]
+  Tensor.realize(*kernels(6, 99))
+  def compile_load(p) -> float:
+    st = time.perf_counter()
+    CPUProgram(p.name, dev.compiler.compile(p.src))
+    return time.perf_counter() - st
+  def rendered(outs) -> list:
+    return [get_program(si.ast, dev.renderer) for si in outs[0].schedule(*outs[1:]) if si.kind == "kernel"]
+  a = Tensor(np.linspace(-1, 1, 16, dtype=np.float32)).realize()
+  tiny = [compile_load(rendered([a * (i + 1.5) + 1])[0]) for i in range(15)]
+  single = [compile_load(p) for p in rendered(kernels(n, 1))]
+  outs = kernels(n, 41)
+  st = time.perf_counter()
+  Tensor.realize(*outs)
+  return {"tiny_ms": med(tiny), "single_ms": med(single), "single_min_ms": min(single) * 1e3, "single_max_ms": max(single) * 1e3,
+          "kernels": len(single), "schedule_s": time.perf_counter() - st, "pipeline": "O2, SLP vectorizer, no loop vectorizer",
+          "llvm": ".".join(map(str, llvm_version()))}
+
+def llvm_version() -> tuple:
+  import llvmlite.binding
+  return llvmlite.binding.llvm_version_info
+
+def run_child(cc: str, n: int, reps: int, flags: bool, llvm: bool = False) -> dict:
   with tempfile.TemporaryDirectory() as cache:
-    env = dict(os.environ, CC=cc, LAZYNB_CACHE=cache, PYTHONPATH=ROOT)
+    env = dict(os.environ, LAZYNB_CACHE=cache, PYTHONPATH=ROOT, **({"CC": cc} if cc else {}))
     st = loadavg()
-    p = subprocess.run([sys.executable, __file__, "--child", "--kernels", str(n), "--reps", str(reps)] + (["--flags"] if flags else []),
+    p = subprocess.run([sys.executable, __file__, "--llvm-child" if llvm else "--child", "--kernels", str(n), "--reps", str(reps)] + (["--flags"] if flags else []),
                        env=env, capture_output=True, text=True)
     if p.returncode != 0: return {"error": p.stderr[-2000:]}
     res = json.loads(p.stdout.strip().splitlines()[-1])
@@ -157,9 +189,13 @@ def main(argv=None):
   ap.add_argument("--json")
   ap.add_argument("--child", action="store_true")
   ap.add_argument("--flags", action="store_true", help="also time other compiler flags (dlopen path)")
+  ap.add_argument("--llvm-child", action="store_true", help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
   if a.child:
     print(json.dumps(child(a.kernels, a.reps, a.flags)))
+    return
+  if a.llvm_child:
+    print(json.dumps(llvm_child(a.kernels)))
     return
   env = environment()
   print("\n".join(environment_lines(env)), flush=True)
@@ -167,6 +203,8 @@ def main(argv=None):
   for cc in ("gcc", "clang"):
     print(f"{cc} ...", file=sys.stderr, flush=True)
     R[cc] = run_child(cc, a.kernels, a.reps, a.flags)
+  print("llvm ...", file=sys.stderr, flush=True)
+  R["llvm"] = run_child("", a.kernels, a.reps, False, llvm=True)
   print("\nnew kernels, compile + load, wall ms (compiler CPU ms in brackets); schedules in s")
   print(f"{'':13s} {'one-line kernel':>18s} {f'{a.kernels} small, median':>20s} {'load alone':>11s} {'batch, per kernel':>18s} "
         f"{'schedule: batched':>18s} {'one call each':>14s}")
@@ -182,6 +220,10 @@ def main(argv=None):
     print(f"{cc}: elf / dlopen  one-line {q('tiny_ms'):.2f} (CPU {q('tiny_ms', 'cc_cpu_median'):.2f}), small {q('single_ms'):.2f} "
           f"(CPU {q('single_ms', 'cc_cpu_median'):.2f}), batch {q('batch_ms_per_kernel'):.2f} (CPU {q('batch_ms_per_kernel', 'cc_cpu_median'):.2f}); "
           f"load avg {r['loadavg'][0]} -> {r['loadavg'][1]}")
+  r = R["llvm"]
+  if "error" in r: print(f"llvm: FAILED {r['error']}")
+  else: print(f"{'llvm ' + r['llvm']:13s} {r['tiny_ms']:8.1f}{'':8s} {r['single_ms']:10.1f}{'':8s} {'-':>8s}    {'(no process)':>18s} "
+              f"{r['schedule_s']:16.2f} s   (in-process: {r['pipeline']}; small kernels {r['single_min_ms']:.1f}-{r['single_max_ms']:.1f} ms)")
   if a.flags:
     print("\nsingle compile by flags (dlopen), median of 8 kernels: wall ms (compiler CPU ms)")
     for cc in ("gcc", "clang"):

@@ -81,7 +81,8 @@ class DeviceUnavailable(RuntimeError):
 class _Device:
   # name -> the class (or "module:Class" string, imported on first use)
   _devices: dict[str, Any] = {"CPU": "lazynb.runtime.ops_cpu:CPUDevice", "PYTHON": "lazynb.runtime.ops_python:PythonDevice",
-                              "CL": "lazynb.runtime.ops_cl:CLDevice", "CUDA": "lazynb.runtime.ops_cuda:CUDADevice"}
+                              "CL": "lazynb.runtime.ops_cl:CLDevice", "CUDA": "lazynb.runtime.ops_cuda:CUDADevice",
+                              "LLVM": "lazynb.runtime.ops_llvm:LLVMDevice"}
   _aliases = {"CLANG": "CPU", "GPU": "CL", "OPENCL": "CL"}
   def __init__(self):
     self._opened: dict[str, Compiled] = {}

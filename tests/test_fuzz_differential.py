@@ -1,5 +1,5 @@
 """Every device agrees: random chains of elementwise, reduce, movement, matmul and cast ops run on CPU, PYTHON, CPU with
-NOOPT=1 and (a subset) CPU with BEAM=1, each compared with numpy computing the same chain under lazynb's documented
+NOOPT=1, LLVM (the same kernels as LLVM IR) and (a subset) CPU with BEAM=1, each compared with numpy computing the same chain under lazynb's documented
 semantics (lazynb/dtype.py: the promotion lattice, weak Python scalars, sums of bool/int8/int16 in int32, of uint8/uint16 in uint32; integers
 wrap around; `//` and `%` floor like numpy, and x // 0 == x % 0 == 0 as numpy gives).
 
@@ -22,7 +22,7 @@ INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32")
 FLOATS = ("float16", "float32", "float64")
 FLOAT_LIMIT = {"float16": 1024.0, "float32": float(1 << 20), "float64": float(1 << 40)}  # quarters below these are exact, sums of them too
-CONFIGS = [("CPU", {}), ("PYTHON", {}), ("CPU", {"NOOPT": 1}), ("CPU", {"BEAM": 1})]
+CONFIGS = [("CPU", {}), ("PYTHON", {}), ("CPU", {"NOOPT": 1}), ("LLVM", {}), ("CPU", {"BEAM": 1})]
 BEAM_EVERY = 5  # BEAM searches are slow: about every 5th example only
 
 def lub(a: str, b: str) -> str:
@@ -283,7 +283,7 @@ def check(p: Program, configs):
       raise AssertionError(f"{device} {ctx} disagrees with numpy: {type(e).__name__}: {e}\n--- reproduce with:\n{p.source(device, ctx)}\n"
                            f"--- numpy model:\n" + "\n".join(p.nlines[1:]) + f"\n--- expected ({want_dt}):\n{want}") from None
 
-def check_some(p: Program): check(p, CONFIGS if p.beam else CONFIGS[:3])
+def check_some(p: Program): check(p, CONFIGS if p.beam else CONFIGS[:4])
 
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 100)), deadline=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])

@@ -45,7 +45,7 @@ def make_parser(prog: str) -> _Parser:
   p.add_argument("--noopt", action="store_true", default=None, help="no kernel optimizations")
   p.add_argument("--opt", dest="noopt", action="store_false", help="kernel optimizations on (undo --noopt)")
   p.add_argument("--beam", type=int, choices=range(0, 9), metavar="N", help="BEAM search width 0-8")
-  p.add_argument("--device", type=str, help="device to run on, e.g. CPU, PYTHON, CL, CUDA")
+  p.add_argument("--device", type=str, help="device to run on, e.g. CPU, LLVM, PYTHON, CL, CUDA")
   p.add_argument("--show", type=str, help=f"comma-separated views: {','.join(VIEWS)}")
   p.add_argument("--no-controls", dest="controls", action="store_false", default=None, help="no sliders")
   p.add_argument("--controls", dest="controls", action="store_true", help="show sliders")

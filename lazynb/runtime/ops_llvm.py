@@ -1,0 +1,75 @@
+"""The LLVM device: kernels rendered as LLVM IR and compiled inside the Python process by LLVM itself (llvmlite),
+to an object file that lazynb's loader (runtime/elfload.py) places in memory. No compiler process is started, so a
+new kernel costs milliseconds where the CPU device's C compiler costs tens of them (docs/benchmarks.md).
+
+The same UOps as the CPU device's C (renderer/llvmir.py follows ClangRenderer's rules), the same memory (CPUAllocator),
+the same threads (CPUProgram). Select it with LLVM=1, DEVICE=LLVM or Tensor(..., device="LLVM"). It needs the
+llvmlite package (pip install llvmlite, or lazynb[backends]) and, for its loader, Linux on x86-64.
+
+LAZYNB_MARCH works as for the CPU device: native (default) targets this CPU with all its features; another name
+(x86-64, x86-64-v3, ...) targets that CPU model only. float16 is LLVM's `half`: without F16C (which -march=x86-64
+lacks) LLVM converts it through library functions this loader does not link, so the device then has no float16.
+"""
+from __future__ import annotations
+import hashlib, os, threading
+from lazynb.device import Compiler, Compiled, CompileError, DeviceUnavailable
+from lazynb.dtype import dtypes
+from lazynb.helpers import getenv
+from lazynb.renderer.llvmir import LLVMRenderer
+from lazynb.runtime import elfload
+from lazynb.runtime.ops_cpu import CPUAllocator, CPUProgram, knobs, load_library
+
+try: import llvmlite.binding as llvm
+except ImportError: llvm = None
+
+LOOP_VECTORIZE = bool(getenv("LAZYNB_LLVM_LOOPVEC", 0))
+_lock = threading.Lock()  # LLVM's global context and our target machine are used by one thread at a time
+
+class LLVMCompiler(Compiler):
+  def __init__(self):
+    if llvm is None: raise DeviceUnavailable("the LLVM device needs llvmlite: pip install llvmlite (or pip install 'lazynb[backends]')")
+    if not elfload.supported(): raise DeviceUnavailable("the LLVM device loads its objects with lazynb's loader, which runs on Linux x86-64 only; use the CPU device")
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    march, _ = knobs()
+    self.cpu = llvm.get_host_cpu_name() if march == "native" else march
+    self.features = llvm.get_host_cpu_features().flatten() if march == "native" else ""
+    target = llvm.Target.from_default_triple()
+    self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=2, reloc="pic", codemodel="default")
+    self.triple, self.layout = llvm.get_default_triple(), str(self.tm.target_data)
+    feats = hashlib.sha256(self.features.encode()).hexdigest()[:12]
+    super().__init__(f"compile_llvm_{'.'.join(map(str, llvm.llvm_version_info))}_{self.cpu}_{feats}")
+  def has(self, feature: str) -> bool: return f"+{feature}" in self.features.split(",")
+  def compile(self, src: str) -> bytes:
+    """IR text -> optimized (LLVM's O2 pipeline) -> an x86-64 relocatable object, checked to load."""
+    with _lock:
+      try:
+        mod = llvm.parse_assembly(src)
+        mod.verify()
+      except RuntimeError as e: raise CompileError(f"LLVM rejected the kernel's IR: {str(e).strip()}\n--- source ---\n{src}") from None
+      mod.triple, mod.data_layout = self.triple, self.layout
+      pto = llvm.create_pipeline_tuning_options(speed_level=2)
+      # the kernels write their vector lanes out (UPCAST), which the SLP vectorizer packs; the loop vectorizer would
+      # halve the compile (28 -> 15 ms median for small kernels here) mostly to vectorize loops again
+      pto.slp_vectorization, pto.loop_vectorization = True, LOOP_VECTORIZE
+      pb = llvm.create_pass_builder(self.tm, pto)
+      pb.getModulePassManager().run(mod, pb)
+      obj = self.tm.emit_object(mod)
+    try: load_library(obj)
+    except elfload.ElfLoadError as e: raise CompileError(f"the LLVM device cannot load this kernel's object: {e}") from None
+    return obj
+
+class LLVMDevice(Compiled):
+  def __init__(self, device: str = "LLVM"):
+    compiler = LLVMCompiler()
+    renderer = LLVMRenderer()
+    renderer.device = device
+    threads = getenv("THREADS", min(os.cpu_count() or 1, 8))
+    renderer.threads, renderer.has_threads = threads, threads > 1
+    wide = compiler.has("avx512f")
+    renderer.simd_floats, renderer.simd_regs = (16, 32) if wide else (8, 16) if compiler.has("avx") else (4, 16)
+    renderer.matmul_panel = 2 * renderer.simd_floats
+    renderer.prefer_width = 512 if wide else 0
+    self.half = compiler.has("f16c")
+    super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
+  def supports(self, dtype) -> bool: return dtype is not dtypes.float16 or self.half
