@@ -14,7 +14,7 @@ becomes an int by saturating, NaN -> 0 (`llvm.fptosi.sat`); a gated load reads e
 instead of branching (an address inside the buffer), so a masked row still vectorizes.
 """
 from __future__ import annotations
-import struct
+import re, struct
 import numpy as np
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.uop.ops import UOp, Ops, GroupOp, smax
@@ -216,10 +216,11 @@ class LLVMRenderer(Renderer):
         r[u] = f"%data{u.arg}"
         params.append(f"ptr noalias {r[u]}")
     for u in uops:
-      if u.op is Ops.DEFINE_VAR:
-        params.append(f"i32 %{u.arg[0]}.arg")
-        r[u] = f"%{u.arg[0]}.arg" if not wide else f"%{u.arg[0]}"
-        if wide: entry.append((f"%{u.arg[0]} = sext i32 %{u.arg[0]}.arg to i64", pos[u]))
+      if u.op is Ops.DEFINE_VAR:  # %var.<name>: no other value's name starts with "var."
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", u.arg[0]): raise ValueError(f"variable name {u.arg[0]!r}: use letters, digits and _")
+        params.append(f"i32 %var.{u.arg[0]}")
+        r[u] = f"%var.{u.arg[0]}" if not wide else f"%var.{u.arg[0]}.w"
+        if wide: entry.append((f"%var.{u.arg[0]}.w = sext i32 %var.{u.arg[0]} to i64", pos[u]))
     for u in sorted((u for u in uops if u.op is Ops.SPECIAL), key=lambda u: u.arg[0]):
       if not u.arg[0].startswith("t"): raise NotImplementedError(f"LLVMRenderer has no {u.arg[0]} (work-items are GPU ids)")
       params.append(f"i32 %{u.arg[0]}.arg")
