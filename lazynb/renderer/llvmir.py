@@ -90,8 +90,8 @@ class LLVMRenderer(Renderer):
       return ins("t", f"call {ret} @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
     # bfloat16: 16 bits in memory, float in registers
     def bf2f(x: str) -> str:
-      wide = ins("t", f"zext i16 {x} to i32")
-      return ins("t", f"bitcast i32 {ins('t', f'shl i32 {wide}, 16')} to float")
+      bits = ins("t", f"zext i16 {x} to i32")
+      return ins("t", f"bitcast i32 {ins('t', f'shl i32 {bits}, 16')} to float")
     def f2bf(x: str) -> str:  # + 0x7fff + the lowest kept bit, then the top 16 bits; NaN: its top bits, made quiet
       b = ins("t", f"bitcast float {x} to i32")
       hi = ins("t", f"lshr i32 {b}, 16")
