@@ -82,6 +82,15 @@ def test_every_opt_keeps_results_cpu(case):
   name, build, ref = case
   assert check("CPU", name, build, ref, n_random=12) >= 5
 
+@pytest.mark.parametrize("case", cases(), ids=[c[0] for c in cases()])
+def test_every_opt_keeps_results_llvm(case):
+  """The same kernels with every opt sequence, written as LLVM IR (the LLVM device)."""
+  name, build, ref = case
+  old = Device.DEFAULT
+  Device.DEFAULT = "LLVM"
+  try: assert check("LLVM", name, build, ref, n_random=8) >= 5
+  finally: Device.DEFAULT = old
+
 @pytest.mark.parametrize("case", cases()[:3], ids=[c[0] for c in cases()[:3]])
 def test_every_opt_keeps_results_cl(case):
   ok, why = Device.available("CL")
