@@ -188,3 +188,13 @@ def test_the_magic_shows_the_ir_highlighted_as_llvm():
   assert k["device"] == "LLVM" and k["language"] == "LLVMRenderer" and f"define void @{k['name']}(" in k["source"]
   page = render_html(run.trace.to_json())
   assert '<span class="k">define</span>' in page and "fmul" in page  # pygments' LLVM lexer: a keyword span
+
+def test_float_constants_reach_the_kernel_exactly():
+  """Constants are written in decimal (the shortest that reads back); each must arrive as the very same float."""
+  consts = np.concatenate([RNG.standard_normal(6) * 10.0 ** RNG.integers(-40, 38, 6), [1e-45, 3.4028235e38, -0.0, 0.1, 1 / 3]]).astype(np.float32)
+  x = np.array([1.0, -2.5, 3.0], np.float32)
+  for c in consts:
+    np.testing.assert_array_equal((llvm(x) + float(c)).numpy(), x + c)
+  d = np.array([1.0], np.float64)
+  for c in (0.1, 1 / 3, 1e-300, 2.2250738585072014e-308, 1.7976931348623157e308):
+    np.testing.assert_array_equal((llvm(d) * c).numpy(), d * c)

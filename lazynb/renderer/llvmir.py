@@ -14,7 +14,7 @@ becomes an int by saturating, NaN -> 0 (`llvm.fptosi.sat`); a gated load reads e
 instead of branching (an address inside the buffer), so a masked row still vectorizes.
 """
 from __future__ import annotations
-import re, struct
+import math, re, struct
 import numpy as np
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.uop.ops import UOp, Ops, GroupOp, smax
@@ -36,12 +36,15 @@ def _signed(x: int, bits: int) -> int:
   return x - (1 << bits) if x >= 1 << (bits - 1) else x
 
 def render_const(x, dt: DType) -> str:
-  """A constant as LLVM writes it: floats as the bits of a double (exact for any float), half as 0xH + its 16 bits."""
+  """A constant as LLVM reads it: floats in decimal (the shortest that reads back exactly), inf and NaN as the bits of a
+  double, half as 0xH + its 16 bits."""
   if dt is dtypes.bool: return "true" if x else "false"
   if dt is dtypes.float16: return f"0xH{int(np.array(x, np.float16).view(np.uint16)):04X}"
   if dtypes.is_float(dt):
     v = float(truncate(dt, x)) if dt is not dtypes.float64 else float(x)  # float32 and bfloat16: the value they hold
-    return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X}"
+    if not math.isfinite(v): return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X}"
+    m, e, p = repr(v).partition("e")  # Python's shortest decimal reads back as exactly v; LLVM wants a point in it
+    return (m if "." in m else m + ".0") + (e + p if e else "")
   return str(_signed(int(x), 8 * dt.itemsize))
 
 class LLVMRenderer(Renderer):

@@ -33,6 +33,7 @@ from lazynb.notebook.quiz import quiz
 # | `ops_gpu.py` (OpenCL) | `runtime/ops_cl.py` | OpenCL through pyopencl; on a machine without a GPU, PoCL runs it on the CPU |
 # | `ops_cuda.py` | `runtime/ops_cuda.py` | CUDA C compiled to PTX with NVRTC; runs only with an NVIDIA GPU |
 # | `ops_metal.py`, `ops_hsa.py` | (none) | Apple Metal and AMD are not implemented |
+# | `ops_llvm.py` | `runtime/ops_llvm.py` | the CPU kernels as LLVM IR, compiled inside Python by LLVM (llvmlite): no compiler process |
 # | — | `runtime/ops_python.py` | no compiler at all: the UOp list is interpreted in Python |
 #
 # (tinygrad itself has since renamed `ops_clang` to `ops_cpu` and `ops_gpu` to `ops_cl`; the slides' NV and AMD
@@ -207,6 +208,49 @@ if Device.available("CL")[0]:
 else: print("CL is not available here:", Device.available("CL")[1])
 
 # %% [markdown]
+# ## LLVM: the compiler inside Python
+#
+# Every new CPU kernel starts a C compiler *process*: clang or gcc has to load and start before it reads a line, so
+# even a one-line kernel costs tens of milliseconds (a schedule's new kernels share one process, a lone kernel
+# cannot). The **LLVM** device keeps the compiler in the Python process instead: its renderer writes the same UOps as
+# LLVM IR (the language clang itself lowers C into), llvmlite optimizes it and emits machine code, and lazynb's own
+# loader places that in memory. Same kernels, same opts, same threads as the CPU device; only the last two stages differ.
+
+# %%
+with Context(NOOPT=1): llvm_prog = get_program(item.ast, Device["LLVM"].renderer)
+print(llvm_prog.src)
+assert f"define void @{llvm_prog.name}(" in llvm_prog.src and "fmul" in llvm_prog.src and llvm_prog.name == programs["CPU"].name
+
+# %% [markdown]
+# Read it next to the C above: `%gidx0` counts in a stack slot (`alloca`, loaded at the top of the loop, stored at the
+# bottom), each load is a `getelementptr` (the address) and a `load`, and the multiply and add are `fmul` and `fadd`.
+# The `contract` flag allows the two to fuse into one multiply-add, as `-ffp-contract=fast` does for the C. Now the
+# price of a new kernel, compile and load, on each (a fresh constant each time, so nothing comes from a cache):
+
+# %%
+from lazynb.runtime.ops_cpu import CPUProgram
+def new_kernel_ms(dev, reps=5):
+  times = []
+  for i in range(reps):
+    with Context(NOOPT=1):
+      (it,) = (Tensor.arange(16, device=dev) * (i + 0.25) + 1).schedule()[-1:]
+      prg = get_program(it.ast, Device[dev].renderer)
+    st = time.perf_counter()
+    CPUProgram(prg.name, Device[dev].compiler.compile(prg.src))
+    times.append((time.perf_counter() - st) * 1e3)
+  return float(np.median(times))
+ms = {dev: new_kernel_ms(dev) for dev in ("CPU", "LLVM")}
+print(f"a new one-line kernel, compile + load: CPU ({Device['CPU'].compiler.cc}) {ms['CPU']:.1f} ms, LLVM {ms['LLVM']:.1f} ms")
+x = np.random.default_rng(1).random((64, 64), dtype=np.float32)
+on = {dev: (Tensor(x, device=dev) @ Tensor(x, device=dev)).softmax().numpy() for dev in ("CPU", "LLVM")}
+np.testing.assert_allclose(on["LLVM"], on["CPU"], rtol=1e-5, atol=1e-6)
+print("LLVM and CPU agree on a matmul + softmax")
+
+# %% [markdown]
+# The device menu above a `%%tinygrad` cell lists LLVM too: pick it when a cell makes many new kernels and the
+# waiting gets long, and switch back to CPU to read the C. (Big kernels, such as a CNN's convolutions, take LLVM
+# about as long as a C compiler: the process start-up is what it saves.)
+#
 # ## Adding a backend
 #
 # The course's skeleton (`MyAllocator`, `MyCompiler`, `MyRunner`, `MyDevice(Compiled)`, then
