@@ -7,8 +7,10 @@ the same threads (CPUProgram). Select it with LLVM=1, DEVICE=LLVM or Tensor(...,
 llvmlite package (pip install llvmlite, or lazynb[backends]) and, for its loader, Linux on x86-64.
 
 LAZYNB_MARCH works as for the CPU device: native (default) targets this CPU with all its features; another name
-(x86-64, x86-64-v3, ...) targets that CPU model only. float16 is LLVM's `half`: without F16C (which -march=x86-64
-lacks) LLVM converts it through library functions this loader does not link, so the device then has no float16.
+(x86-64, x86-64-v3, ...) targets that CPU model only (and the tile heuristic assumes SSE). float16 is LLVM's `half`:
+without F16C (which -march=x86-64 lacks) LLVM converts it by calling libgcc's __extendhfsf2 / __truncsfhf2, which the
+loader finds in the process (gcc 12's libgcc has them); where they are missing the device reports no float16.
+LAZYNB_LLVM_LOOPVEC=1 turns LLVM's loop vectorizer back on (off by default: see LLVMCompiler.compile).
 """
 from __future__ import annotations
 import hashlib, os, threading
@@ -70,6 +72,7 @@ class LLVMDevice(Compiled):
     renderer.simd_floats, renderer.simd_regs = (16, 32) if wide else (8, 16) if compiler.has("avx") else (4, 16)
     renderer.matmul_panel = 2 * renderer.simd_floats
     renderer.prefer_width = 512 if wide else 0
-    self.half = compiler.has("f16c")
+    # half <-> float: F16C instructions, else libgcc's __extendhfsf2 / __truncsfhf2 (gcc 12 and newer), found in the process
+    self.half = compiler.has("f16c") or all(elfload.process_symbol(f) for f in ("__extendhfsf2", "__truncsfhf2"))
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
   def supports(self, dtype) -> bool: return dtype is not dtypes.float16 or self.half
