@@ -158,6 +158,15 @@ def test_without_llvmlite_the_device_says_what_to_install():
   ok, why = p.stdout.strip().splitlines()
   assert ok == "False" and "pip install llvmlite" in why
 
+def test_an_old_llvmlite_is_named_with_the_version_needed():
+  code = ("import sys, types; m, b = types.ModuleType('llvmlite'), types.ModuleType('llvmlite.binding')\n"
+          "m.__version__, m.binding = '0.43.0', b; sys.modules.update({'llvmlite': m, 'llvmlite.binding': b})\n"
+          "from lazynb import Device\nok, why = Device.available('LLVM'); print(ok); print(why)")
+  p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+  assert p.returncode == 0, p.stderr
+  ok, why = p.stdout.strip().splitlines()
+  assert ok == "False" and "0.45 or newer" in why and "0.43.0" in why and "pip install -U" in why
+
 def test_the_disk_cache_serves_a_second_process(tmp_path):
   code = ("import numpy as np; from lazynb import Tensor; from lazynb.runtime import ops_llvm\n"
           "calls = []; orig = ops_llvm.LLVMCompiler.compile\n"

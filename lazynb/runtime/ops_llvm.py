@@ -21,8 +21,10 @@ from lazynb.renderer.llvmir import LLVMRenderer
 from lazynb.runtime import elfload
 from lazynb.runtime.ops_cpu import CPUAllocator, CPUProgram, knobs, load_library
 
-try: import llvmlite.binding as llvm
-except ImportError: llvm = None
+try:
+  import llvmlite
+  import llvmlite.binding as llvm
+except ImportError: llvmlite = llvm = None
 
 LOOP_VECTORIZE = bool(getenv("LAZYNB_LLVM_LOOPVEC", 0))
 _lock = threading.Lock()  # LLVM's global context and our target machine are used by one thread at a time
@@ -30,6 +32,8 @@ _lock = threading.Lock()  # LLVM's global context and our target machine are use
 class LLVMCompiler(Compiler):
   def __init__(self):
     if llvm is None: raise DeviceUnavailable("the LLVM device needs llvmlite: pip install llvmlite (or pip install 'lazynb[backends]')")
+    if not hasattr(llvm, "create_pass_builder"):  # llvmlite before 0.45 has the legacy pass manager only
+      raise DeviceUnavailable(f"the LLVM device needs llvmlite 0.45 or newer (this is {llvmlite.__version__}): pip install -U 'llvmlite>=0.45'")
     if not elfload.supported(): raise DeviceUnavailable("the LLVM device loads its objects with lazynb's loader, which runs on Linux x86-64 only; use the CPU device")
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
@@ -51,8 +55,8 @@ class LLVMCompiler(Compiler):
       except RuntimeError as e: raise CompileError(f"LLVM rejected the kernel's IR: {str(e).strip()}\n--- source ---\n{src}") from None
       mod.triple, mod.data_layout = self.triple, self.layout
       pto = llvm.create_pipeline_tuning_options(speed_level=2)
-      # the kernels write their vector lanes out (UPCAST), which the SLP vectorizer packs; the loop vectorizer would
-      # halve the compile (28 -> 15 ms median for small kernels here) mostly to vectorize loops again
+      # the kernels write their vector lanes out (UPCAST), which the SLP vectorizer packs; without the loop vectorizer
+      # (which would mostly vectorize those loops again) a small kernel compiles in half the time (28 -> 15 ms here)
       pto.slp_vectorization, pto.loop_vectorization = True, LOOP_VECTORIZE
       pb = llvm.create_pass_builder(self.tm, pto)
       pb.getModulePassManager().run(mod, pb)
