@@ -242,7 +242,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros, linear))
       if not cands or k.upcast_size() >= 64: break
       a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
-      if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores), one 64-byte line of floats
+      if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores), two of them
         line = [vec, 2]  # two vectors side by side
         if window is not None: line = [min(vec, 16)]  # a sliding window: one vector per row (see below)
         amts = next(c for c in (line, [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)

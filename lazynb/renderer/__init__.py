@@ -2,7 +2,8 @@
 from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
-from lazynb.uop.ops import UOp
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UOp, Ops, smax
 
 # what one render() call decides lives per thread, not on the shared renderer: BEAM renders candidates on several threads
 rendering = threading.local()
@@ -33,6 +34,11 @@ class Renderer:
     return getattr(rendering, "line_map", [])
   @line_map.setter
   def line_map(self, lines: list[list[int]]): rendering.line_map = lines
+
+def needs_wide_index(uops: list[UOp]) -> bool:
+  """Does some index of this kernel leave the 32-bit range? A loop variable counts up to its bound (the `i < n` test
+  sees n itself), so a bound of 2**31 needs 64 bits too."""
+  return any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
 
 @dataclass
 class ProgramSpec:

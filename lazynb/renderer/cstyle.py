@@ -9,8 +9,8 @@ from __future__ import annotations
 import math, re
 from typing import Callable
 from lazynb.dtype import DType, dtypes, truncate
-from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str, smax
-from lazynb.renderer import Renderer, rendering
+from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
+from lazynb.renderer import Renderer, rendering, needs_wide_index
 
 _C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
 return short signed sizeof static struct switch typedef union unsigned void volatile while half bool kernel global local constant
@@ -149,8 +149,7 @@ class CStyleLanguage(Renderer):
   def render(self, name: str, uops: list[UOp]) -> str:
     rendering.emu = self.emulated(uops)
     self.line_map = []
-    # a loop variable counts up to its bound (the `i < n` test sees n itself): a bound of 2**31 needs 64 bits too
-    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
+    wide = needs_wide_index(uops)
     rendering.index_type = self.wide_index if wide else "int"
     pos = {u: i for i, u in enumerate(uops)}
     uses: dict[UOp, int] = {}

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math, re, struct
 import numpy as np
 from lazynb.dtype import DType, dtypes, truncate
-from lazynb.uop.ops import UOp, Ops, GroupOp, smax
-from lazynb.renderer import Renderer, rendering
+from lazynb.uop.ops import UOp, Ops, GroupOp
+from lazynb.renderer import Renderer, rendering, needs_wide_index
 
 _TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
           dtypes.uint32: "i32", dtypes.int64: "i64", dtypes.uint64: "i64", dtypes.float16: "half", dtypes.float32: "float",
@@ -54,7 +54,7 @@ class LLVMRenderer(Renderer):
   prefer_width = 0  # the device sets 512 with AVX-512 (as clang's -mprefer-vector-width=512 for the C kernels)
 
   def render(self, name: str, uops: list[UOp]) -> str:
-    wide = any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
+    wide = needs_wide_index(uops)
     ity = "i64" if wide else "i32"  # index math: 32 bits unless an index can pass 2^31 (the C renderer's rule)
     rendering.index_type = ity
     contract = "" if any(u.dtype is dtypes.float16 for u in uops) else " contract"

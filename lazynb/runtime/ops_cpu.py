@@ -338,22 +338,27 @@ def _pool(n: int) -> ThreadPoolExecutor:
   if n not in _pools: _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="lazynb-cpu")
   return _pools[n]
 
+def simd_for(avx512: bool, avx: bool) -> tuple[int, int]:
+  """(floats per vector register, vector registers) of the instruction set the code is made for (baseline x86-64: SSE)."""
+  return (16, 32) if avx512 else (8, 16) if avx else (4, 16)
+
 def simd_shape(cc: str, march: str) -> tuple[int, int]:
-  """(floats per vector register, vector registers) the compiler will use with this -march (baseline x86-64: SSE)."""
+  """The SIMD shape the compiler will use with this -march."""
   macros = target_macros(cc, march)
-  if "__AVX512F__" in macros: return 16, 32
-  if "__AVX__" in macros: return 8, 16
-  return 4, 16
+  return simd_for("__AVX512F__" in macros, "__AVX__" in macros)
+
+def shape_cpu_renderer(renderer, simd: tuple[int, int]):
+  """What the kernel heuristics of a CPU renderer (C or LLVM IR) need: the threads, the SIMD shape, and the width of
+  the matmul register tile along the output row (codegen/kernel.py): two vectors of floats."""
+  threads = getenv("THREADS", min(os.cpu_count() or 1, 8))
+  renderer.threads, renderer.has_threads = threads, threads > 1
+  renderer.simd_floats, renderer.simd_regs = simd
+  renderer.matmul_panel = 2 * renderer.simd_floats
 
 class CPUDevice(Compiled):
   def __init__(self, device: str = "CPU"):
     renderer = ClangRenderer()
-    threads = getenv("THREADS", min(os.cpu_count() or 1, 8))
-    renderer.threads = threads
-    renderer.has_threads = threads > 1
     compiler = ClangCompiler()
-    renderer.simd_floats, renderer.simd_regs = simd_shape(compiler.cc, compiler.march)
-    # the width of the heuristic's register tile along the output row (codegen/kernel.py): two vectors of floats
-    renderer.matmul_panel = 2 * renderer.simd_floats
+    shape_cpu_renderer(renderer, simd_shape(compiler.cc, compiler.march))
     renderer.half_native = compiler.half_native
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)

@@ -13,13 +13,13 @@ loader finds in the process (gcc 12's libgcc has them); where they are missing t
 LAZYNB_LLVM_LOOPVEC=1 turns LLVM's loop vectorizer back on (off by default: see LLVMCompiler.compile).
 """
 from __future__ import annotations
-import hashlib, os, threading
+import hashlib, threading
 from lazynb.device import Compiler, Compiled, CompileError, DeviceUnavailable
 from lazynb.dtype import dtypes
 from lazynb.helpers import getenv
 from lazynb.renderer.llvmir import LLVMRenderer
 from lazynb.runtime import elfload
-from lazynb.runtime.ops_cpu import CPUAllocator, CPUProgram, knobs, load_library
+from lazynb.runtime.ops_cpu import CPUAllocator, CPUProgram, knobs, load_library, shape_cpu_renderer, simd_for
 
 try:
   import llvmlite
@@ -69,13 +69,8 @@ class LLVMDevice(Compiled):
   def __init__(self, device: str = "LLVM"):
     compiler = LLVMCompiler()
     renderer = LLVMRenderer()
-    renderer.device = device
-    threads = getenv("THREADS", min(os.cpu_count() or 1, 8))
-    renderer.threads, renderer.has_threads = threads, threads > 1
-    wide = compiler.has("avx512f")
-    renderer.simd_floats, renderer.simd_regs = (16, 32) if wide else (8, 16) if compiler.has("avx") else (4, 16)
-    renderer.matmul_panel = 2 * renderer.simd_floats
-    renderer.prefer_width = 512 if wide else 0
+    shape_cpu_renderer(renderer, simd_for(compiler.has("avx512f"), compiler.has("avx")))
+    renderer.prefer_width = 512 if compiler.has("avx512f") else 0
     # half <-> float: F16C instructions, else libgcc's __extendhfsf2 / __truncsfhf2 (gcc 12 and newer), found in the process
     self.half = compiler.has("f16c") or all(elfload.process_symbol(f) for f in ("__extendhfsf2", "__truncsfhf2"))
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
