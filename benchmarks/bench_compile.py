@@ -18,6 +18,10 @@ processes) is reported next to wall time, as it moves much less with load. Secti
              taken: total / N, median over reps
   schedule   wall time of Tensor.realize for N new kernels in one schedule (schedule, codegen, compile, load, run), with
              batching and with it turned off (the compiler's `batches` flag), empty cache
+  paced      at a learner's pace: a pause before each new kernel, so the compiler started ahead of time (see
+             runtime/compiler_process.py) has started; the N small kernels compiled + loaded (elf), and 12 new one-kernel
+             cells realized, with LAZYNB_CC_PRESTART=1 and 0 taking turns. (The sections above run back to back: there
+             the next compiler has only the previous compile's time to start.)
   flags      (--flags) single compiles with other flags than lazynb's, dlopen path, to see what they would buy
   llvm       the LLVM device (no compiler process: llvmlite inside this process, the object placed by the same loader):
              the one-line kernel and the N small kernels rendered as LLVM IR, compile + load each; and the schedule of
@@ -128,6 +132,8 @@ def child(n: int, reps: int, flags: bool) -> dict:
       Tensor.realize(*outs)
       out[f"schedule_s {mode} {ld}"] = time.perf_counter() - st
   ClangCompiler.batches = True
+  # paced: at a learner's pace, a pause before each new kernel, so a compiler started ahead has started
+  out.update(paced(n, dev, timed))
   # flags: single compiles with other flags (8 kernels each), dlopen path
   if flags:
     comp, progs = comps["dlopen"], programs(8, 10)[:8]
@@ -141,6 +147,38 @@ def child(n: int, reps: int, flags: bool) -> dict:
       out["flags_ms"][vn] = {"wall": med([w for w, _ in F]), "cc_cpu": med([c for _, c in F])}
     comp.args = base
   return out
+
+PAUSE = 0.3  # seconds between new kernels in the paced section (a learner types for longer)
+
+def paced(n: int, dev, timed) -> dict:
+  """The N small kernels compiled + loaded one at a time (elf loader) after a pause, and 12 one-kernel cells realized
+  after a pause (schedule, codegen, compile, load, run: what a learner waits for), with the next compiler started
+  ahead (LAZYNB_CC_PRESTART=1) and without (0), taking turns."""
+  from lazynb import Tensor
+  from lazynb.runtime.ops_cpu import ClangCompiler, CPUProgram
+  os.environ["LAZYNB_LOADER"] = "elf"
+  comps = {}
+  for ps in ("1", "0"):
+    os.environ["LAZYNB_CC_PRESTART"] = ps
+    comps[ps] = ClangCompiler()
+  def turns(i: int): return ("1", "0") if i % 2 == 0 else ("0", "1")
+  K: dict = {ps: [] for ps in comps}
+  for i, p in enumerate(programs(n, 3)):
+    for ps in turns(i):
+      time.sleep(PAUSE)
+      K[ps].append(timed("elf", lambda: CPUProgram(p.name, comps[ps].compile(p.src)))[1])  # noqa: B023
+  C: dict = {ps: [] for ps in comps}
+  import numpy as np
+  a = Tensor(np.linspace(-1, 1, 40, dtype=np.float32).reshape(8, 5)).realize()
+  for i in range(12):
+    for ps in turns(i):
+      dev.compiler = comps[ps]
+      out = (a * (i + 0.5 + 0.25 * int(ps)) + 1).relu().sum(axis=1)
+      time.sleep(PAUSE)
+      C[ps].append(timed("elf", lambda: out.realize())[1])  # noqa: B023
+  name = {"1": "prestart", "0": "no prestart"}
+  return {"paced_ms": {name[ps]: {"kernel_median": med(K[ps]), "kernel_min": min(K[ps]) * 1e3, "kernel_max": max(K[ps]) * 1e3,
+                                  "cell_median": med(C[ps])} for ps in comps}}
 
 def llvm_child(n: int) -> dict:
   """The LLVM device: the same three measurements, in-process."""
@@ -220,6 +258,12 @@ def main(argv=None):
     print(f"{cc}: elf / dlopen  one-line {q('tiny_ms'):.2f} (CPU {q('tiny_ms', 'cc_cpu_median'):.2f}), small {q('single_ms'):.2f} "
           f"(CPU {q('single_ms', 'cc_cpu_median'):.2f}), batch {q('batch_ms_per_kernel'):.2f} (CPU {q('batch_ms_per_kernel', 'cc_cpu_median'):.2f}); "
           f"load avg {r['loadavg'][0]} -> {r['loadavg'][1]}")
+  print(f"\nat a learner's pace ({PAUSE} s before each): a new small kernel, compile + load (elf), median [min-max] over "
+        f"{a.kernels}; a new one-kernel cell, Tensor.realize, median over 12; ms")
+  for cc in ("gcc", "clang"):
+    if "error" in R[cc]: continue
+    print(f"{cc:6s} " + "; ".join(f"{k}: kernel {v['kernel_median']:.1f} [{v['kernel_min']:.1f}-{v['kernel_max']:.1f}], cell {v['cell_median']:.1f}"
+                                 for k, v in R[cc]["paced_ms"].items()))
   r = R["llvm"]
   if "error" in r: print(f"llvm: FAILED {r['error']}")
   else: print(f"{'llvm ' + r['llvm']:13s} {r['tiny_ms']:8.1f}{'':8s} {r['single_ms']:10.1f}{'':8s} {'-':>8s}    {'(no process)':>18s} "

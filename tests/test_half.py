@@ -10,7 +10,7 @@ import pytest
 from lazynb import Tensor, Device, dtypes
 from lazynb.device import CompileError, DeviceUnavailable
 from lazynb.engine import realize
-from lazynb.runtime import ops_cpu
+from lazynb.runtime import compiler_process, ops_cpu
 from lazynb.runtime.ops_cpu import ClangCompiler, CPUDevice, half_support, simd_shape
 
 CONFIGS = list(itertools.product(("clang", "gcc"), ("native", "x86-64"), ("auto", "emulate")))
@@ -122,13 +122,18 @@ def test_forced_native_half_works_or_says_why(monkeypatch, cc, march):
     with pytest.raises(CompileError, match="LAZYNB_HALF=native.*LAZYNB_HALF=auto"): (t * 2).realize()
 
 def record_commands(monkeypatch) -> list:
-  """Every command ops_cpu starts from now on (they still run)."""
+  """Every command ops_cpu runs from now on (they still run): its probes, and the kernel compiles (which may go to a
+  compiler started ahead of time, see compiler_process; their command gets `-o <memory>`)."""
   calls = []
-  real = subprocess.run
+  real_run, real_compile = subprocess.run, compiler_process.run
   def recording(cmd, *a, **kw):
     calls.append(cmd)
-    return real(cmd, *a, **kw)
+    return real_run(cmd, *a, **kw)
+  def compiling(cmd, *a, **kw):
+    calls.append(list(cmd) + ["-o", "<memory>"])
+    return real_compile(cmd, *a, **kw)
   monkeypatch.setattr(ops_cpu.subprocess, "run", recording)
+  monkeypatch.setattr(compiler_process, "run", compiling)
   return calls
 
 def test_probe_runs_once_and_only_for_half_kernels(monkeypatch):

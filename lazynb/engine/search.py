@@ -162,7 +162,7 @@ def beam_search(k: Kernel, width: int, cache: bool = True) -> Kernel:
                  width=width, start=None, rounds_detail=[], path=[])
       return nk
     # a stale entry (another version wrote it, or it was damaged): search again, and the result replaces it
-  with trace.muted(): best, info = _search(k, width, key)
+  with trace.muted(), Device[k.renderer.device].compiler.quiet(): best, info = _search(k, width, key)
   trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), width=width, **info)
   return best
 

@@ -14,6 +14,9 @@ no linker) and places it in memory with lazynb's own loader (runtime/elfload.py:
 shared library (`cc -shared`) and loads it with ctypes. auto is elf where it works, else dlopen. An object the loader
 cannot handle (an unknown relocation, a function it cannot find) is compiled again as a shared library, so a kernel
 never fails because of the loader: the binary says which it is (ELF type REL or DYN), the cache keeps either.
+
+After each compile the next compiler process is started and left waiting for its source (runtime/compiler_process.py,
+LAZYNB_CC_PRESTART=1, the default on Linux): a new kernel then skips the compiler's start-up.
 """
 from __future__ import annotations
 import atexit, ctypes, hashlib, os, pathlib, platform, re, shutil, subprocess, sys, tempfile, time
@@ -22,7 +25,7 @@ import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable, diskcache_get, diskcache_put
 from lazynb.helpers import cache_dir, getenv, no_disk_cache
 from lazynb.renderer.cstyle import ClangRenderer
-from lazynb.runtime import elfload
+from lazynb.runtime import compiler_process, elfload
 
 class CPUAllocator(Allocator):
   def _alloc(self, size: int, options=None) -> np.ndarray:
@@ -136,6 +139,7 @@ class ClangCompiler(Compiler):
     self.cc = find_cc()
     self.march, self.half = knobs()
     self.loader = loader_knob()
+    self.prestart = compiler_process.prestart_knob()
     self.fallbacks: list[str] = []  # why objects were compiled again as shared libraries (the loader could not place them)
     if self.march != "native":  # an unknown -march fails here, with the compiler's words
       lacks = {m for m in target_macros(self.cc, self.march) - target_macros(self.cc, "native") if _ISA.fullmatch(m)}
@@ -148,7 +152,8 @@ class ClangCompiler(Compiler):
     # gcc 12's loop vectorizer sums a loop that walks memory backwards wrongly (a flipped view: the sum of
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
     # (UPCAST), which the SLP vectorizer still packs; the loop vectorizer is not worth a wrong sum.
-    else: self.args += ("-fno-tree-loop-vectorize",)
+    # -pipe: cc1 hands its assembly to `as` through a pipe, so both are running before the source arrives (prestart)
+    else: self.args += ("-fno-tree-loop-vectorize", "-pipe")
     # kernels that compute in _Float16 get no fused multiply-adds: each half operation rounds, as numpy's does
     self.half_args = tuple("-ffp-contract=off" if a == "-ffp-contract=fast" else a for a in self.args)
     # the key names every flag and knob, so a binary built with other flags is never reused (and the loader: a shared
@@ -165,6 +170,7 @@ class ClangCompiler(Compiler):
     """The flags for one kernel: a kernel computing in _Float16 is compiled without fused multiply-adds."""
     return self.half_args if "_Float16" in src else self.args
   def compile(self, src: str) -> bytes: return self._build(src, src, self.args_for(src))
+  def quiet(self): return compiler_process.paused()
   def _build(self, unit: str, shown: str, args: tuple[str, ...]) -> bytes:
     """The binary of C source `unit`: with LAZYNB_LOADER=elf an object, already placed in memory by the loader (so a
     cached copy will load too); else, or when the loader cannot handle it, a shared library."""
@@ -178,12 +184,9 @@ class ClangCompiler(Compiler):
   def _run(self, unit: str, shown: str, args: tuple[str, ...], obj: bool = False) -> bytes:
     """One compiler process: C source on stdin, the bytes of the shared library (or with `obj`, of the object) back."""
     if obj: args = ("-c",) + tuple(a for a in args if a != "-shared")
-    with tempfile.TemporaryDirectory() as d:
-      out = os.path.join(d, "k.o" if obj else "k.so")
-      cmd = self.cc.split() + list(args) + ["-x", "c", "-", "-o", out]
-      p = subprocess.run(cmd, input=unit.encode(), capture_output=True)
-      if p.returncode != 0: raise CompileError(explain_compile_error(shown, p.stderr.decode(errors="replace"), self.cc))
-      with open(out, "rb") as f: return f.read()
+    rc, msg, out = compiler_process.run(self.cc.split() + list(args) + ["-x", "c", "-"], unit.encode(), "k.o" if obj else "k.so", self.prestart)
+    if rc != 0: raise CompileError(explain_compile_error(shown, msg, self.cc))
+    return out
   def compile_batch(self, named_srcs: list[tuple[str, str]]) -> list[bytes]:
     """All kernels in one compiler call and one binary (object or shared library, as `compile`); each kernel's binary
     is a reference to its function in it (see batch_unit). The library is cached once, under its hash, in the table
