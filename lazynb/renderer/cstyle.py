@@ -11,6 +11,7 @@ from typing import Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
 from lazynb.renderer import Renderer, rendering, needs_wide_index
+from lazynb.renderer.lanes import LaneGroup, lane_groups
 
 _C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
 return short signed sizeof static struct switch typedef union unsigned void volatile while half bool kernel global local constant
@@ -18,6 +19,7 @@ blockIdx threadIdx blockDim gridDim get_global_id get_local_id get_group_id INFI
 
 class CStyleLanguage(Renderer):
   global_style = "args"
+  lane_vectors = False  # write lane groups of accumulators as vectors (lanes.py; the C device turns it on for gcc)
   kernel_prefix = "void "
   buffer_prefix = ""
   buffer_suffix = " restrict"
@@ -117,7 +119,7 @@ class CStyleLanguage(Renderer):
   def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
     params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
     for v in vars_:  # a variable named like a kernel's own names (ridx0, data1) or a C word would silently shadow it
-      if re.fullmatch(r"(data|val|acc|alu|gidx|lidx|ridx|tidx|unused|temp|upcast|unroll)\d+|lz_\w*", v.arg[0]) or v.arg[0] in _C_WORDS:
+      if re.fullmatch(r"(data|val|acc|accv|alu|gidx|lidx|ridx|tidx|unused|temp|upcast|unroll)\d+|lz_\w*", v.arg[0]) or v.arg[0] in _C_WORDS:
         raise ValueError(f"variable name {v.arg[0]!r} clashes with a name in the generated kernel; rename the Variable")
     params += [f"{self.arg_int_prefix} {v.arg[0]}" for v in vars_]  # symbolic sizes: one int argument per variable
     ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
@@ -142,6 +144,19 @@ class CStyleLanguage(Renderer):
     expr = r[acc]
     for t in [x] + terms[::-1]: expr = self.render_alu(Ops.ADD, [expr, r[t]], u.dtype)
     return expr
+  def _vector_update(self, g: LaneGroup, name: str, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
+    """The update of a lane group as one vector expression: lane 0's, with each shifted load a vector load from its
+    address, and a value the same in every lane written as the scalar (C widens it to every lane)."""
+    first = g.assigns[0]
+    rv: dict[UOp, str] = {first.src[0]: name}
+    def vec(x: UOp) -> str:
+      if x not in rv:
+        if g.kinds.get(x): rv[x] = f"(*(lz_v{len(g.accs)}*){r[x.src[0]]})"
+        elif x not in g.inside: rv[x] = r[x]
+        else: rv[x] = self.render_alu(x.op, [vec(s) for s in x.src], x.dtype)
+      return rv[x]
+    vec(first.src[1])
+    return self._accumulate(first, rv, uses)
   def render_range(self, u: UOp) -> list[str]:
     name = u.arg[2]
     return [f"for ({self.index_type} {name} = 0; {name} < {sym_str(u.arg[1], c=True)}; {name}++) {{"]
@@ -156,6 +171,15 @@ class CStyleLanguage(Renderer):
     for u in uops:
       for s in u.src: uses[s] = uses.get(s, 0) + 1
     must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
+    # accumulators written as vectors (lanes.py): an accumulator is lane l of a vector; its group is updated in one
+    # statement (at the group's last update); a load only those statements read is left out (they load vectors)
+    groups = lane_groups(uops, self.simd_floats, uses) if self.lane_vectors else []
+    rendering.lanes = self.simd_floats if groups else 0
+    group_of = {x: g for g in groups for x in g.accs + g.assigns}
+    inside = {x for g in groups for x in g.inside}
+    unread = {u for u in uops if u.op is Ops.LOAD and not any(g.kinds.get(u) is False for g in groups)}
+    for u in uops: unread -= {s for s in u.src if u not in inside}
+    vec_names: dict[int, str] = {}
     r: dict[UOp, str] = {}
     members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of
     nest: dict[UOp, int] = {}           # nesting depth of an inline expression
@@ -199,6 +223,7 @@ class CStyleLanguage(Renderer):
       elif op is Ops.INDEX:
         r[u] = f"({r[u.src[0]]}+{r[u.src[1]]})"
         members[u] = mem(u)
+      elif op is Ops.LOAD and u in unread: r[u] = "/* read as a vector */"
       elif op is Ops.LOAD:
         idx = u.src[0]
         ptr = f"*{r[idx]}"
@@ -211,6 +236,17 @@ class CStyleLanguage(Renderer):
         line = f"*{r[idx]} = {self.render_store(r[val], val.dtype) if idx.src[0].op is Ops.DEFINE_GLOBAL else r[val]};"
         if len(idx.src) > 2: line = f"if ({r[idx.src[2]]}) {{ {line} }}"
         emit(line, sorted(set(mem(u) + members.get(idx, []) + members.get(val, []))))
+      elif op is Ops.DEFINE_ACC and u in group_of:
+        g = group_of[u]
+        if id(g) not in vec_names:
+          vec_names[id(g)] = fresh("accv")
+          emit(f"lz_v{len(g.accs)} {vec_names[id(g)]} = {{0}};", [pos[a] for a in g.accs])
+        r[u] = f"{vec_names[id(g)]}[{g.accs.index(u)}]"
+      elif op is Ops.ASSIGN and u in group_of:
+        r[u] = r[u.src[0]]
+        if u is (g := group_of[u]).assigns[-1]:
+          emit(f"{vec_names[id(g)]} = {self._vector_update(g, vec_names[id(g)], r, uses)};",
+               sorted({pos[a] for a in g.assigns} | {m for a in g.assigns for m in members.get(a.src[1], [])}))
       elif op is Ops.DEFINE_ACC:
         r[u] = fresh("acc")
         emit(f"{self.render_dtype(u.dtype)} {r[u]} = {r[u.src[0]]};", [pos[u]])
@@ -296,6 +332,9 @@ class ClangRenderer(CStyleLanguage):
     self.line_map[1:1] = [[] for _ in decls]  # after the signature line
     src = super().render_kernel(name, decls + body, bufs, specials, vars_)
     for t, _ in tids: src = src.replace(f"const int {t})", f"const int {t}_arg)", 1)
+    if n := getattr(rendering, "lanes", 0):  # GCC's vector type (clang reads it too): n floats, read at any float's address
+      self.line_map[:0] = [[]]
+      src = f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" + src
     return src
   def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
     if dt is not dtypes.float16 or dt in self.emu or op in self.exact_emu_ops: return super().render_alu(op, srcs, dt)

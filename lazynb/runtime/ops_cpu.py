@@ -364,4 +364,6 @@ class CPUDevice(Compiled):
     compiler = ClangCompiler()
     shape_cpu_renderer(renderer, simd_shape(compiler.cc, compiler.march))
     renderer.half_native = compiler.half_native
+    # gcc 12 builds overlapping lanes (the conv weight gradient's shifted windows) from scalar loads: write them as vectors
+    renderer.lane_vectors = "__clang__" not in target_macros(compiler.cc, compiler.march)
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)

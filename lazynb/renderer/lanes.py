@@ -1,0 +1,75 @@
+"""Lanes: accumulators a SIMD register can hold together, found in the linearized UOps.
+
+An UPCAST reduce leaves L accumulators whose updates are one expression written L times, lane l reading memory l
+elements after lane 0 (or the same value in every lane). A C compiler is left to find them itself (SLP
+vectorization). clang does; gcc 12 does not when the lanes' loads overlap, as in the conv weight gradient
+(acc[16j+l] += x[j+l] * g[l]): it builds each shifted window of x from 16 scalar loads and spills, 2.8x slower. So the
+C renderer can write such a group as one vector (`ClangRenderer.lane_vectors`, turned on for gcc): the L accumulators
+become one GCC vector variable, the L updates one statement on vector loads. Each lane still computes exactly what its
+scalar computed, in the same order.
+"""
+from __future__ import annotations
+from dataclasses import dataclass
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UOp, Ops
+
+@dataclass
+class LaneGroup:
+  accs: list[UOp]        # DEFINE_ACC of lanes 0..L-1
+  assigns: list[UOp]     # their updates, in program order
+  kinds: dict[UOp, bool]  # the loads of lane 0's update: True if lane l reads l elements further, False if the same one
+  inside: set[UOp]       # the operations of all lanes' updates (written as the one vector statement, never alone)
+
+def _offset(load: UOp) -> tuple[UOp | None, int]:
+  """A load's index as (the index without its constant part, the constant)."""
+  off = load.src[0].src[1]
+  if off.op is Ops.CONST: return None, off.arg
+  if off.op is Ops.ADD and off.src[1].op is Ops.CONST: return off.src[0], off.src[1].arg
+  return off, 0
+
+def _plain_load(u: UOp) -> bool:
+  """A float load from a kernel buffer, without a gate."""
+  return u.op is Ops.LOAD and u.dtype is dtypes.float32 and len(u.src[0].src) == 2 and u.src[0].src[0].op is Ops.DEFINE_GLOBAL
+
+def _lane(a: UOp, b: UOp, l: int, acc_a: UOp, acc_b: UOp, kinds: dict[UOp, bool], uses: dict[UOp, int]) -> bool:
+  """Is expression b (of accumulator acc_b) lane l of expression a (of acc_a, lane 0)? kinds: lane-0 load -> shifted?"""
+  if a is acc_a: return b is acc_b
+  if _plain_load(a):
+    if a is b: return kinds.setdefault(a, False) is False
+    if not _plain_load(b) or a.src[0].src[0] is not b.src[0].src[0]: return False
+    (base_a, c_a), (base_b, c_b) = _offset(a), _offset(b)
+    return base_a is base_b and c_b == c_a + l and kinds.setdefault(a, True) is True
+  if a is b: return a.dtype is dtypes.float32 and uses.get(a, 0) > 1  # the same value in every lane (so it is named)
+  if a.op not in (Ops.ADD, Ops.MUL) or b.op is not a.op or a.dtype is not dtypes.float32: return False
+  if uses.get(a, 0) != 1 or uses.get(b, 0) != 1: return False  # a value used twice is named; only inline expressions here
+  return all(_lane(x, y, l, acc_a, acc_b, kinds, uses) for x, y in zip(a.src, b.src))
+
+def _operations(x: UOp, out: set[UOp], uses: dict[UOp, int]):
+  """The inline operations of an update (a value used more than once is named, and stays)."""
+  if x.op in (Ops.ADD, Ops.MUL) and uses.get(x, 0) == 1:
+    out.add(x)
+    for s in x.src: _operations(s, out, uses)
+
+def lane_groups(uops: list[UOp], width: int, uses: dict[UOp, int]) -> list[LaneGroup]:
+  """Groups of `width` accumulators (float, starting at 0) updated one after another with lane-shifted expressions."""
+  assigns = [u for u in uops if u.op is Ops.ASSIGN and u.src[0].op is Ops.DEFINE_ACC and u.dtype is dtypes.float32]
+  groups: list[LaneGroup] = []
+  i = 0
+  while i + width <= len(assigns):
+    first = assigns[i]
+    acc0 = first.src[0]
+    kinds: dict[UOp, bool] = {}
+    ok = acc0.src[0].op is Ops.CONST and acc0.src[0].arg == 0 and uses.get(first.src[1], 0) == 1
+    for l in range(1, width):
+      if not ok: break
+      u = assigns[i + l]
+      acc = u.src[0]
+      ok = acc.src == acc0.src and acc is not acc0 and _lane(first.src[1], u.src[1], l, acc0, acc, kinds, uses)
+    if ok and any(kinds.values()):
+      run = assigns[i:i + width]
+      inside: set[UOp] = set()
+      for u in run: _operations(u.src[1], inside, uses)
+      groups.append(LaneGroup([u.src[0] for u in run], run, kinds, inside | set(run)))
+      i += width
+    else: i += 1
+  return groups
