@@ -173,8 +173,9 @@ class CStyleLanguage(Renderer):
     must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
     # accumulators written as vectors (lanes.py): an accumulator is lane l of a vector; its group is updated in one
     # statement (at the group's last update); a load only those statements read is left out (they load vectors)
-    groups = lane_groups(uops, self.simd_floats, uses) if self.lane_vectors else []
-    rendering.lanes = self.simd_floats if groups else 0
+    widths = (self.simd_floats, self.simd_floats // 2) if self.simd_floats >= 8 else (self.simd_floats,)
+    groups = lane_groups(uops, widths, uses) if self.lane_vectors else []
+    rendering.lanes = sorted({len(g.accs) for g in groups}, reverse=True)
     group_of = {x: g for g in groups for x in g.accs + g.assigns}
     inside = {x for g in groups for x in g.inside}
     unread = {u for u in uops if u.op is Ops.LOAD and not any(g.kinds.get(u) is False for g in groups)}
@@ -332,9 +333,9 @@ class ClangRenderer(CStyleLanguage):
     self.line_map[1:1] = [[] for _ in decls]  # after the signature line
     src = super().render_kernel(name, decls + body, bufs, specials, vars_)
     for t, _ in tids: src = src.replace(f"const int {t})", f"const int {t}_arg)", 1)
-    if n := getattr(rendering, "lanes", 0):  # GCC's vector type (clang reads it too): n floats, read at any float's address
-      self.line_map[:0] = [[]]
-      src = f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" + src
+    if lanes := getattr(rendering, "lanes", []):  # GCC's vector types (clang reads them too): n floats, read at any float's address
+      self.line_map[:0] = [[] for _ in lanes]
+      src = "".join(f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" for n in lanes) + src
     return src
   def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
     if dt is not dtypes.float16 or dt in self.emu or op in self.exact_emu_ops: return super().render_alu(op, srcs, dt)

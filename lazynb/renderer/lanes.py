@@ -50,26 +50,28 @@ def _operations(x: UOp, out: set[UOp], uses: dict[UOp, int]):
     out.add(x)
     for s in x.src: _operations(s, out, uses)
 
-def lane_groups(uops: list[UOp], width: int, uses: dict[UOp, int]) -> list[LaneGroup]:
-  """Groups of `width` accumulators (float, starting at 0) updated one after another with lane-shifted expressions."""
+def _group(assigns: list[UOp], width: int, uses: dict[UOp, int]) -> LaneGroup | None:
+  """assigns[:width] as one lane group, if they are one."""
+  first = assigns[0]
+  acc0 = first.src[0]
+  if len(assigns) < width or acc0.src[0].op is not Ops.CONST or acc0.src[0].arg != 0 or uses.get(first.src[1], 0) != 1: return None
+  kinds: dict[UOp, bool] = {}
+  for l, u in enumerate(assigns[1:width], start=1):
+    acc = u.src[0]
+    if acc.src != acc0.src or acc is acc0 or not _lane(first.src[1], u.src[1], l, acc0, acc, kinds, uses): return None
+  if not any(kinds.values()): return None  # nothing read lane by lane: no vector loads to gain
+  inside: set[UOp] = set()
+  for u in assigns[:width]: _operations(u.src[1], inside, uses)
+  return LaneGroup([u.src[0] for u in assigns[:width]], assigns[:width], kinds, inside | set(assigns[:width]))
+
+def lane_groups(uops: list[UOp], widths: tuple[int, ...], uses: dict[UOp, int]) -> list[LaneGroup]:
+  """Groups of accumulators (float, starting at 0) updated one after another with lane-shifted expressions: at each
+  update, the widest group of `widths` that starts there."""
   assigns = [u for u in uops if u.op is Ops.ASSIGN and u.src[0].op is Ops.DEFINE_ACC and u.dtype is dtypes.float32]
   groups: list[LaneGroup] = []
   i = 0
-  while i + width <= len(assigns):
-    first = assigns[i]
-    acc0 = first.src[0]
-    kinds: dict[UOp, bool] = {}
-    ok = acc0.src[0].op is Ops.CONST and acc0.src[0].arg == 0 and uses.get(first.src[1], 0) == 1
-    for l in range(1, width):
-      if not ok: break
-      u = assigns[i + l]
-      acc = u.src[0]
-      ok = acc.src == acc0.src and acc is not acc0 and _lane(first.src[1], u.src[1], l, acc0, acc, kinds, uses)
-    if ok and any(kinds.values()):
-      run = assigns[i:i + width]
-      inside: set[UOp] = set()
-      for u in run: _operations(u.src[1], inside, uses)
-      groups.append(LaneGroup([u.src[0] for u in run], run, kinds, inside | set(run)))
-      i += width
-    else: i += 1
+  while i < len(assigns):
+    g = next((g for w in widths if (g := _group(assigns[i:i + w], w, uses)) is not None), None)
+    if g is not None: groups.append(g)
+    i += len(g.accs) if g is not None else 1
   return groups
