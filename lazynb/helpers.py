@@ -44,6 +44,13 @@ DEBUG, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("NOOPT", 0), ContextVar(
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
 MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (Tensor.dot)
 
+class Nesting:
+  """A block that can nest: `with n:` ... inside any of them `bool(n)` is True (trace.muted, BEAM's quiet compiler)."""
+  def __init__(self): self.depth = 0
+  def __enter__(self): self.depth += 1
+  def __exit__(self, *exc): self.depth -= 1
+  def __bool__(self) -> bool: return self.depth > 0
+
 class Context(contextlib.ContextDecorator):
   """`with Context(DEBUG=2, NOOPT=1): ...` sets flags for a block and restores them after."""
   def __init__(self, **kwargs: int):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib, itertools, time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from lazynb.helpers import Nesting
 from lazynb.uop import rewrite as _rewrite
 
 @dataclass
@@ -52,15 +53,11 @@ def unsubscribe(fn: Callable[[Event], None]):
 
 def _always() -> bool: return True
 
-_muted = 0
+_muted = Nesting()
 
-@contextlib.contextmanager
-def muted():
+def muted() -> Nesting:
   """No events inside (BEAM search compiles hundreds of candidates nobody wants to see)."""
-  global _muted
-  _muted += 1
-  try: yield
-  finally: _muted -= 1
+  return _muted
 
 def emit(kind: str, /, **data: Any):
   if not _subscribers or _muted: return

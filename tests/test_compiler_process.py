@@ -97,7 +97,7 @@ def test_beam_search_runs_quiet(monkeypatch, tmp_path):
   seen = []
   real = search._search
   def spy(*a, **k):
-    seen.append(compiler_process._paused)
+    seen.append(bool(compiler_process._paused))
     return real(*a, **k)
   monkeypatch.setattr(search, "_search", spy)
   monkeypatch.setenv("LAZYNB_CACHE", str(tmp_path))
@@ -105,7 +105,7 @@ def test_beam_search_runs_quiet(monkeypatch, tmp_path):
   from lazynb.helpers import Context
   with Context(BEAM=1): out = (Tensor(x) @ Tensor(x)).numpy()
   np.testing.assert_allclose(out, x @ x, rtol=1e-4, atol=1e-4)
-  assert seen and all(p >= 1 for p in seen), seen
+  assert seen and all(seen), seen
 
 def test_the_knob():
   env = dict(os.environ, LAZYNB_CC_PRESTART="yes", PYTHONPATH=ROOT)

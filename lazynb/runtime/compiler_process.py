@@ -15,7 +15,8 @@ forked child starts its own. Where memfd is missing (not Linux), or with LAZYNB_
 own process and writes into a temporary directory.
 """
 from __future__ import annotations
-import atexit, contextlib, os, signal, subprocess, tempfile, threading
+import atexit, os, signal, subprocess, tempfile, threading
+from lazynb.helpers import Nesting
 
 SPARES = 2  # commands with a process waiting (a CPU device uses two: float kernels, and float16 ones without contraction)
 PRESTART = ("0", "1")
@@ -63,7 +64,7 @@ def finish(p: subprocess.Popen):
 
 _waiting: dict[tuple[str, ...], _Waiting] = {}  # command -> its process, least recently used first
 _lock = threading.Lock()
-_paused = 0  # > 0 inside paused()
+_paused = Nesting()  # true inside paused()
 _leaving: list[tuple[int, subprocess.Popen]] = []  # (owner pid, process) let go, not reaped yet
 
 def _take(cmd: tuple[str, ...]) -> _Waiting | None:
@@ -92,13 +93,9 @@ def _start_next(cmd: tuple[str, ...]):
       else: os.close(w.fd)  # a forked child's copy of its parent's file
     _leaving[:] = [(o, p) for o, p in _leaving if o != os.getpid() or p.poll() is None]
 
-@contextlib.contextmanager
-def paused():
+def paused() -> Nesting:
   """No process started ahead inside this block (BEAM: one starting up would disturb the candidates' timing)."""
-  global _paused
-  _paused += 1
-  try: yield
-  finally: _paused -= 1
+  return _paused
 
 def run(cmd: list[str], src: bytes, out_name: str, prestart: bool) -> tuple[int, str, bytes]:
   """Compile `src` with `cmd` (the command without -o): (exit code, the compiler's messages, the output file's bytes).
