@@ -177,9 +177,11 @@ class CStyleLanguage(Renderer):
     groups = lane_groups(uops, widths, uses) if self.lane_vectors else []
     rendering.lanes = sorted({len(g.accs) for g in groups}, reverse=True)
     group_of = {x: g for g in groups for x in g.accs + g.assigns}
-    inside = {x for g in groups for x in g.inside}
-    unread = {u for u in uops if u.op is Ops.LOAD and not any(g.kinds.get(u) is False for g in groups)}
-    for u in uops: unread -= {s for s in u.src if u not in inside}
+    unread: set[UOp] = set()
+    if groups:
+      inside = {x for g in groups for x in g.inside}
+      unread = {u for u in uops if u.op is Ops.LOAD and not any(g.kinds.get(u) is False for g in groups)}
+      unread -= {s for u in uops if u not in inside for s in u.src}
     vec_names: dict[int, str] = {}
     r: dict[UOp, str] = {}
     members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of

@@ -148,7 +148,8 @@ class ClangCompiler(Compiler):
     # -ffp-contract=fast lets a*b+c become one fused multiply-add (matmul's inner loop); -fwrapv makes signed
     # integer overflow wrap around, as numpy's does
     self.args = ("-shared", "-fPIC", "-O2", f"-march={self.march}", "-fno-math-errno", "-ffp-contract=fast", "-fwrapv", "-w") + args
-    if "__clang__" in target_macros(self.cc, self.march): self.args += ("-mprefer-vector-width=512",)
+    self.is_clang = "__clang__" in target_macros(self.cc, self.march)  # else gcc (cc is one of the two)
+    if self.is_clang: self.args += ("-mprefer-vector-width=512",)
     # gcc 12's loop vectorizer sums a loop that walks memory backwards wrongly (a flipped view: the sum of
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
     # (UPCAST), which the SLP vectorizer still packs; the loop vectorizer is not worth a wrong sum.
@@ -365,5 +366,5 @@ class CPUDevice(Compiled):
     shape_cpu_renderer(renderer, simd_shape(compiler.cc, compiler.march))
     renderer.half_native = compiler.half_native
     # gcc 12 builds overlapping lanes (the conv weight gradient's shifted windows) from scalar loads: write them as vectors
-    renderer.lane_vectors = "__clang__" not in target_macros(compiler.cc, compiler.march)
+    renderer.lane_vectors = not compiler.is_clang
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
