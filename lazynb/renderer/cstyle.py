@@ -46,8 +46,11 @@ class CStyleLanguage(Renderer):
     Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
     Ops.MOD: lambda a, b, dt: f"__builtin_fmod{_f(dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})",
-    # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does
-    Ops.MAX: lambda a, b, dt: f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
+    # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does;
+    # written as two selects of one compare each, gcc makes it a max and a blend, not branches (one per element)
+    # (not for 16-bit floats: gcc 12's blend of _Float16 is a masked vmovsh, which its assembler rejects)
+    Ops.MAX: lambda a, b, dt: f"(!({a}=={a})?{a}:(({a}>{b})?{a}:{b}))" if _f32(dt) else
+                              f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
     Ops.AND: lambda a, b, dt: f"({a}&{b})", Ops.OR: lambda a, b, dt: f"({a}|{b})", Ops.XOR: lambda a, b, dt: f"({a}^{b})",
     Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
@@ -95,9 +98,10 @@ class CStyleLanguage(Renderer):
     return self._round(f"(float)({x})", dt) if dt in self.emu else f"(({self.render_dtype(dt)})({x}))"
   def render_bitcast(self, x: str, dt: DType, src: DType) -> str:
     if src in self.emu: x = f"{self.emu_fns[src][1]}({x})"  # reinterpret the 16 stored bits, not the float
-    if dt in self.emu: return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage)})"
-    return self._bitcast(x, self.render_dtype(dt))
-  def _bitcast(self, x: str, ctype: str) -> str: return f"__builtin_bit_cast({ctype}, {x})"
+    frm = self.emu_storage if src in self.emu else self.render_dtype(src)
+    if dt in self.emu: return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage, frm)})"
+    return self._bitcast(x, self.render_dtype(dt), frm)
+  def _bitcast(self, x: str, ctype: str, frm: str) -> str: return f"__builtin_bit_cast({ctype}, {x})"
   def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
     if dt in self.emu and op not in self.exact_emu_ops:
       if op is Ops.MULACC: return self._round(f"{self._round(f'{srcs[0]}*{srcs[1]}', dt)}+{srcs[2]}", dt)  # two roundings, as numpy
@@ -144,6 +148,23 @@ class CStyleLanguage(Renderer):
     expr = r[acc]
     for t in [x] + terms[::-1]: expr = self.render_alu(Ops.ADD, [expr, r[t]], u.dtype)
     return expr
+  # gcc 12 compiles a select whose condition needs two flag tests (x==y, x!=y, an OR of two compares) with branches;
+  # on data with a random sign or a 1-in-4 maximum they mispredict often (its relu and max-pool kernels ran 3-10x
+  # slower than clang's). These forms compute the same with one compare per select, which it makes blends:
+  def _branch_free(self, u: UOp, r: dict[UOp, str]) -> str | None:
+    """`(c<x)|(x!=x)` (relu's "above c or NaN", c a constant, not NaN) as `!(x<=c)` (`(x<c)|(x!=x)` as `!(x>=c)`);
+    `(a!=b)!=1` or `(a!=b)^1` (a==b for floats) as `(a<=b)&(a>=b)`; `cond?1.0f:0.0f` as `(float)(cond)`. None: no such form."""
+    if u.op is Ops.OR:
+      cmp, nan = sorted(u.src, key=lambda s: s.op is Ops.CMPNE)
+      if cmp.op is not Ops.CMPLT or nan.op is not Ops.CMPNE or nan.src[0] is not nan.src[1] or not _f32(nan.src[0].dtype): return None
+      x, (lo, hi) = nan.src[0], cmp.src
+      c, test = (lo, "<=") if hi is x else (hi, ">=") if lo is x else (None, "")
+      return None if c is None or c.op is not Ops.CONST or c.arg != c.arg else f"(!({r[x]}{test}{r[c]}))"
+    if _float_eq(u): return f"(({r[u.src[0].src[0]]}<={r[u.src[0].src[1]]})&({r[u.src[0].src[0]]}>={r[u.src[0].src[1]]}))"
+    if u.op is Ops.WHERE and _f32(u.dtype) and all(s.op is Ops.CONST for s in u.src[1:]) \
+       and (u.src[1].arg, u.src[2].arg) == (1, 0):
+      return self.render_cast(r[u.src[0]], u.dtype)
+    return None
   def _vector_update(self, g: LaneGroup, name: str, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
     """The update of a lane group as one vector expression: lane 0's, with each shifted load a vector load from its
     address, and a value the same in every lane written as the scalar (C widens it to every lane)."""
@@ -171,6 +192,7 @@ class CStyleLanguage(Renderer):
     for u in uops:
       for s in u.src: uses[s] = uses.get(s, 0) + 1
     must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
+    must_name |= {s for u in uops if _float_eq(u) for s in u.src[0].src}  # read twice by _branch_free
     # accumulators written as vectors (lanes.py): an accumulator is lane l of a vector; its group is updated in one
     # statement (at the group's last update); a load only those statements read is left out (they load vectors)
     widths = (self.simd_floats, self.simd_floats // 2) if self.simd_floats >= 8 else (self.simd_floats,)
@@ -224,7 +246,11 @@ class CStyleLanguage(Renderer):
         emit("}", [pos[u]])
       elif op is Ops.CONST: r[u] = self.render_const(u.arg, u.dtype)
       elif op is Ops.INDEX:
-        r[u] = f"({r[u.src[0]]}+{r[u.src[1]]})"
+        # buf+(i+3) as buf+i+3, pointer arithmetic: with -fwrapv, (i+3) is int math that may wrap, so gcc gave each
+        # offset load its own pointer (40 in a conv's inner loop, spilled) instead of one base and displacements
+        i = u.src[1]
+        if i.op is Ops.ADD and i.src[1].op is Ops.CONST: r[u] = f"({r[u.src[0]]}+{r[i.src[0]]}{'' if r[i.src[1]][0] == '-' else '+'}{r[i.src[1]]})"
+        else: r[u] = f"({r[u.src[0]]}+{r[i]})"
         members[u] = mem(u)
       elif op is Ops.LOAD and u in unread: r[u] = "/* read as a vector */"
       elif op is Ops.LOAD:
@@ -260,6 +286,7 @@ class CStyleLanguage(Renderer):
         srcs = [r[s] for s in u.src]
         if op is Ops.CAST: expr = self.render_float_to_int(srcs[0], u.dtype) if _float_to_int(u) else self.render_cast(srcs[0], u.dtype)
         elif op is Ops.BITCAST: expr = self.render_bitcast(srcs[0], u.dtype, u.src[0].dtype)
+        elif op in (Ops.OR, Ops.CMPNE, Ops.XOR, Ops.WHERE) and (free := self._branch_free(u, r)): expr = free
         else: expr = self.render_alu(op, srcs, u.dtype)
         # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
         if op in GroupOp.ALU and dtypes.is_int(u.dtype) and u.dtype.itemsize < 4: expr = self.render_cast(expr, u.dtype)
@@ -310,6 +337,10 @@ static inline unsigned short lz_f2bf(float f) {
 
 def _is(dt: DType, want: DType) -> bool: return dt is want or getattr(dt, "base", None) is want
 def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's float or double math function
+def _float_eq(u: UOp) -> bool:
+  """(a!=b)!=True or (a!=b)^True over floats: a==b."""
+  return u.op in (Ops.CMPNE, Ops.XOR) and u.src[0].op is Ops.CMPNE and u.src[1].op is Ops.CONST and u.src[1].arg is True and _f32(u.src[0].src[0].dtype)
+def _f32(dt: DType) -> bool: return dt in (dtypes.float32, dtypes.float64)  # the branch-free forms: not for 16-bit floats
 def _float_to_int(u: UOp) -> bool: return dtypes.is_float(u.src[0].dtype) and dtypes.is_int(u.dtype)
 
 class ClangRenderer(CStyleLanguage):
@@ -326,6 +357,8 @@ class ClangRenderer(CStyleLanguage):
   def emulated(self, uops: list[UOp]) -> frozenset:
     half = any(_is(u.dtype, dtypes.float16) for u in uops) and not self.half_native()
     return super().emulated(uops) | ({dtypes.float16} if half else set())
+  def _bitcast(self, x: str, ctype: str, frm: str) -> str:  # gcc has __builtin_bit_cast only in C++; a union is C's
+    return f"(((union {{ {frm} from; {ctype} to; }}){{{x}}}).to)"
   def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
     # The thread id arrives as an argument; clang cannot bound it, so with -fwrapv it could not prove that lane i+1 of
     # an index built from it is next to lane i, and left a whole kernel scalar (the course CNN's 5x5 conv: 320 scalar
@@ -369,7 +402,7 @@ class OpenCLRenderer(CStyleLanguage):
   def emu_header(self, emu: frozenset) -> str:
     return ("static inline uint lz_fbits(float f) { return as_uint(f); }\nstatic inline float lz_bitsf(uint u) { return as_float(u); }\n"
             + BF16_EMULATION_C) if emu else ""
-  def _bitcast(self, x: str, ctype: str) -> str: return f"as_{ctype}({x})"
+  def _bitcast(self, x: str, ctype: str, frm: str) -> str: return f"as_{ctype}({x})"
   def render_buffer_dtype(self, dt: DType) -> str: return "uchar" if dt is dtypes.bool else super().render_buffer_dtype(dt)
   def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
     src = super().render_kernel(name, body, bufs, specials, vars_)

@@ -154,7 +154,8 @@ class ClangCompiler(Compiler):
     # [-6,-7,-4,-5,-2,-3,0,-1] came out -35, not -28; -O1 and clang are right). Our kernels write their vector lanes out
     # (UPCAST), which the SLP vectorizer still packs; the loop vectorizer is not worth a wrong sum.
     # -pipe: cc1 hands its assembly to `as` through a pipe, so both are running before the source arrives (prestart)
-    else: self.args += ("-fno-tree-loop-vectorize", "-pipe")
+    # -fno-thread-jumps: jump threading turned relu's select into a branch to two stores (gcc's relu kernels 3-5x slower)
+    else: self.args += ("-fno-tree-loop-vectorize", "-fno-thread-jumps", "-pipe")
     # kernels that compute in _Float16 get no fused multiply-adds: each half operation rounds, as numpy's does
     self.half_args = tuple("-ffp-contract=off" if a == "-ffp-contract=fast" else a for a in self.args)
     # the key names every flag and knob, so a binary built with other flags is never reused (and the loader: a shared
