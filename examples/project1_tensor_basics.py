@@ -74,7 +74,7 @@ def task3_source(n: int):
   print(prg.src)
   src = prg.src
   assert "+" in src, "ADD: the two loads are added"
-  assert "(0.0f<" in src and "?" in src, "RELU: (x > 0) ? x : 0 is a WHERE, written as C's ?: operator"
+  assert "<=0.0f))?" in src, "RELU: (x > 0 or NaN) ? x : 0 is a WHERE, written as C's ?: operator with !(x<=0.0f)"
   assert "acc0" in src and "for (" in src, "SUM: an accumulator updated inside a loop over the elements"
 
 def task4_unfused(n: int, fused_mem: int):

@@ -110,11 +110,11 @@ print(src)
 
 # %%
 q_relu = quiz("How does relu appear in that C source?",
-              ["as a call to a relu() function", "as a ?: conditional: ((0.0f<x)|(x!=x))?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
+              ["as a call to a relu() function", "as a ?: conditional: (!(x<=0.0f))?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
               key="p01_tensor_basics.q_relu")
 
 # %%
-assert "(0.0f<" in src and "?" in src and ":0.0f" in src     # relu, as WHERE
+assert "<=0.0f))?" in src and ":0.0f" in src               # relu, as WHERE
 assert "+" in src                                            # the add of the two loads
 assert "acc0" in src and "for (" in src                      # the sum: an accumulator in a loop
 q_relu.reveal()
