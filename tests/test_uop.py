@@ -235,6 +235,20 @@ def test_mod_of_split_index():
   g, r = gidx(8), ridx(4)
   assert simp((g * 4 + r) % 4) is r
 
+def test_div_mod_of_a_multiple_plus_a_small_rest():
+  """k*y + s with k dividing c and 0 <= s < k: x//c is y//(c/k) (a max-pool backward's (5a+b)//10 is a//2), and x%c
+  keeps s outside the modulo; the same values for every index, and no rewrite when s can reach k."""
+  g, r = gidx(20), ridx(5)
+  for x in [g * 5 + r, g * 20 + r * 4 + 1, g * 6 + r + 1, g * 15 + r * 3 + 2]:
+    for cv in (10, 30, 40, 60):
+      assert_same_everywhere(x // cv, simp(x // cv))
+      assert_same_everywhere(x % cv, simp(x % cv))
+  assert simp((g * 5 + r) // 10) is simp(g // 2)
+  assert simp((g * 20 + r * 4 + 1) // 40) is simp(g // 2)
+  for x in [g * 5 + ridx(6), g * 4 + ridx(5) + 1]:  # a rest that can reach k: not rewritten this way
+    assert_same_everywhere(x // 10, simp(x // 10))
+    assert_same_everywhere(x % 20, simp(x % 20))
+
 def test_recombine_div_mod():
   g, r = gidx(8), ridx(4)
   x = g * 4 + r

@@ -56,6 +56,13 @@ def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
   if g > 1:
     y = build_sum(x.dtype, [(b, k // g) for b, k in terms])
     return y // (cv // g) if is_div else (y % (cv // g)) * g
+  # k*y + s with k dividing c and s within [0, k): x//c = y//(c/k), x%c = (y%(c/k))*k + s. A max-pool's backward
+  # reads (5*a + b)//10 with b < 5: that is a//2, and no division is left that depends on b.
+  for k in sorted({k for b, k in terms if b is not None and 1 < k < cv and cv % k == 0}, reverse=True):
+    small = [(b, q) for b, q in terms if q % k]
+    if small and 0 <= (s := build_sum(x.dtype, small)).vmin and s.vmax < k:
+      y = build_sum(x.dtype, [(b, q // k) for b, q in terms if q % k == 0])
+      return y // (cv // k) if is_div else (y % (cv // k)) * k + s
   return None
 
 def exact(u: UOp) -> bool:
