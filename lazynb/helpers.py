@@ -4,7 +4,7 @@ Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it st
 environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`.
 """
 from __future__ import annotations
-import contextlib, functools, math, os, pathlib, re, sys, threading, time, warnings
+import contextlib, functools, os, pathlib, re, threading, time, warnings
 from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
@@ -130,7 +130,3 @@ class Timing(contextlib.ContextDecorator):
     self.et = time.perf_counter_ns() - self.st
     if self.enabled: print(f"{self.prefix}{self.et * 1e-6:6.2f} ms" + (self.on_exit(self.et) if self.on_exit else ""))
 
-def is_pow2(x: int) -> bool: return x > 0 and (x & (x - 1)) == 0
-def divisors_up_to(n: int, limit: int) -> list[int]: return [d for d in range(2, min(n, limit) + 1) if n % d == 0]
-def nan_or_inf(x: float) -> bool: return math.isnan(x) or math.isinf(x)
-def eprint(*args): print(*args, file=sys.stderr)

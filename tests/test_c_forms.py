@@ -24,6 +24,7 @@ def test_edge_values_match_numpy(monkeypatch, cc):
   same(((x < 0.5) | x.isnan()).where(x, 7.0).numpy(), np.where((X < 0.5) | np.isnan(X), X, np.float32(7)))
   same(x.eq(y).where(1.0, 0.0).numpy(), (X == Y).astype(np.float32))
   same((x.eq(y).float() * 3).numpy(), (X == Y).astype(np.float32) * 3)
+  same(x.eq(y).where(1.0, -0.0).numpy(), np.where(X == Y, np.float32(1), np.float32(-0.0)))  # not a cast: -0.0 stays
   np.testing.assert_array_equal(x.maximum(y).numpy(), np.maximum(X, Y))  # NaN from either side (-0.0 == 0.0 here)
   np.testing.assert_array_equal(x.max(axis=1).numpy(), X.max(axis=1))
   np.testing.assert_array_equal(x.T.max(axis=1).numpy(), X.T.max(axis=1))

@@ -1,5 +1,5 @@
 """UOp, UPat, PatternMatcher, graph_rewrite, and the symbolic rules for index math (pure Python, no kernels)."""
-import itertools, random
+import itertools, math, random
 import pytest
 from lazynb import dtypes
 from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite
@@ -34,6 +34,12 @@ def test_const_is_hash_consed():
   a = UOp(Ops.CONST, dtypes.int, arg=2)
   b = UOp(Ops.CONST, dtypes.int, arg=2)
   assert a is b
+
+def test_negative_zero_is_its_own_const():
+  """-0.0 == 0.0 in Python (same hash too), but 1/x tells them apart: hash-consing must not hand back the other one."""
+  zero = UOp.const(dtypes.float, 0.0)
+  neg = UOp.const(dtypes.float, -0.0)
+  assert neg is not zero and math.copysign(1, neg.arg) == -1 and neg is UOp.const(dtypes.float, -0.0)
 
 def test_different_specs_are_different_objects():
   assert UOp(Ops.CONST, dtypes.int, arg=2) is not UOp(Ops.CONST, dtypes.int, arg=3)

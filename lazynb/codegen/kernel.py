@@ -183,15 +183,6 @@ class Kernel:
 
   def view_st(self, view: UOp) -> ShapeTracker: return self.sts[self.views.index(view)]
 
-  # ---- helpers for heuristics
-  def is_matmul_like(self) -> bool:
-    """A reduce over a product of two loads, each broadcast (stride 0) along some output axis."""
-    r = self.reduceop
-    if r is None or r.arg[0] is not Ops.ADD: return False
-    src = r.src[0]
-    while src.op is Ops.CAST: src = src.src[0]
-    return src.op is Ops.MUL and all(s.op is Ops.LOAD or s.op is Ops.CAST and s.src[0].op is Ops.LOAD for s in src.src)
-
 def zero_preserving(u: UOp) -> bool:
   """Does this expression give 0 when every load gives 0? (Masked loads give 0.)"""
   if u.op is Ops.LOAD: return True

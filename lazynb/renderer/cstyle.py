@@ -117,9 +117,6 @@ class CStyleLanguage(Renderer):
     lo, hi = dtypes.min(dt), dtypes.max(dt)
     return (f"(({x}!={x})?{self.render_const(0, dt)}:({x}>={float(hi + 1)!r}f)?{self.render_const(hi, dt)}:"
             f"({x}<={float(lo)!r}f)?{self.render_const(lo, dt)}:{self.render_cast(x, dt)})")
-  def render_workitem(self, u: UOp) -> str:
-    name, size = u.arg
-    return f"{self.arg_int_prefix} {name}" if self.global_style == "args" else ""
   def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
     params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
     for v in vars_:  # a variable named like a kernel's own names (ridx0, data1) or a C word would silently shadow it
@@ -162,7 +159,7 @@ class CStyleLanguage(Renderer):
       return None if c is None or c.op is not Ops.CONST or c.arg != c.arg else f"(!({r[x]}{test}{r[c]}))"
     if _float_eq(u): return f"(({r[u.src[0].src[0]]}<={r[u.src[0].src[1]]})&({r[u.src[0].src[0]]}>={r[u.src[0].src[1]]}))"
     if u.op is Ops.WHERE and _f32(u.dtype) and all(s.op is Ops.CONST for s in u.src[1:]) \
-       and (u.src[1].arg, u.src[2].arg) == (1, 0):
+       and (u.src[1].arg, u.src[2].arg) == (1, 0) and math.copysign(1, u.src[2].arg) > 0:  # (not -0.0)
       return self.render_cast(r[u.src[0]], u.dtype)
     return None
   def _vector_update(self, g: LaneGroup, name: str, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
@@ -193,6 +190,8 @@ class CStyleLanguage(Renderer):
       for s in u.src: uses[s] = uses.get(s, 0) + 1
     must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
     must_name |= {s for u in uops if _float_eq(u) for s in u.src[0].src}  # read twice by _branch_free
+    # an index i+k that only addresses memory is written into each address (buf+i+k, below): no variable of its own
+    in_address = {u.src[1] for u in uops if u.op is Ops.INDEX and _offset(u.src[1])} - {s for u in uops if u.op is not Ops.INDEX for s in u.src}
     # accumulators written as vectors (lanes.py): an accumulator is lane l of a vector; its group is updated in one
     # statement (at the group's last update); a load only those statements read is left out (they load vectors)
     widths = (self.simd_floats, self.simd_floats // 2) if self.simd_floats >= 8 else (self.simd_floats,)
@@ -249,7 +248,7 @@ class CStyleLanguage(Renderer):
         # buf+(i+3) as buf+i+3, pointer arithmetic: with -fwrapv, (i+3) is int math that may wrap, so gcc gave each
         # offset load its own pointer (40 in a conv's inner loop, spilled) instead of one base and displacements
         i = u.src[1]
-        if i.op is Ops.ADD and i.src[1].op is Ops.CONST: r[u] = f"({r[u.src[0]]}+{r[i.src[0]]}{'' if r[i.src[1]][0] == '-' else '+'}{r[i.src[1]]})"
+        if _offset(i): r[u] = f"({r[u.src[0]]}+{r[i.src[0]]}{'' if r[i.src[1]][0] == '-' else '+'}{r[i.src[1]]})"
         else: r[u] = f"({r[u.src[0]]}+{r[i]})"
         members[u] = mem(u)
       elif op is Ops.LOAD and u in unread: r[u] = "/* read as a vector */"
@@ -291,7 +290,7 @@ class CStyleLanguage(Renderer):
         # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
         if op in GroupOp.ALU and dtypes.is_int(u.dtype) and u.dtype.itemsize < 4: expr = self.render_cast(expr, u.dtype)
         nest[u] = 1 + max((nest.get(s, 0) for s in u.src), default=0)
-        if uses.get(u, 0) > 1 or u in must_name or nest[u] > 64:  # long inline chains overflow C's nesting limit
+        if (uses.get(u, 0) > 1 or u in must_name or nest[u] > 64) and u not in in_address:  # long inline chains overflow C's nesting limit
           nest[u] = 0
           r[u] = fresh("alu")
           emit(f"{self.render_dtype(u.dtype)} {r[u]} = {expr};", mem(u))
@@ -340,6 +339,7 @@ def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's floa
 def _float_eq(u: UOp) -> bool:
   """(a!=b)!=True or (a!=b)^True over floats: a==b."""
   return u.op in (Ops.CMPNE, Ops.XOR) and u.src[0].op is Ops.CMPNE and u.src[1].op is Ops.CONST and u.src[1].arg is True and _f32(u.src[0].src[0].dtype)
+def _offset(i: UOp) -> bool: return i.op is Ops.ADD and i.src[1].op is Ops.CONST  # an index i+k
 def _f32(dt: DType) -> bool: return dt in (dtypes.float32, dtypes.float64)  # the branch-free forms: not for 16-bit floats
 def _float_to_int(u: UOp) -> bool: return dtypes.is_float(u.src[0].dtype) and dtypes.is_int(u.dtype)
 

@@ -1,9 +1,9 @@
 """One C compiler run: source on stdin, the binary's bytes back, with the next process started ahead of time.
 
 A compiler process spends its first milliseconds on things that do not depend on the source: loading its shared
-libraries (clang 14 here: ~23 ms), reading its options, starting the assembler (gcc with -pipe). So after each compile
-the same command is started again and left waiting on stdin; the next kernel with that command only pays for the
-compiling. It is the same program with the same flags, so it makes the same bytes a process started late would
+libraries (clang 14 here: ~23 ms), reading its options, starting the assembler (gcc with -pipe). So as each compile
+begins, the same command is started again (it loads on the other core while that one compiles) and left waiting on
+stdin; the next kernel with that command only pays for the compiling. It is the same program with the same flags, so it makes the same bytes a process started late would
 (tests/test_compiler_process.py compares them). While a learner types, the waiting process costs memory only
 (clang ~70 MB, gcc ~20 MB); at most SPARES of them wait.
 
@@ -108,8 +108,8 @@ def run(cmd: list[str], src: bytes, out_name: str, prestart: bool) -> tuple[int,
       with open(out, "rb") as f: return 0, p.stderr.decode(errors="replace"), f.read()
   key = tuple(cmd)
   w = _take(key) or _Waiting(key)
-  try: return w.feed(src)
-  finally: _start_next(key)
+  _start_next(key)  # now, not after: it loads on the other core while this one compiles (kernels back to back)
+  return w.feed(src)
 
 def stop_all():
   """Stop this process's waiting compilers (at exit; tests)."""

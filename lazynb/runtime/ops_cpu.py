@@ -37,7 +37,6 @@ class CPUAllocator(Allocator):
   def _free(self, buf, options=None): pass
   def copyin(self, dst: np.ndarray, src: memoryview): dst[:] = np.frombuffer(src, dtype=np.uint8)
   def copyout(self, dst: memoryview, src: np.ndarray): np.frombuffer(dst, dtype=np.uint8)[:] = src[:len(dst)]
-  def as_ptr(self, buf: np.ndarray) -> int: return buf.ctypes.data
 
 def find_cc() -> str:
   if cc := os.environ.get("CC"):

@@ -27,7 +27,8 @@ class UOpMetaClass(type):
   cache: dict[tuple, weakref.ReferenceType] = {}
   lock = threading.RLock()
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
-    key = (op, dtype, src, arg, type(arg))
+    # -0.0 == 0.0 (and hashes alike), but 1/x tells them apart: the sign is part of the key
+    key = (op, dtype, src, arg, type(arg), math.copysign(1, arg) if type(arg) is float else 0)
     with UOpMetaClass.lock:
       if (ref := UOpMetaClass.cache.get(key)) is not None and (ret := ref()) is not None: return ret
       ret = super().__call__(op, dtype, src, arg)
