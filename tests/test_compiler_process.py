@@ -37,7 +37,7 @@ def comp(request, monkeypatch):
 def test_a_waiting_compiler_makes_the_same_bytes(comp, monkeypatch):
   run_kernel(comp.compile(kernel(1)), 1)
   waiting = compiler_process.waiting_pids()
-  assert len(waiting) == 1  # the next process, started after that compile
+  assert len(waiting) == 1  # the next process, started as that compile began
   time.sleep(0.3)  # (it reaches its read of stdin)
   ahead = comp.compile(kernel(2))
   assert compiler_process.waiting_pids() not in ([], waiting)  # that one compiled kernel 2; another one waits now
@@ -47,6 +47,20 @@ def test_a_waiting_compiler_makes_the_same_bytes(comp, monkeypatch):
   late = fresh.compile(kernel(2))
   assert ahead == late and ahead[:4] == b"\x7fELF"
   run_kernel(ahead, 2)
+
+@pytest.mark.parametrize("comp", COMPILERS, indirect=True)
+def test_the_next_one_starts_before_this_one_compiles(comp, monkeypatch):
+  """So it loads while this one compiles, and a kernel right behind finds it ready (clang back to back: 40-48 -> 26-30 ms)."""
+  seen = []
+  feed = compiler_process._Waiting.feed
+  def watched(self, src):
+    seen.append([p for p in compiler_process.waiting_pids() if p != self.proc.pid])
+    return feed(self, src)
+  monkeypatch.setattr(compiler_process._Waiting, "feed", watched)
+  run_kernel(comp.compile(kernel(1)), 1)
+  run_kernel(comp.compile(kernel(2)), 2)
+  assert len(seen) == 2 and all(len(w) == 1 for w in seen), seen  # each time, another process was already waiting
+  assert seen[1] != seen[0] and compiler_process.waiting_pids() == seen[1]
 
 @pytest.mark.parametrize("comp", COMPILERS, indirect=True)
 def test_compile_errors_read_as_without_it(comp):

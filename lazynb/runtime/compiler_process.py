@@ -3,8 +3,8 @@
 A compiler process spends its first milliseconds on things that do not depend on the source: loading its shared
 libraries (clang 14 here: ~23 ms), reading its options, starting the assembler (gcc with -pipe). So as each compile
 begins, the same command is started again (it loads on the other core while that one compiles) and left waiting on
-stdin; the next kernel with that command only pays for the compiling. It is the same program with the same flags, so it makes the same bytes a process started late would
-(tests/test_compiler_process.py compares them). While a learner types, the waiting process costs memory only
+stdin; the next kernel with that command only pays for the compiling. It is the same program with the same flags, so
+it makes the same bytes a process started late would (tests/test_compiler_process.py compares them). While a learner types, the waiting process costs memory only
 (clang ~70 MB, gcc ~20 MB); at most SPARES of them wait.
 
 The compiler writes its output to an anonymous in-memory file (memfd) that it opens as /dev/fd/N. A waiting process
