@@ -9,7 +9,7 @@
 
 export type Child = Node | string | number | null | undefined | false;
 
-export interface Props {
+export interface IProps {
   /** space-separated class names */
   cls?: string;
   title?: string;
@@ -43,7 +43,7 @@ export function setSafeAttr(node: Element, name: string, value: string | number 
   node.setAttribute(name, v);
 }
 
-function applyProps(node: Element, props: Props | undefined): void {
+function applyProps(node: Element, props: IProps | undefined): void {
   if (!props) {
     return;
   }
@@ -79,7 +79,7 @@ export function append(node: Node, ...children: Child[]): void {
 }
 
 /** An HTML element with text children. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: IProps, ...children: Child[]): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   applyProps(node, props);
   append(node, ...children);
@@ -87,7 +87,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props, 
 }
 
 /** An SVG element. */
-export function s<K extends keyof SVGElementTagNameMap>(tag: K, props?: Props, ...children: Child[]): SVGElementTagNameMap[K] {
+export function s<K extends keyof SVGElementTagNameMap>(tag: K, props?: IProps, ...children: Child[]): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG_NS, tag);
   applyProps(node, props);
   append(node, ...children);

@@ -6,10 +6,10 @@
  * kept nodes (an INDEX between a DEFINE_GLOBAL and its LOAD) the kept nodes are joined directly, so the
  * data flow stays connected. Each kept node records how many inputs were hidden from it.
  */
-import { Graph, GraphNode } from './types';
+import { IGraph, IGraphNode } from './types';
 
-export interface FilteredGraph {
-  nodes: GraphNode[];
+export interface IFilteredGraph {
+  nodes: IGraphNode[];
   edges: [number, number][];
   /** node id -> number of its direct inputs that were hidden */
   hidden: Map<number, number>;
@@ -17,12 +17,12 @@ export interface FilteredGraph {
   removed: number;
 }
 
-export function isCollapsible(n: GraphNode): boolean {
+export function isCollapsible(n: IGraphNode): boolean {
   return n.kind === 'const' || n.kind === 'loop' || n.op === 'INDEX';
 }
 
 /** Edges whose ends are both nodes of the graph, without duplicates or self loops. */
-export function validEdges(nodes: GraphNode[], edges: [number, number][]): [number, number][] {
+export function validEdges(nodes: IGraphNode[], edges: [number, number][]): [number, number][] {
   const ids = new Set(nodes.map(n => n.id));
   const seen = new Set<string>();
   const out: [number, number][] = [];
@@ -36,12 +36,12 @@ export function validEdges(nodes: GraphNode[], edges: [number, number][]): [numb
   return out;
 }
 
-export function filterGraph(g: Graph, collapse: boolean): FilteredGraph {
+export function filterGraph(g: IGraph, collapse: boolean): IFilteredGraph {
   const edges = validEdges(g.nodes, g.edges);
   if (!collapse) {
     return { nodes: g.nodes, edges, hidden: new Map(), removed: 0 };
   }
-  const byId = new Map(g.nodes.map(n => [n.id, n] as [number, GraphNode]));
+  const byId = new Map(g.nodes.map(n => [n.id, n] as [number, IGraphNode]));
   const drop = new Set(g.nodes.filter(n => isCollapsible(n) && n.id !== g.root).map(n => n.id));
   if (drop.size === 0) {
     return { nodes: g.nodes, edges, hidden: new Map(), removed: 0 };

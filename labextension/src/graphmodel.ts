@@ -3,15 +3,15 @@
  * large graphs), their labels and box sizes, and the layout input. Pure: no DOM.
  */
 import { filterGraph } from './graphfilter';
-import { LayoutInput } from './layout';
+import { ILayoutInput } from './layout';
 import { clip, fmtTuple } from './dom';
-import { Graph, GraphNode } from './types';
+import { IGraph, IGraphNode } from './types';
 
 /** Above this many nodes only the ones nearest the root are drawn (the rest are counted). */
 export const MAX_DRAWN_NODES = 4000;
 
-export interface DrawNode {
-  node: GraphNode;
+export interface IDrawNode {
+  node: IGraphNode;
   label: string;
   sub: string;
   tooltip: string;
@@ -19,8 +19,8 @@ export interface DrawNode {
   h: number;
 }
 
-export interface DrawModel {
-  nodes: DrawNode[];
+export interface IDrawModel {
+  nodes: IDrawNode[];
   /** edges as indices into `nodes` */
   edges: [number, number][];
   removed: number;
@@ -32,7 +32,7 @@ export interface DrawModel {
 const CHAR_W = 7.0;
 const SUB_CHAR_W = 6.0;
 
-export function nodeLabel(n: GraphNode, hidden: number): { label: string; sub: string; tooltip: string } {
+export function nodeLabel(n: IGraphNode, hidden: number): { label: string; sub: string; tooltip: string } {
   const label = hidden > 0 ? `${n.op} +${hidden}` : n.op;
   const sub = clip(n.arg || n.dtype, 26);
   const lines = [`${n.op}  ${n.dtype}`];
@@ -54,7 +54,7 @@ export function nodeSize(label: string, sub: string): { w: number; h: number } {
 }
 
 /** Keep at most `max` nodes: those nearest the root (breadth-first along inputs). */
-export function nearestToRoot(nodes: GraphNode[], edges: [number, number][], root: number | null, max: number): Set<number> {
+export function nearestToRoot(nodes: IGraphNode[], edges: [number, number][], root: number | null, max: number): Set<number> {
   const inputs = new Map<number, number[]>();
   const hasOut = new Set<number>();
   for (const [a, b] of edges) {
@@ -86,7 +86,7 @@ export function nearestToRoot(nodes: GraphNode[], edges: [number, number][], roo
   return keep;
 }
 
-export function buildDrawModel(g: Graph, collapse: boolean, maxNodes = MAX_DRAWN_NODES): DrawModel {
+export function buildDrawModel(g: IGraph, collapse: boolean, maxNodes = MAX_DRAWN_NODES): IDrawModel {
   const f = filterGraph(g, collapse);
   let nodes = f.nodes;
   let edges = f.edges;
@@ -112,7 +112,7 @@ export function buildDrawModel(g: Graph, collapse: boolean, maxNodes = MAX_DRAWN
   };
 }
 
-export function layoutInput(m: DrawModel): LayoutInput {
+export function layoutInput(m: IDrawModel): ILayoutInput {
   return { widths: m.nodes.map(n => n.w), heights: m.nodes.map(n => n.h), edges: m.edges };
 }
 

@@ -4,12 +4,12 @@
  * large graphs); a newer `show` call makes an older pending layout's result be dropped.
  */
 import { h, s, setChildren } from './dom';
-import { buildDrawModel, DrawModel, edgePath, layoutInput } from './graphmodel';
+import { buildDrawModel, edgePath, IDrawModel, layoutInput } from './graphmodel';
 import { layoutAsync } from './layoutClient';
-import { LayoutResult } from './layout';
-import { fitView, focusView, PanZoom, View, visibleRect } from './panzoom';
+import { ILayoutResult } from './layout';
+import { fitView, focusView, IView, PanZoom, visibleRect } from './panzoom';
 import { fmtTuple } from './dom';
-import { Graph } from './types';
+import { IGraph } from './types';
 
 let arrowIds = 0;
 
@@ -21,7 +21,7 @@ export const ARROW_MAX_NODES = 400;
 export const FOCUS_BELOW_SCALE = 0.3;
 export const FOCUS_SCALE = 0.6;
 
-export interface GraphViewOptions {
+export interface IGraphViewOptions {
   /** start with index/const nodes collapsed */
   collapse?: boolean;
   /** called after each drawing is in the page */
@@ -36,19 +36,19 @@ export class GraphView {
   private detail: HTMLDivElement;
   private collapseBox: HTMLInputElement;
   private panzoom: PanZoom;
-  private graph: Graph | null = null;
+  private graph: IGraph | null = null;
   private generation = 0;
   private arrowId = `lz-arrow-${++arrowIds}`;
   private nodeEls: SVGGElement[] = [];
   private edgeEls: SVGPathElement[] = [];
-  private model: DrawModel | null = null;
+  private model: IDrawModel | null = null;
   private labelled = new Uint8Array(0);
-  private layout: LayoutResult | null = null;
+  private layout: ILayoutResult | null = null;
   private labelFrame = 0;
 
   constructor(
     title: string,
-    private options: GraphViewOptions = {}
+    private options: IGraphViewOptions = {}
   ) {
     this.collapseBox = h('input', { attrs: { type: 'checkbox' } });
     this.collapseBox.checked = options.collapse ?? true;
@@ -98,7 +98,7 @@ export class GraphView {
   }
 
   /** Show a graph (null: an empty pane with a note). Returns when it is drawn. */
-  show(graph: Graph | null, note = 'no graph'): Promise<void> {
+  show(graph: IGraph | null, note = 'no graph'): Promise<void> {
     this.graph = graph;
     if (!graph) {
       this.generation++;
@@ -145,7 +145,7 @@ export class GraphView {
     this.options.onDrawn?.({ nodes: model.nodes.length, layoutMs: placed.ms, where: placed.where });
   }
 
-  private draw(model: DrawModel, lay: LayoutResult): void {
+  private draw(model: IDrawModel, lay: ILayoutResult): void {
     this.model = model;
     const edges = s('g', { cls: 'lz-edges' });
     const nodes = s('g', { cls: 'lz-nodes' });
@@ -197,7 +197,7 @@ export class GraphView {
   }
 
   /** All of the graph if that is readable; else the root's neighbourhood at a readable zoom (fit shows all). */
-  private initialView(model: DrawModel, lay: LayoutResult): View {
+  private initialView(model: IDrawModel, lay: ILayoutResult): IView {
     const pane = this.panzoom.measure();
     const fit = fitView(lay.width, lay.height, pane.w, pane.h);
     if (fit.scale >= FOCUS_BELOW_SCALE || !model.nodes.length) {

@@ -3,11 +3,11 @@
  * from name_parts, so no ANSI codes or markup from the payload reach the page.
  */
 import { h } from './dom';
-import { Kernel } from './types';
+import { IKernel } from './types';
 
 const KINDS = new Set(['global', 'thread', 'local', 'group', 'reduce', 'unroll', 'upcast']);
 
-export function kernelName(k: Kernel): HTMLSpanElement {
+export function kernelName(k: IKernel): HTMLSpanElement {
   const parts = k.nameParts.length ? k.nameParts : [[k.displayName, ''] as [string, string]];
   return h(
     'span',

@@ -8,7 +8,7 @@ import { GraphView } from './graphview';
 import { kernelName } from './kernelname';
 import { SourceView } from './sourceview';
 import { ShapeTrackerView } from './stview';
-import { Kernel, ScheduleItem, TraceDoc } from './types';
+import { IKernel, IScheduleItem, ITraceDoc } from './types';
 
 type GraphChoice = 'ast' | 'lowered';
 
@@ -20,9 +20,9 @@ export class KernelView {
   private sourceView = new SourceView();
   private choice: GraphChoice = 'ast';
   private choiceButtons: Map<GraphChoice, HTMLButtonElement>;
-  private doc: TraceDoc | null = null;
-  private kernel: Kernel | null = null;
-  private item: ScheduleItem | null = null;
+  private doc: ITraceDoc | null = null;
+  private kernel: IKernel | null = null;
+  private item: IScheduleItem | null = null;
 
   constructor(onDrawn?: (info: { nodes: number; layoutMs: number; where: string }) => void) {
     this.header = h('div', { cls: 'lz-kernel-head' });
@@ -50,7 +50,7 @@ export class KernelView {
   }
 
   /** Open schedule item `index` of `doc` (a negative index -1-id opens kernel `id` directly). */
-  show(doc: TraceDoc, index: number): Promise<void> {
+  show(doc: ITraceDoc, index: number): Promise<void> {
     this.doc = doc;
     this.item = index >= 0 ? doc.schedule[index] ?? null : null;
     const kid = index >= 0 ? this.item?.kernel ?? null : -1 - index;

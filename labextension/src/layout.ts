@@ -13,7 +13,7 @@
  *   6. edges are routed through their dummies.
  */
 
-export interface LayoutInput {
+export interface ILayoutInput {
   /** node sizes, indexed 0..n-1 */
   widths: number[];
   heights: number[];
@@ -25,21 +25,21 @@ export interface LayoutInput {
   maxDummies?: number;
 }
 
-export interface EdgeRoute {
+export interface IEdgeRoute {
   from: number;
   to: number;
   /** x0, y0, x1, y1, ... */
   points: number[];
 }
 
-export interface LayoutResult {
+export interface ILayoutResult {
   /** node centres */
   x: number[];
   y: number[];
   layer: number[];
   width: number;
   height: number;
-  routes: EdgeRoute[];
+  routes: IEdgeRoute[];
   dummies: number;
 }
 
@@ -125,7 +125,7 @@ export function packLayer(want: number[], widths: number[], gap: number): number
   return left.map((l, i) => (l + right[i]) / 2);
 }
 
-export function layoutGraph(input: LayoutInput): LayoutResult {
+export function layoutGraph(input: ILayoutInput): ILayoutResult {
   const n = input.widths.length;
   const gap = input.nodeGap ?? 18;
   const layerGap = input.layerGap ?? 42;
@@ -253,7 +253,7 @@ export function layoutGraph(input: LayoutInput): LayoutResult {
   const xs = x.map(v => v + shift);
   const ys = layerOf.map(l => layerY[l]);
 
-  const routes: EdgeRoute[] = edges.map(([a, b], i) => {
+  const routes: IEdgeRoute[] = edges.map(([a, b], i) => {
     const points = [xs[a], ys[a] + height[a] / 2];
     for (const d of chains[i]) {
       points.push(xs[d], ys[d]);

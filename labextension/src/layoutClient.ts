@@ -5,17 +5,17 @@
  * worker round trip costs more than they do). If the browser cannot start the worker, layout falls
  * back to the main thread after yielding once, so the page paints the "laying out" state first.
  */
-import { layoutGraph, LayoutInput, LayoutResult } from './layout';
+import { ILayoutInput, ILayoutResult, layoutGraph } from './layout';
 
 export const WORKER_THRESHOLD = 150;
 
-export interface PlacedLayout {
-  result: LayoutResult;
+export interface IPlacedLayout {
+  result: ILayoutResult;
   where: 'main' | 'worker';
   ms: number;
 }
 
-type Pending = { input: LayoutInput; resolve: (r: PlacedLayout) => void; started: number };
+type Pending = { input: ILayoutInput; resolve: (r: IPlacedLayout) => void; started: number };
 
 let worker: Worker | null | undefined;
 let nextId = 1;
@@ -43,7 +43,7 @@ function getWorker(): Worker | null {
   }
   try {
     worker = new Worker(new URL('./layoutWorker.js', import.meta.url));
-    worker.onmessage = (e: MessageEvent<{ id: number; result?: LayoutResult; error?: string }>) => {
+    worker.onmessage = (e: MessageEvent<{ id: number; result?: ILayoutResult; error?: string }>) => {
       const p = pending.get(e.data.id);
       if (!p) {
         return;
@@ -69,7 +69,7 @@ export function warmUp(): void {
 }
 
 /** Lay a graph out; large graphs in the worker. */
-export function layoutAsync(input: LayoutInput): Promise<PlacedLayout> {
+export function layoutAsync(input: ILayoutInput): Promise<IPlacedLayout> {
   const started = performance.now();
   if (input.widths.length < WORKER_THRESHOLD) {
     return Promise.resolve({ result: layoutGraph(input), where: 'main', ms: performance.now() - started });

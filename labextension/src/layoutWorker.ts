@@ -2,14 +2,14 @@
  * Web Worker entry: lays out one graph per message, off the main thread.
  * Message in: {id, input: LayoutInput}; out: {id, result: LayoutResult} or {id, error}.
  */
-import { layoutGraph, LayoutInput } from './layout';
+import { ILayoutInput, layoutGraph } from './layout';
 
-interface WorkerScope {
-  onmessage: ((e: MessageEvent<{ id: number; input: LayoutInput }>) => void) | null;
+interface IWorkerScope {
+  onmessage: ((e: MessageEvent<{ id: number; input: ILayoutInput }>) => void) | null;
   postMessage(message: unknown): void;
 }
 
-const scope = self as unknown as WorkerScope;
+const scope = self as unknown as IWorkerScope;
 scope.onmessage = e => {
   const { id, input } = e.data;
   try {

@@ -6,7 +6,7 @@
  * inverse, built once per kernel.
  */
 
-export interface LineIndex {
+export interface ILineIndex {
   uopsOfLine: number[][];
   linesOfUop: Map<number, number[]>;
 }
@@ -27,7 +27,7 @@ export function invertLineMap(lineMap: number[][]): Map<number, number[]> {
   return out;
 }
 
-export function buildLineIndex(lineMap: number[][], lineCount: number): LineIndex {
+export function buildLineIndex(lineMap: number[][], lineCount: number): ILineIndex {
   const uopsOfLine: number[][] = [];
   for (let i = 0; i < lineCount; i++) {
     uopsOfLine.push(Array.from(new Set(lineMap[i] ?? [])).sort((a, b) => a - b));
@@ -36,10 +36,10 @@ export function buildLineIndex(lineMap: number[][], lineCount: number): LineInde
 }
 
 /** The UOps a line highlights, and the lines a UOp highlights. */
-export function highlightForLine(index: LineIndex, line: number): { lines: number[]; uops: number[] } {
+export function highlightForLine(index: ILineIndex, line: number): { lines: number[]; uops: number[] } {
   return { lines: [line], uops: index.uopsOfLine[line] ?? [] };
 }
 
-export function highlightForUop(index: LineIndex, uop: number): { lines: number[]; uops: number[] } {
+export function highlightForUop(index: ILineIndex, uop: number): { lines: number[]; uops: number[] } {
   return { lines: index.linesOfUop.get(uop) ?? [], uops: [uop] };
 }

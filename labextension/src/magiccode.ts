@@ -4,7 +4,7 @@
  * lazynb.notebook.labext. Pure.
  */
 
-export interface SessionSettings {
+export interface ISessionSettings {
   debug: number;
   noopt: boolean;
   beam: number;
@@ -12,15 +12,15 @@ export interface SessionSettings {
   device: string | null;
 }
 
-export interface DeviceInfo {
+export interface IDeviceInfo {
   name: string;
   ok: boolean;
   why: string;
 }
 
-export interface KernelState {
-  session: SessionSettings;
-  devices: DeviceInfo[];
+export interface IKernelState {
+  session: ISessionSettings;
+  devices: IDeviceInfo[];
   defaultDevice: string;
 }
 
@@ -31,7 +31,7 @@ function clampInt(v: number, lo: number, hi: number): number {
 }
 
 /** `%tinygrad --debug N --noopt|--opt --beam N [--device NAME]`, with every value checked. */
-export function magicLine(s: SessionSettings): string {
+export function magicLine(s: ISessionSettings): string {
   const parts = ['%tinygrad', '--debug', String(clampInt(s.debug, 0, 7)), s.noopt ? '--noopt' : '--opt', '--beam', String(clampInt(s.beam, 0, 8))];
   if (s.device !== null && s.device !== '') {
     if (!DEVICE_RE.test(s.device)) {
@@ -43,7 +43,7 @@ export function magicLine(s: SessionSettings): string {
 }
 
 /** The code the panel runs (silently): load the extension if needed, then set the defaults. */
-export function panelCode(s: SessionSettings): string {
+export function panelCode(s: ISessionSettings): string {
   return `%load_ext lazynb\n${magicLine(s)}`;
 }
 
@@ -51,7 +51,7 @@ export function panelCode(s: SessionSettings): string {
 export const STATE_EXPRESSION = "__import__('lazynb.notebook.labext', fromlist=['state']).state()";
 
 /** Read the state from a user_expressions result ({status, data: {'application/json' | 'text/plain'}}). */
-export function parseState(result: unknown): KernelState | null {
+export function parseState(result: unknown): IKernelState | null {
   const r = (result ?? {}) as { status?: string; data?: Record<string, unknown> };
   if (r.status !== 'ok' || !r.data) {
     return null;

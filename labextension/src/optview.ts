@@ -19,19 +19,19 @@ const str = (x: unknown): string => (typeof x === 'string' ? x : x === null || x
 const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
 const strs = (x: unknown): string[] => arr(x).map(str);
 
-export interface Candidate {
+export interface ICandidate {
   opts: string[];
   seconds: number | null;
   runs: number;
 }
-export interface BeamRound {
+export interface IBeamRound {
   round: number;
-  candidates: Candidate[];
+  candidates: ICandidate[];
   best: string[];
   bestS: number | null;
   improved: boolean;
 }
-export interface PlaygroundDoc {
+export interface IPlaygroundDoc {
   kernel: string;
   device: string;
   opts: string[];
@@ -50,16 +50,16 @@ export interface PlaygroundDoc {
   legal: { opt: string; explain: string }[];
   heuristic: { opts: string[]; timeS: number | null };
   peak: { numpyGflops: number | null; numpyWhat: string; cpuGflops: number | null; cpuWhat: string };
-  beam: { width: number; rounds: number; tried: number; seconds: number | null; start: Candidate; path: string[][]; winner: string[]; detail: BeamRound[] } | null;
+  beam: { width: number; rounds: number; tried: number; seconds: number | null; start: ICandidate; path: string[][]; winner: string[]; detail: IBeamRound[] } | null;
   notes: string[];
 }
 
-function candidate(x: unknown): Candidate {
+function candidate(x: unknown): ICandidate {
   const c = obj(x);
   return { opts: strs(c.opts), seconds: num(c.seconds), runs: num(c.runs) ?? 1 };
 }
 
-export function readPlayground(data: unknown): PlaygroundDoc {
+export function readPlayground(data: unknown): IPlaygroundDoc {
   const d = obj(data);
   const s = obj(d.state);
   const names = strs(s.axis_names);
@@ -110,7 +110,7 @@ const optList = (xs: string[]): string => (xs.length ? xs.join(', ') : 'none (NO
 const after = (text: string): string => text.slice(text.indexOf(': ') + 2);
 const secs = (x: number | null): string => (x === null ? 'failed' : fmtSeconds(x));
 
-function beamView(b: NonNullable<PlaygroundDoc['beam']>): HTMLElement {
+function beamView(b: NonNullable<IPlaygroundDoc['beam']>): HTMLElement {
   const rounds = b.detail.map(r => {
     const ranked = [...r.candidates].sort((x, y) => (x.seconds ?? Infinity) - (y.seconds ?? Infinity));
     const best = r.best.join('|');
@@ -134,7 +134,7 @@ function beamView(b: NonNullable<PlaygroundDoc['beam']>): HTMLElement {
   );
 }
 
-export function playgroundNode(d: PlaygroundDoc): HTMLElement {
+export function playgroundNode(d: IPlaygroundDoc): HTMLElement {
   const pct = d.peak.numpyGflops ? ` \u00b7 ${((d.gflops / d.peak.numpyGflops) * 100).toFixed(0)}% of ${d.peak.numpyGflops.toFixed(1)} GFLOPS, ${d.peak.numpyWhat}` : '';
   const axes = h(
     'table',

@@ -3,7 +3,7 @@
  * The transform math is in pure functions (tested); `PanZoom` wires them to pointer events.
  */
 
-export interface View {
+export interface IView {
   scale: number;
   tx: number;
   ty: number;
@@ -13,14 +13,14 @@ export const MIN_SCALE = 0.02;
 export const MAX_SCALE = 8;
 
 /** Zoom by `factor` keeping the content point under (px, py) where it is. */
-export function zoomAround(v: View, factor: number, px: number, py: number): View {
+export function zoomAround(v: IView, factor: number, px: number, py: number): IView {
   const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, v.scale * factor));
   const k = scale / v.scale;
   return { scale, tx: px - (px - v.tx) * k, ty: py - (py - v.ty) * k };
 }
 
 /** The view that shows all of a w x h drawing in a vw x vh box, never enlarged past 1:1. */
-export function fitView(w: number, h: number, vw: number, vh: number, pad = 8): View {
+export function fitView(w: number, h: number, vw: number, vh: number, pad = 8): IView {
   if (w <= 0 || h <= 0 || vw <= 0 || vh <= 0) {
     return { scale: 1, tx: 0, ty: 0 };
   }
@@ -29,21 +29,21 @@ export function fitView(w: number, h: number, vw: number, vh: number, pad = 8): 
 }
 
 /** The view that shows content point (fx, fy) at pane point (px, py) at `scale`. */
-export function focusView(fx: number, fy: number, px: number, py: number, scale: number): View {
+export function focusView(fx: number, fy: number, px: number, py: number, scale: number): IView {
   return { scale, tx: px - fx * scale, ty: py - fy * scale };
 }
 
 /** The content rectangle visible in a vw x vh pane: [x0, y0, x1, y1]. */
-export function visibleRect(v: View, vw: number, vh: number): [number, number, number, number] {
+export function visibleRect(v: IView, vw: number, vh: number): [number, number, number, number] {
   return [-v.tx / v.scale, -v.ty / v.scale, (vw - v.tx) / v.scale, (vh - v.ty) / v.scale];
 }
 
-export function transformOf(v: View): string {
+export function transformOf(v: IView): string {
   return `translate(${v.tx.toFixed(2)},${v.ty.toFixed(2)}) scale(${v.scale.toFixed(4)})`;
 }
 
 export class PanZoom {
-  view: View = { scale: 1, tx: 0, ty: 0 };
+  view: IView = { scale: 1, tx: 0, ty: 0 };
   private size = { w: 0, h: 0 };
   /** the pane's size when last measured */
   pane = { w: 0, h: 0 };
@@ -52,7 +52,7 @@ export class PanZoom {
   constructor(
     private svg: SVGSVGElement,
     private viewport: SVGGElement,
-    private onChange?: (v: View) => void
+    private onChange?: (v: IView) => void
   ) {
     svg.addEventListener('wheel', this.onWheel, { passive: false });
     svg.addEventListener('pointerdown', this.onDown);
@@ -71,7 +71,7 @@ export class PanZoom {
     this.size = { w, h };
   }
 
-  set(v: View): void {
+  set(v: IView): void {
     this.view = v;
     this.viewport.setAttribute('transform', transformOf(v));
     this.onChange?.(v);

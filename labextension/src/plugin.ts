@@ -5,6 +5,7 @@
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
+// eslint-disable-next-line jupyter/prefer-lazy-imports -- activate() puts the panel in the sidebar at start: it is needed at once
 import { SessionPanel } from './sessionpanel';
 
 const ICON_SVG =

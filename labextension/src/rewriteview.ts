@@ -4,7 +4,7 @@
  */
 import { h, setChildren } from './dom';
 import { GraphView } from './graphview';
-import { TraceDoc } from './types';
+import { ITraceDoc } from './types';
 
 export class RewriteView {
   readonly node: HTMLDivElement;
@@ -14,7 +14,7 @@ export class RewriteView {
   private stepList: HTMLOListElement;
   private before = new GraphView('Before', { collapse: false });
   private after = new GraphView('After', { collapse: false });
-  private doc: TraceDoc | null = null;
+  private doc: ITraceDoc | null = null;
   private pass = 0;
   private step = 0;
 
@@ -38,7 +38,7 @@ export class RewriteView {
     );
   }
 
-  show(doc: TraceDoc): void {
+  show(doc: ITraceDoc): void {
     this.doc = doc;
     setChildren(
       this.select,

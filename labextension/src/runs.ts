@@ -3,9 +3,9 @@
  * document gives one run per kernel, tied to the cell that produced it. Pure: the session panel feeds
  * it plain cell data.
  */
-import { Kernel, MIME_TYPE, readTrace } from './types';
+import { IKernel, MIME_TYPE, readTrace } from './types';
 
-export interface CellOutputs {
+export interface ICellOutputs {
   /** the cell's model id (stable while the notebook is open) */
   id: string;
   index: number;
@@ -14,17 +14,17 @@ export interface CellOutputs {
   outputs: Record<string, unknown>[];
 }
 
-export interface CellRuns {
+export interface ICellRuns {
   cellId: string;
   cellIndex: number;
   executionCount: number | null;
-  kernels: Kernel[];
+  kernels: IKernel[];
   runS: number;
   error: string | null;
 }
 
-export function collectRuns(cells: CellOutputs[]): CellRuns[] {
-  const out: CellRuns[] = [];
+export function collectRuns(cells: ICellOutputs[]): ICellRuns[] {
+  const out: ICellRuns[] = [];
   for (const cell of cells) {
     for (const data of cell.outputs) {
       if (!(MIME_TYPE in data)) {
@@ -45,7 +45,7 @@ export function collectRuns(cells: CellOutputs[]): CellRuns[] {
 }
 
 /** Total kernel count and run time over all runs. */
-export function totals(runs: CellRuns[]): { kernels: number; seconds: number } {
+export function totals(runs: ICellRuns[]): { kernels: number; seconds: number } {
   let kernels = 0;
   let seconds = 0;
   for (const r of runs) {

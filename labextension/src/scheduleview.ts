@@ -4,7 +4,7 @@
  */
 import { fmtSeconds, h, setChildren } from './dom';
 import { kernelName } from './kernelname';
-import { TraceDoc } from './types';
+import { ITraceDoc } from './types';
 
 export const REASONS: Record<string, string> = {
   realize: 'a tensor you realized (or marked .contiguous()): its value is stored to a buffer',
@@ -21,7 +21,7 @@ export class ScheduleView {
     this.node = h('div', { cls: 'lz-schedule', attrs: { role: 'listbox', 'aria-label': 'schedule' } });
   }
 
-  show(doc: TraceDoc): void {
+  show(doc: ITraceDoc): void {
     this.rows = doc.schedule.map((item, i) => {
       const k = item.kernel !== null ? doc.kernels.find(x => x.id === item.kernel) : undefined;
       const reason = item.reason.replace(/[^a-z]/gi, '').toLowerCase();

@@ -8,7 +8,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 import { fmtSeconds, h, setChildren } from './dom';
 import { kernelName } from './kernelname';
-import { KernelState, panelCode, parseState, SessionSettings, STATE_EXPRESSION } from './magiccode';
+import { IKernelState, ISessionSettings, panelCode, parseState, STATE_EXPRESSION } from './magiccode';
 import { SessionRuns } from './sessionruns';
 
 export class SessionPanel extends Widget {
@@ -64,7 +64,7 @@ export class SessionPanel extends Widget {
   }
 
   /** The values in the controls. */
-  settings(): SessionSettings {
+  settings(): ISessionSettings {
     return { debug: Number(this.debug.value), noopt: this.noopt.checked, beam: Number(this.beam.value), device: this.device.value || null };
   }
 
@@ -153,7 +153,7 @@ export class SessionPanel extends Widget {
     }
   }
 
-  private showState(state: KernelState): void {
+  private showState(state: IKernelState): void {
     this.syncing = true;
     try {
       this.debug.value = String(state.session.debug);

@@ -4,11 +4,11 @@
  */
 import { ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { CellOutputs, CellRuns, collectRuns, totals } from './runs';
+import { collectRuns, ICellOutputs, ICellRuns, totals } from './runs';
 
 export class SessionRuns {
   panel: NotebookPanel | null = null;
-  runs: CellRuns[] = [];
+  runs: ICellRuns[] = [];
   private watched = new Set<ICodeCellModel>();
   private timer = 0;
 
@@ -66,7 +66,7 @@ export class SessionRuns {
 
   private scan(): void {
     const cells = this.panel?.model?.cells;
-    const input: CellOutputs[] = [];
+    const input: ICellOutputs[] = [];
     if (cells) {
       for (let i = 0; i < cells.length; i++) {
         const m = cells.get(i);

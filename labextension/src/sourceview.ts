@@ -4,8 +4,8 @@
  * A click pins the highlight until the next click.
  */
 import { clip, h, setChildren } from './dom';
-import { buildLineIndex, highlightForLine, highlightForUop, LineIndex } from './linemap';
-import { Kernel } from './types';
+import { buildLineIndex, highlightForLine, highlightForUop, ILineIndex } from './linemap';
+import { IKernel } from './types';
 
 const MAX_LINES = 20000;
 
@@ -15,7 +15,7 @@ export class SourceView {
   private uopPane: HTMLDivElement;
   private lineEls: HTMLDivElement[] = [];
   private uopEls = new Map<number, HTMLDivElement>();
-  private index: LineIndex = { uopsOfLine: [], linesOfUop: new Map() };
+  private index: ILineIndex = { uopsOfLine: [], linesOfUop: new Map() };
   private lit: HTMLElement[] = [];
   private pinned = false;
   private generation = 0;
@@ -67,7 +67,7 @@ export class SourceView {
     });
   }
 
-  show(k: Kernel | null): void {
+  show(k: IKernel | null): void {
     this.pinned = false;
     this.lit = [];
     this.uopEls.clear();

@@ -88,6 +88,7 @@ export function mount(host: HTMLElement | null): boolean {
 }
 
 declare global {
+  // eslint-disable-next-line @typescript-eslint/naming-convention -- adds to the DOM's own Window, whose name is fixed
   interface Window {
     lazynbView?: { build?: string; mount: typeof mount; render: typeof render };
   }

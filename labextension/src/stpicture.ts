@@ -10,27 +10,27 @@ import { arr, num, numOrNull, nums, obj, str } from './types';
 
 const PALETTE = 10;
 
-export interface PicView {
+export interface IPicView {
   shape: number[];
   strides: number[];
   offset: number;
   mask: number[][] | null;
 }
 
-export interface PicStep {
+export interface IPicStep {
   view: number;
   idx: number[];
   out: number;
   valid: boolean;
 }
 
-export interface PicCell {
+export interface IPicCell {
   idx: number[];
   mem: number | null;
-  steps: PicStep[];
+  steps: IPicStep[];
 }
 
-export interface StPicture {
+export interface IStPicture {
   title: string;
   shape: number[];
   dims: [number | null, number | null];
@@ -39,18 +39,18 @@ export interface StPicture {
   cols: number;
   totalRows: number;
   totalCols: number;
-  views: PicView[];
+  views: IPicView[];
   index: string;
   valid: string;
   memSize: number;
   memStart: number;
   memEnd: number;
-  cells: PicCell[][];
+  cells: IPicCell[][];
   movement: [string, string][];
 }
 
 /** Copy an untrusted picture; null if it is not one. */
-export function readPicture(x: unknown): StPicture | null {
+export function readPicture(x: unknown): IStPicture | null {
   if (x === null || typeof x !== 'object' || Array.isArray(x)) {
     return null;
   }
@@ -95,7 +95,7 @@ export function readPicture(x: unknown): StPicture | null {
 }
 
 /** One view's step for one index: "offset + i*stride + ... = out", or why its mask fails. */
-export function arithmetic(view: PicView | undefined, step: PicStep): string {
+export function arithmetic(view: IPicView | undefined, step: IPicStep): string {
   if (!view) {
     return `= ${step.out}`;
   }
@@ -112,7 +112,7 @@ export function arithmetic(view: PicView | undefined, step: PicStep): string {
 }
 
 /** How one cell's index goes through the views to memory, one line per step. */
-export function cellStory(p: StPicture, cell: PicCell): string[] {
+export function cellStory(p: IStPicture, cell: IPicCell): string[] {
   const lines = [`index ${fmtTuple(cell.idx)}`];
   for (const [j, s] of cell.steps.entries()) {
     const v = p.views[s.view];
@@ -128,7 +128,7 @@ export function cellStory(p: StPicture, cell: PicCell): string[] {
   return lines;
 }
 
-function gridNote(p: StPicture): string {
+function gridNote(p: IStPicture): string {
   const [r, c] = p.dims;
   const parts: string[] = [];
   if (r !== null && p.rows < p.totalRows) {
@@ -149,7 +149,7 @@ function colour(m: number): string {
 }
 
 /** The picture as DOM, with hover. */
-export function drawPicture(p: StPicture): HTMLElement {
+export function drawPicture(p: IStPicture): HTMLElement {
   const [r, c] = p.dims;
   const readout = h('pre', { cls: 'lz-stp-readout' }, 'hover a cell: its index arithmetic, view by view');
   const memCells = new Map<number, HTMLElement>();
@@ -230,7 +230,7 @@ export function drawPicture(p: StPicture): HTMLElement {
 /** show_st's document: its pictures, one after another. */
 export function picturesView(pictures: unknown[]): HTMLElement {
   const node = h('div', { cls: 'lz-stp-list' });
-  const ps = pictures.map(readPicture).filter((p): p is StPicture => p !== null);
+  const ps = pictures.map(readPicture).filter((p): p is IStPicture => p !== null);
   setChildren(node, ...(ps.length ? ps.map(drawPicture) : [h('div', { cls: 'lz-empty' }, 'no ShapeTracker pictures in this output')]));
   return node;
 }

@@ -5,7 +5,7 @@
  */
 import { fmtTuple, h, setChildren } from './dom';
 import { drawPicture, readPicture } from './stpicture';
-import { BufferAccess, Kernel, ViewPart } from './types';
+import { IBufferAccess, IKernel, IViewPart } from './types';
 
 const AXIS_CLASS: Record<string, string> = {
   GLOBAL: 'global',
@@ -22,9 +22,9 @@ export function axisClass(axisType: string): string {
   return `lz-axis-${AXIS_CLASS[axisType.toUpperCase()] ?? 'other'}`;
 }
 
-function viewTable(views: ViewPart[], axisNames: string[]): HTMLTableElement {
+function viewTable(views: IViewPart[], axisNames: string[]): HTMLTableElement {
   const head = h('tr', {}, h('th', {}, ''), ...views.map((_, i) => h('th', {}, `view ${i}`)));
-  const rows: [string, (v: ViewPart) => string][] = [
+  const rows: [string, (v: IViewPart) => string][] = [
     ['shape', v => fmtTuple(v.shape)],
     ['strides', v => fmtTuple(v.strides)],
     ['offset', v => String(v.offset)],
@@ -41,7 +41,7 @@ function viewTable(views: ViewPart[], axisNames: string[]): HTMLTableElement {
   return table;
 }
 
-function pictureDetails(a: BufferAccess): HTMLElement | null {
+function pictureDetails(a: IBufferAccess): HTMLElement | null {
   const p = readPicture(a.picture);
   if (!p) {
     return null;
@@ -55,7 +55,7 @@ function pictureDetails(a: BufferAccess): HTMLElement | null {
   return details;
 }
 
-function accessCard(a: BufferAccess): HTMLElement {
+function accessCard(a: IBufferAccess): HTMLElement {
   const title = `${a.access.toUpperCase()} ${a.buf === null ? '' : `data${a.buf}`}`.trim();
   return h(
     'div',
@@ -79,7 +79,7 @@ export class ShapeTrackerView {
     this.node = h('div', { cls: 'lz-st' }, h('div', { cls: 'lz-toolbar' }, h('span', { cls: 'lz-pane-title' }, 'ShapeTracker views')), this.body);
   }
 
-  show(k: Kernel | null): void {
+  show(k: IKernel | null): void {
     if (!k) {
       setChildren(this.body, h('div', { cls: 'lz-empty' }, 'no kernel selected'));
       return;

@@ -3,9 +3,9 @@
  */
 import { fmtSeconds, h } from './dom';
 import { kernelName } from './kernelname';
-import { TraceDoc } from './types';
+import { ITraceDoc } from './types';
 
-export function timingTable(doc: TraceDoc, onKernel: (id: number) => void): HTMLElement {
+export function timingTable(doc: ITraceDoc, onKernel: (id: number) => void): HTMLElement {
   const head = h('tr', {}, ...['kernel', 'device', 'runs', 'time', 'compile', 'GFLOPS', 'GB/s', 'opts'].map(t => h('th', {}, t)));
   const rows = doc.kernels.map(k => {
     const link = h('button', { cls: 'lz-link', attrs: { type: 'button' }, title: 'open this kernel' }, kernelName(k));

@@ -12,11 +12,11 @@ import { ScheduleView } from './scheduleview';
 import { picturesView } from './stpicture';
 import { timingTable } from './timingview';
 import { Tab, TAB_TITLES, tabsFor } from './tabs';
-import { TraceDoc } from './types';
+import { ITraceDoc } from './types';
 
 /** Plain DOM, no JupyterLab or Lumino: mime.ts wraps it in a widget, standalone.ts mounts it in any page. */
 export class TraceView {
-  private doc: TraceDoc | null = null;
+  private doc: ITraceDoc | null = null;
   private started = 0;
   private firstDraw = true;
   private panels = new Map<Tab, HTMLElement>();
@@ -30,7 +30,7 @@ export class TraceView {
     this.body = h('div', { cls: 'lz-body' });
   }
 
-  render(doc: TraceDoc): void {
+  render(doc: ITraceDoc): void {
     this.started = performance.now();
     this.firstDraw = true;
     this.doc = doc;
@@ -63,7 +63,7 @@ export class TraceView {
     this.node.setAttribute('data-render-start', this.started.toFixed(1));
   }
 
-  private summary(doc: TraceDoc): HTMLElement {
+  private summary(doc: ITraceDoc): HTMLElement {
     const t = doc.timing;
     const order = ['DEBUG', 'NOOPT', 'BEAM', 'device'];
     const settings = doc.settings.filter(([k]) => order.includes(k)).sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));

@@ -11,7 +11,7 @@ export const MIME_TYPE = 'application/vnd.lazynb.trace+json';
 /** A size: a number, or a symbolic size's expression as text ("i", "(i*4)"). */
 export type Dim = number | string;
 
-export interface GraphNode {
+export interface IGraphNode {
   id: number;
   op: string;
   dtype: string;
@@ -20,15 +20,15 @@ export interface GraphNode {
   kind: string;
 }
 
-export interface Graph {
-  nodes: GraphNode[];
+export interface IGraph {
+  nodes: IGraphNode[];
   edges: [number, number][];
   root: number | null;
   totalNodes: number;
   truncated: boolean;
 }
 
-export interface UOpRow {
+export interface IUOpRow {
   i: number;
   op: string;
   dtype: string;
@@ -36,7 +36,7 @@ export interface UOpRow {
   arg: string;
 }
 
-export interface ViewPart {
+export interface IViewPart {
   shape: number[];
   strides: number[];
   offset: number;
@@ -44,21 +44,21 @@ export interface ViewPart {
   contiguous: boolean | null;
 }
 
-export interface BufferAccess {
+export interface IBufferAccess {
   buf: number | null;
   access: string;
   index: string;
   valid: string;
   shape: number[];
   axisNames: string[];
-  views: ViewPart[];
-  astViews: ViewPart[];
+  views: IViewPart[];
+  astViews: IViewPart[];
   movement: [string, string][];
   /** the ShapeTracker picture's data (read by stpicture.ts), or null */
   picture: unknown | null;
 }
 
-export interface Kernel {
+export interface IKernel {
   id: number;
   name: string;
   displayName: string;
@@ -76,16 +76,16 @@ export interface Kernel {
   compileS: number | null;
   gflops: number;
   gbs: number;
-  uops: UOpRow[];
+  uops: IUOpRow[];
   /** line index -> uop indices (line 0 is the signature) */
   lineMap: number[][];
-  views: BufferAccess[];
+  views: IBufferAccess[];
   graph: string | null;
   loweredGraph: string | null;
   timings: [string, number][];
 }
 
-export interface ScheduleBuf {
+export interface IScheduleBuf {
   buf: number | null;
   role: string;
   size: number;
@@ -93,38 +93,38 @@ export interface ScheduleBuf {
   device: string;
 }
 
-export interface ScheduleItem {
+export interface IScheduleItem {
   index: number;
   kind: string;
   reason: string;
   kernel: number | null;
-  bufs: ScheduleBuf[];
+  bufs: IScheduleBuf[];
   graph: string | null;
 }
 
-export interface RewriteStep {
+export interface IRewriteStep {
   pattern: string;
   before: string;
   after: string;
 }
 
-export interface RewritePass {
+export interface IRewritePass {
   name: string;
   /** pipeline stage: tensor graph, kernels, lowered, simplified, linearized (null: outside the compiler) */
   stage: string | null;
-  steps: RewriteStep[];
+  steps: IRewriteStep[];
   totalSteps: number;
   beforeGraph: string | null;
   afterGraph: string | null;
 }
 
-export interface TraceDoc {
+export interface ITraceDoc {
   version: number;
   settings: [string, string][];
-  schedule: ScheduleItem[];
-  kernels: Kernel[];
-  graphs: Map<string, Graph>;
-  rewrites: RewritePass[];
+  schedule: IScheduleItem[];
+  kernels: IKernel[];
+  graphs: Map<string, IGraph>;
+  rewrites: IRewritePass[];
   tensorGraphs: string[];
   /** tensors that were constants after folding, so needed no kernel */
   foldedConstants: number;
@@ -180,7 +180,7 @@ function strOrNull(x: unknown): string | null {
   return typeof x === 'string' ? x : null;
 }
 
-export function readGraph(x: unknown): Graph {
+export function readGraph(x: unknown): IGraph {
   const g = obj(x);
   const nodes = arr(g.nodes).map((n, i) => {
     const o = obj(n);
@@ -205,7 +205,7 @@ export function readGraph(x: unknown): Graph {
   };
 }
 
-function readViewPart(x: unknown): ViewPart {
+function readViewPart(x: unknown): IViewPart {
   const v = obj(x);
   return {
     shape: nums(v.shape),
@@ -216,7 +216,7 @@ function readViewPart(x: unknown): ViewPart {
   };
 }
 
-function readAccess(x: unknown): BufferAccess {
+function readAccess(x: unknown): IBufferAccess {
   const a = obj(x);
   return {
     buf: numOrNull(a.buf),
@@ -250,7 +250,7 @@ export function readLineMap(x: unknown): number[][] {
   return out;
 }
 
-function readKernel(x: unknown, i: number): Kernel {
+function readKernel(x: unknown, i: number): IKernel {
   const k = obj(x);
   const name = str(k.name, `kernel ${i}`);
   return {
@@ -283,7 +283,7 @@ function readKernel(x: unknown, i: number): Kernel {
   };
 }
 
-function readScheduleItem(x: unknown, i: number): ScheduleItem {
+function readScheduleItem(x: unknown, i: number): IScheduleItem {
   const s = obj(x);
   return {
     index: num(s.index, i),
@@ -298,7 +298,7 @@ function readScheduleItem(x: unknown, i: number): ScheduleItem {
   };
 }
 
-function readRewrite(x: unknown): RewritePass {
+function readRewrite(x: unknown): IRewritePass {
   const r = obj(x);
   const steps = arr(r.steps).map(s => {
     const o = obj(s);
@@ -315,9 +315,9 @@ function readRewrite(x: unknown): RewritePass {
 }
 
 /** Copy an untrusted payload into a TraceDoc. Never throws. */
-export function readTrace(data: unknown): TraceDoc {
+export function readTrace(data: unknown): ITraceDoc {
   const d = obj(data);
-  const graphs = new Map<string, Graph>();
+  const graphs = new Map<string, IGraph>();
   for (const [id, g] of Object.entries(obj(d.graphs))) {
     graphs.set(id, readGraph(g));
   }

@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { filterGraph, isCollapsible, validEdges } from '../src/graphfilter';
 import { buildDrawModel, edgePath, nearestToRoot, nodeLabel } from '../src/graphmodel';
-import { Graph, GraphNode } from '../src/types';
+import { IGraph, IGraphNode } from '../src/types';
 
-const node = (id: number, op: string, kind: string, arg = ''): GraphNode => ({ id, op, dtype: 'float', arg, shape: null, kind });
+const node = (id: number, op: string, kind: string, arg = ''): IGraphNode => ({ id, op, dtype: 'float', arg, shape: null, kind });
 
 // DEFINE_GLOBAL(0) -> INDEX(2) <- RANGE(1); INDEX -> LOAD(3); CONST(4) -> ADD(5) <- LOAD; ADD -> STORE(6) -> SINK(7)
-const g: Graph = {
+const g: IGraph = {
   nodes: [
     node(0, 'DEFINE_GLOBAL', 'buffer'),
     node(1, 'RANGE', 'loop'),
@@ -48,7 +48,7 @@ test('collapsing removes index/const/loop nodes and bridges through INDEX', () =
 });
 
 test('collapsing never removes the root, and survives chains and cycles of hidden nodes', () => {
-  const c: Graph = {
+  const c: IGraph = {
     nodes: [node(0, 'CONST', 'const'), node(1, 'INDEX', 'memory'), node(2, 'INDEX', 'memory'), node(3, 'LOAD', 'memory'), node(4, 'CONST', 'const')],
     edges: [[0, 1], [1, 2], [2, 1], [2, 3], [3, 4]],
     root: 4,
