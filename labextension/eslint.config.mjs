@@ -11,7 +11,16 @@ import globals from 'globals';
 
 export default defineConfig(
   // build scripts and output are plain node JavaScript outside both tsconfigs; only the TypeScript is linted
-  { ignores: ['node_modules', 'lib', 'test-build', '**/*.js', '**/*.mjs', '**/*.d.ts'] },
+  {
+    ignores: [
+      'node_modules',
+      'lib',
+      'test-build',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.d.ts'
+    ]
+  },
   js.configs.recommended,
   tseslint.configs.recommended,
   jupyter.configs.recommended,
@@ -19,12 +28,19 @@ export default defineConfig(
     files: ['**/*.ts'],
     languageOptions: {
       globals: { ...globals.browser, ...globals.es2015, ...globals.node },
-      parserOptions: { project: ['tsconfig.json', 'tsconfig.test.json'], sourceType: 'module' }
+      parserOptions: {
+        project: ['tsconfig.json', 'tsconfig.test.json'],
+        sourceType: 'module'
+      }
     },
     rules: {
       '@typescript-eslint/naming-convention': [
         'error',
-        { selector: 'interface', format: ['PascalCase'], custom: { regex: '^I[A-Z]', match: true } }
+        {
+          selector: 'interface',
+          format: ['PascalCase'],
+          custom: { regex: '^I[A-Z]', match: true }
+        }
       ],
       '@typescript-eslint/no-unused-vars': ['warn', { args: 'none' }],
       '@typescript-eslint/no-explicit-any': 'off',

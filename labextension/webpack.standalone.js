@@ -20,11 +20,24 @@ const config = {
   performance: { hints: false },
   optimization: { splitChunks: false, runtimeChunk: false },
   module: {
-    rules: [{ test: /\.css$/, use: [{ loader: 'css-loader', options: { exportType: 'string', url: false, import: false } }] }]
+    rules: [
+      {
+        test: /\.css$/,
+        use: [
+          {
+            loader: 'css-loader',
+            options: { exportType: 'string', url: false, import: false }
+          }
+        ]
+      }
+    ]
   },
   plugins: [
     // one inline script has no URL to start a worker from: layout runs on the main thread
-    new webpack.NormalModuleReplacementPlugin(/^\.\/layoutClient(\.js)?$/, './layoutMain.js'),
+    new webpack.NormalModuleReplacementPlugin(
+      /^\.\/layoutClient(\.js)?$/,
+      './layoutMain.js'
+    ),
     new webpack.optimize.LimitChunkCountPlugin({ maxChunks: 1 })
   ]
 };
@@ -38,6 +51,8 @@ if (require.main === module) {
       process.exit(1);
     }
     const out = path.join(config.output.path, config.output.filename);
-    console.log(`standalone view: ${out} (${require('fs').statSync(out).size} bytes)`);
+    console.log(
+      `standalone view: ${out} (${require('fs').statSync(out).size} bytes)`
+    );
   });
 }

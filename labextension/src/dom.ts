@@ -20,12 +20,25 @@ export interface IProps {
 }
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const URL_ATTRS = new Set(['href', 'src', 'xlink:href', 'action', 'formaction', 'data', 'srcdoc']);
+const URL_ATTRS = new Set([
+  'href',
+  'src',
+  'xlink:href',
+  'action',
+  'formaction',
+  'data',
+  'srcdoc'
+]);
 
 /** True if an attribute may be set from code that handles payload values. */
 export function isSafeAttr(name: string, value: string): boolean {
   const n = name.toLowerCase();
-  if (!/^[a-z][a-z0-9_:.-]*$/.test(n) || n.startsWith('on') || n === 'style' || n === 'srcdoc') {
+  if (
+    !/^[a-z][a-z0-9_:.-]*$/.test(n) ||
+    n.startsWith('on') ||
+    n === 'style' ||
+    n === 'srcdoc'
+  ) {
     return false;
   }
   if (URL_ATTRS.has(n)) {
@@ -35,7 +48,11 @@ export function isSafeAttr(name: string, value: string): boolean {
   return true;
 }
 
-export function setSafeAttr(node: Element, name: string, value: string | number | boolean): void {
+export function setSafeAttr(
+  node: Element,
+  name: string,
+  value: string | number | boolean
+): void {
   const v = String(value);
   if (!isSafeAttr(name, v)) {
     throw new Error(`lazynb: refusing to set attribute ${name}`);
@@ -74,12 +91,20 @@ export function append(node: Node, ...children: Child[]): void {
     if (c === null || c === undefined || c === false) {
       continue;
     }
-    node.appendChild(typeof c === 'string' || typeof c === 'number' ? doc.createTextNode(String(c)) : c);
+    node.appendChild(
+      typeof c === 'string' || typeof c === 'number'
+        ? doc.createTextNode(String(c))
+        : c
+    );
   }
 }
 
 /** An HTML element with text children. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: IProps, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props?: IProps,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   applyProps(node, props);
   append(node, ...children);
@@ -87,7 +112,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: IProps,
 }
 
 /** An SVG element. */
-export function s<K extends keyof SVGElementTagNameMap>(tag: K, props?: IProps, ...children: Child[]): SVGElementTagNameMap[K] {
+export function s<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  props?: IProps,
+  ...children: Child[]
+): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG_NS, tag);
   applyProps(node, props);
   append(node, ...children);
@@ -104,7 +133,9 @@ export function setChildren(node: Node, ...children: Child[]): void {
 
 /** A string shortened to `max` characters with an ellipsis. */
 export function clip(text: string, max: number): string {
-  return text.length <= max ? text : text.slice(0, Math.max(0, max - 1)) + '\u2026';
+  return text.length <= max
+    ? text
+    : text.slice(0, Math.max(0, max - 1)) + '\u2026';
 }
 
 /** Seconds as a short human string: 12.3 µs, 4.56 ms, 1.20 s. */

@@ -22,7 +22,10 @@ export function isCollapsible(n: IGraphNode): boolean {
 }
 
 /** Edges whose ends are both nodes of the graph, without duplicates or self loops. */
-export function validEdges(nodes: IGraphNode[], edges: [number, number][]): [number, number][] {
+export function validEdges(
+  nodes: IGraphNode[],
+  edges: [number, number][]
+): [number, number][] {
   const ids = new Set(nodes.map(n => n.id));
   const seen = new Set<string>();
   const out: [number, number][] = [];
@@ -42,7 +45,9 @@ export function filterGraph(g: IGraph, collapse: boolean): IFilteredGraph {
     return { nodes: g.nodes, edges, hidden: new Map(), removed: 0 };
   }
   const byId = new Map(g.nodes.map(n => [n.id, n] as [number, IGraphNode]));
-  const drop = new Set(g.nodes.filter(n => isCollapsible(n) && n.id !== g.root).map(n => n.id));
+  const drop = new Set(
+    g.nodes.filter(n => isCollapsible(n) && n.id !== g.root).map(n => n.id)
+  );
   if (drop.size === 0) {
     return { nodes: g.nodes, edges, hidden: new Map(), removed: 0 };
   }
@@ -67,7 +72,9 @@ export function filterGraph(g: IGraph, collapse: boolean): IFilteredGraph {
         continue;
       }
       visiting.add(id);
-      const pending = (inputs.get(id) ?? []).filter(p => drop.has(p) && !keptFrom.has(p) && !visiting.has(p));
+      const pending = (inputs.get(id) ?? []).filter(
+        p => drop.has(p) && !keptFrom.has(p) && !visiting.has(p)
+      );
       if (pending.length) {
         stack.push(...pending);
         continue;

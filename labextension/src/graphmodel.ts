@@ -32,7 +32,10 @@ export interface IDrawModel {
 const CHAR_W = 7.0;
 const SUB_CHAR_W = 6.0;
 
-export function nodeLabel(n: IGraphNode, hidden: number): { label: string; sub: string; tooltip: string } {
+export function nodeLabel(
+  n: IGraphNode,
+  hidden: number
+): { label: string; sub: string; tooltip: string } {
   const label = hidden > 0 ? `${n.op} +${hidden}` : n.op;
   const sub = clip(n.arg || n.dtype, 26);
   const lines = [`${n.op}  ${n.dtype}`];
@@ -43,7 +46,9 @@ export function nodeLabel(n: IGraphNode, hidden: number): { label: string; sub: 
     lines.push(`shape: ${fmtTuple(n.shape)}`);
   }
   if (hidden > 0) {
-    lines.push(`${hidden} collapsed input${hidden === 1 ? '' : 's'} (index/const/loop)`);
+    lines.push(
+      `${hidden} collapsed input${hidden === 1 ? '' : 's'} (index/const/loop)`
+    );
   }
   return { label, sub, tooltip: lines.join('\n') };
 }
@@ -54,7 +59,12 @@ export function nodeSize(label: string, sub: string): { w: number; h: number } {
 }
 
 /** Keep at most `max` nodes: those nearest the root (breadth-first along inputs). */
-export function nearestToRoot(nodes: IGraphNode[], edges: [number, number][], root: number | null, max: number): Set<number> {
+export function nearestToRoot(
+  nodes: IGraphNode[],
+  edges: [number, number][],
+  root: number | null,
+  max: number
+): Set<number> {
   const inputs = new Map<number, number[]>();
   const hasOut = new Set<number>();
   for (const [a, b] of edges) {
@@ -62,7 +72,10 @@ export function nearestToRoot(nodes: IGraphNode[], edges: [number, number][], ro
     hasOut.add(a);
   }
   const ids = new Set(nodes.map(n => n.id));
-  const start = root !== null && ids.has(root) ? [root] : nodes.filter(n => !hasOut.has(n.id)).map(n => n.id);
+  const start =
+    root !== null && ids.has(root)
+      ? [root]
+      : nodes.filter(n => !hasOut.has(n.id)).map(n => n.id);
   const keep = new Set<number>();
   const queue = start.slice();
   for (let qi = 0; qi < queue.length && keep.size < max; qi++) {
@@ -86,7 +99,11 @@ export function nearestToRoot(nodes: IGraphNode[], edges: [number, number][], ro
   return keep;
 }
 
-export function buildDrawModel(g: IGraph, collapse: boolean, maxNodes = MAX_DRAWN_NODES): IDrawModel {
+export function buildDrawModel(
+  g: IGraph,
+  collapse: boolean,
+  maxNodes = MAX_DRAWN_NODES
+): IDrawModel {
   const f = filterGraph(g, collapse);
   let nodes = f.nodes;
   let edges = f.edges;
@@ -104,7 +121,9 @@ export function buildDrawModel(g: IGraph, collapse: boolean, maxNodes = MAX_DRAW
   });
   return {
     nodes: draw,
-    edges: edges.map(([a, b]) => [index.get(a)!, index.get(b)!] as [number, number]),
+    edges: edges.map(
+      ([a, b]) => [index.get(a)!, index.get(b)!] as [number, number]
+    ),
     removed: f.removed,
     omitted,
     totalNodes: g.totalNodes,
@@ -113,7 +132,11 @@ export function buildDrawModel(g: IGraph, collapse: boolean, maxNodes = MAX_DRAW
 }
 
 export function layoutInput(m: IDrawModel): ILayoutInput {
-  return { widths: m.nodes.map(n => n.w), heights: m.nodes.map(n => n.h), edges: m.edges };
+  return {
+    widths: m.nodes.map(n => n.w),
+    heights: m.nodes.map(n => n.h),
+    edges: m.edges
+  };
 }
 
 /** SVG path through route points with vertical tangents (a smooth top-to-bottom curve). */

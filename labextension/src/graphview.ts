@@ -4,7 +4,12 @@
  * large graphs); a newer `show` call makes an older pending layout's result be dropped.
  */
 import { h, s, setChildren } from './dom';
-import { buildDrawModel, edgePath, IDrawModel, layoutInput } from './graphmodel';
+import {
+  buildDrawModel,
+  edgePath,
+  IDrawModel,
+  layoutInput
+} from './graphmodel';
 import { layoutAsync } from './layoutClient';
 import { ILayoutResult } from './layout';
 import { fitView, focusView, IView, PanZoom, visibleRect } from './panzoom';
@@ -54,7 +59,11 @@ export class GraphView {
     this.collapseBox.checked = options.collapse ?? true;
     this.collapseBox.addEventListener('change', () => this.redraw());
     const button = (label: string, tip: string, fn: () => void) => {
-      const b = h('button', { cls: 'lz-button', title: tip, attrs: { type: 'button' } }, label);
+      const b = h(
+        'button',
+        { cls: 'lz-button', title: tip, attrs: { type: 'button' } },
+        label
+      );
       b.addEventListener('click', fn);
       return b;
     };
@@ -63,7 +72,17 @@ export class GraphView {
     this.viewport = s('g', { cls: 'lz-viewport' });
     const marker = s(
       'marker',
-      { attrs: { id: this.arrowId, viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' } },
+      {
+        attrs: {
+          id: this.arrowId,
+          viewBox: '0 0 10 10',
+          refX: 10,
+          refY: 5,
+          markerWidth: 7,
+          markerHeight: 7,
+          orient: 'auto-start-reverse'
+        }
+      },
       s('path', { cls: 'lz-arrow', attrs: { d: 'M0,0 L10,5 L0,10 z' } })
     );
     this.svg.append(s('defs', {}, marker), this.viewport);
@@ -71,7 +90,11 @@ export class GraphView {
       this.svg.classList.toggle('lz-lod-low', v.scale < LABEL_MIN_SCALE);
       this.scheduleLabels();
     });
-    this.detail = h('div', { cls: 'lz-graph-detail' }, 'click a node for details \u00b7 wheel: zoom \u00b7 drag: pan \u00b7 double-click: fit');
+    this.detail = h(
+      'div',
+      { cls: 'lz-graph-detail' },
+      'click a node for details \u00b7 wheel: zoom \u00b7 drag: pan \u00b7 double-click: fit'
+    );
     this.node = h(
       'div',
       { cls: 'lz-graph' },
@@ -79,7 +102,12 @@ export class GraphView {
         'div',
         { cls: 'lz-toolbar' },
         h('span', { cls: 'lz-pane-title' }, title),
-        h('label', { cls: 'lz-check', title: 'hide CONST, RANGE/loop and INDEX nodes' }, this.collapseBox, 'collapse index/const'),
+        h(
+          'label',
+          { cls: 'lz-check', title: 'hide CONST, RANGE/loop and INDEX nodes' },
+          this.collapseBox,
+          'collapse index/const'
+        ),
         button('fit', 'fit the graph to the pane', () => this.panzoom.fit()),
         button('+', 'zoom in', () => this.panzoom.zoom(1.25)),
         button('\u2212', 'zoom out', () => this.panzoom.zoom(0.8)),
@@ -142,7 +170,11 @@ export class GraphView {
     this.svg.setAttribute('data-nodes', String(model.nodes.length));
     this.svg.setAttribute('data-layout', placed.where);
     this.svg.setAttribute('data-layout-ms', placed.ms.toFixed(1));
-    this.options.onDrawn?.({ nodes: model.nodes.length, layoutMs: placed.ms, where: placed.where });
+    this.options.onDrawn?.({
+      nodes: model.nodes.length,
+      layoutMs: placed.ms,
+      where: placed.where
+    });
   }
 
   private draw(model: IDrawModel, lay: ILayoutResult): void {
@@ -171,7 +203,12 @@ export class GraphView {
     const arrows = model.nodes.length <= ARROW_MAX_NODES;
     this.svg.classList.toggle('lz-big', !arrows);
     this.edgeEls = lay.routes.map(r => {
-      const p = s('path', { cls: 'lz-edge', attrs: arrows ? { d: edgePath(r.points), 'marker-end': `url(#${this.arrowId})` } : { d: edgePath(r.points) } });
+      const p = s('path', {
+        cls: 'lz-edge',
+        attrs: arrows
+          ? { d: edgePath(r.points), 'marker-end': `url(#${this.arrowId})` }
+          : { d: edgePath(r.points) }
+      });
       edges.appendChild(p);
       return p;
     });
@@ -180,7 +217,11 @@ export class GraphView {
       const y = lay.y[i] - n.h / 2;
       const g = s(
         'g',
-        { cls: `lz-node lz-kind-${n.node.kind.replace(/[^a-z]/g, '') || 'other'}`, attrs: { transform: `translate(${x.toFixed(1)},${y.toFixed(1)})` }, data: { i } },
+        {
+          cls: `lz-node lz-kind-${n.node.kind.replace(/[^a-z]/g, '') || 'other'}`,
+          attrs: { transform: `translate(${x.toFixed(1)},${y.toFixed(1)})` },
+          data: { i }
+        },
         s('rect', { attrs: { width: n.w, height: n.h, rx: 4, ry: 4 } })
       );
       nodes.appendChild(g);
@@ -208,7 +249,13 @@ export class GraphView {
       root = lay.y.indexOf(Math.max(...lay.y));
     }
     const scale = Math.min(1, Math.max(FOCUS_SCALE, pane.w / lay.width));
-    return focusView(lay.x[root], lay.y[root] + model.nodes[root].h / 2, pane.w / 2, pane.h - 16, scale);
+    return focusView(
+      lay.x[root],
+      lay.y[root] + model.nodes[root].h / 2,
+      pane.w / 2,
+      pane.h - 16,
+      scale
+    );
   }
 
   /**
@@ -227,13 +274,31 @@ export class GraphView {
     const mx = (x1 - x0) / 2;
     const my = (y1 - y0) / 2;
     model.nodes.forEach((n, i) => {
-      if (this.labelled[i] || lay.x[i] + n.w / 2 < x0 - mx || lay.x[i] - n.w / 2 > x1 + mx || lay.y[i] + n.h / 2 < y0 - my || lay.y[i] - n.h / 2 > y1 + my) {
+      if (
+        this.labelled[i] ||
+        lay.x[i] + n.w / 2 < x0 - mx ||
+        lay.x[i] - n.w / 2 > x1 + mx ||
+        lay.y[i] + n.h / 2 < y0 - my ||
+        lay.y[i] - n.h / 2 > y1 + my
+      ) {
         return;
       }
       this.labelled[i] = 1;
       this.nodeEls[i]?.append(
-        s('text', { cls: 'lz-node-op', attrs: { x: n.w / 2, y: n.sub ? 14 : 15 } }, n.label),
-        ...(n.sub ? [s('text', { cls: 'lz-node-arg', attrs: { x: n.w / 2, y: 28 } }, n.sub)] : [])
+        s(
+          'text',
+          { cls: 'lz-node-op', attrs: { x: n.w / 2, y: n.sub ? 14 : 15 } },
+          n.label
+        ),
+        ...(n.sub
+          ? [
+              s(
+                'text',
+                { cls: 'lz-node-arg', attrs: { x: n.w / 2, y: 28 } },
+                n.sub
+              )
+            ]
+          : [])
       );
     });
   }
@@ -253,7 +318,9 @@ export class GraphView {
     if (!model || !model.nodes[i]) {
       return;
     }
-    this.nodeEls.forEach((el, j) => el.classList.toggle('lz-selected', j === i));
+    this.nodeEls.forEach((el, j) =>
+      el.classList.toggle('lz-selected', j === i)
+    );
     const linked = new Set<number>();
     model.edges.forEach(([a, b], k) => {
       const on = a === i || b === i;
@@ -262,7 +329,9 @@ export class GraphView {
         linked.add(a === i ? b : a);
       }
     });
-    this.nodeEls.forEach((el, j) => el.classList.toggle('lz-linked', linked.has(j)));
+    this.nodeEls.forEach((el, j) =>
+      el.classList.toggle('lz-linked', linked.has(j))
+    );
     const n = model.nodes[i].node;
     setChildren(
       this.detail,

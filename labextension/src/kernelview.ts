@@ -24,11 +24,22 @@ export class KernelView {
   private kernel: IKernel | null = null;
   private item: IScheduleItem | null = null;
 
-  constructor(onDrawn?: (info: { nodes: number; layoutMs: number; where: string }) => void) {
+  constructor(
+    onDrawn?: (info: { nodes: number; layoutMs: number; where: string }) => void
+  ) {
     this.header = h('div', { cls: 'lz-kernel-head' });
     this.graphView = new GraphView('Graph', { collapse: true, onDrawn });
     const pick = (c: GraphChoice, label: string, tip: string) => {
-      const b = h('button', { cls: 'lz-seg', title: tip, attrs: { type: 'button' }, data: { graph: c } }, label);
+      const b = h(
+        'button',
+        {
+          cls: 'lz-seg',
+          title: tip,
+          attrs: { type: 'button' },
+          data: { graph: c }
+        },
+        label
+      );
       b.addEventListener('click', () => {
         this.choice = c;
         void this.drawGraph();
@@ -37,24 +48,41 @@ export class KernelView {
     };
     this.choiceButtons = new Map([
       ['ast', pick('ast', 'AST', 'the kernel as scheduled')],
-      ['lowered', pick('lowered', 'lowered', 'after lowering: indexing, ranges, loads and stores')]
+      [
+        'lowered',
+        pick(
+          'lowered',
+          'lowered',
+          'after lowering: indexing, ranges, loads and stores'
+        )
+      ]
     ]);
     const toolbar = this.graphView.node.querySelector('.lz-toolbar');
-    toolbar?.insertBefore(h('span', { cls: 'lz-segs' }, ...this.choiceButtons.values()), toolbar.children[1] ?? null);
+    toolbar?.insertBefore(
+      h('span', { cls: 'lz-segs' }, ...this.choiceButtons.values()),
+      toolbar.children[1] ?? null
+    );
     this.node = h(
       'div',
       { cls: 'lz-kernel' },
       this.header,
-      h('div', { cls: 'lz-panes' }, this.graphView.node, this.stView.node, this.sourceView.node)
+      h(
+        'div',
+        { cls: 'lz-panes' },
+        this.graphView.node,
+        this.stView.node,
+        this.sourceView.node
+      )
     );
   }
 
   /** Open schedule item `index` of `doc` (a negative index -1-id opens kernel `id` directly). */
   show(doc: ITraceDoc, index: number): Promise<void> {
     this.doc = doc;
-    this.item = index >= 0 ? doc.schedule[index] ?? null : null;
-    const kid = index >= 0 ? this.item?.kernel ?? null : -1 - index;
-    this.kernel = kid === null ? null : doc.kernels.find(k => k.id === kid) ?? null;
+    this.item = index >= 0 ? (doc.schedule[index] ?? null) : null;
+    const kid = index >= 0 ? (this.item?.kernel ?? null) : -1 - index;
+    this.kernel =
+      kid === null ? null : (doc.kernels.find(k => k.id === kid) ?? null);
     this.showHeader();
     if (this.choice === 'lowered' && !this.kernel?.loweredGraph) {
       this.choice = 'ast';
@@ -73,7 +101,9 @@ export class KernelView {
       setChildren(
         this.header,
         h('b', {}, item ? `${item.kind} #${item.index}` : 'nothing selected'),
-        item ? ` ${item.reason} \u00b7 ${item.bufs.map(b => `b${b.buf ?? '?'} ${b.dtype}[${b.size}] ${b.device}`).join(', ')}` : ''
+        item
+          ? ` ${item.reason} \u00b7 ${item.bufs.map(b => `b${b.buf ?? '?'} ${b.dtype}[${b.size}] ${b.device}`).join(', ')}`
+          : ''
       );
       return;
     }
@@ -85,8 +115,15 @@ export class KernelView {
       k.gflops ? `${k.gflops.toFixed(2)} GFLOPS` : '',
       k.gbs ? `${k.gbs.toFixed(2)} GB/s` : ''
     ].filter(Boolean);
-    const stages = k.timings.map(([n, v]) => `${n} ${fmtSeconds(v)}`).join(' \u00b7 ');
-    setChildren(this.header, kernelName(k), h('span', { cls: 'lz-dim' }, `  ${stats.join(' \u00b7 ')}`), stages ? h('div', { cls: 'lz-small lz-dim' }, `stages: ${stages}`) : null);
+    const stages = k.timings
+      .map(([n, v]) => `${n} ${fmtSeconds(v)}`)
+      .join(' \u00b7 ');
+    setChildren(
+      this.header,
+      kernelName(k),
+      h('span', { cls: 'lz-dim' }, `  ${stats.join(' \u00b7 ')}`),
+      stages ? h('div', { cls: 'lz-small lz-dim' }, `stages: ${stages}`) : null
+    );
   }
 
   private drawGraph(): Promise<void> {
@@ -100,8 +137,14 @@ export class KernelView {
     for (const [c, b] of this.choiceButtons) {
       b.classList.toggle('lz-on', c === this.choice);
     }
-    const id = this.choice === 'lowered' ? k?.loweredGraph : k?.graph ?? this.item?.graph;
-    const graph = id ? doc.graphs.get(id) ?? null : null;
-    return this.graphView.show(graph, id ? `graph ${id} is missing` : 'no graph recorded');
+    const id =
+      this.choice === 'lowered'
+        ? k?.loweredGraph
+        : (k?.graph ?? this.item?.graph);
+    const graph = id ? (doc.graphs.get(id) ?? null) : null;
+    return this.graphView.show(
+      graph,
+      id ? `graph ${id} is missing` : 'no graph recorded'
+    );
   }
 }

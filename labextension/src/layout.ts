@@ -80,7 +80,11 @@ export function topoOrder(n: number, edges: [number, number][]): number[] {
 }
 
 /** Layer per node: 0 at the top; every forward edge goes down at least one layer. */
-export function assignLayers(n: number, edges: [number, number][], order: number[]): number[] {
+export function assignLayers(
+  n: number,
+  edges: [number, number][],
+  order: number[]
+): number[] {
   const pos = new Array<number>(n);
   order.forEach((v, i) => (pos[v] = i));
   const out: number[][] = Array.from({ length: n }, () => []);
@@ -104,7 +108,9 @@ export function assignLayers(n: number, edges: [number, number][], order: number
 function sortByKey(layer: number[], key: (v: number) => number | null): void {
   const keyed = layer.map((v, i) => ({ v, k: key(v), i }));
   const fixed = keyed.map(e => (e.k === null ? e.i : e.k));
-  const idx = keyed.map((_, i) => i).sort((a, b) => fixed[a] - fixed[b] || a - b);
+  const idx = keyed
+    .map((_, i) => i)
+    .sort((a, b) => fixed[a] - fixed[b] || a - b);
   const copy = idx.map(i => keyed[i].v);
   for (let i = 0; i < layer.length; i++) {
     layer[i] = copy[i];
@@ -112,15 +118,31 @@ function sortByKey(layer: number[], key: (v: number) => number | null): void {
 }
 
 /** Place one layer along x: wanted centres, widths and gap -> centres without overlap. */
-export function packLayer(want: number[], widths: number[], gap: number): number[] {
+export function packLayer(
+  want: number[],
+  widths: number[],
+  gap: number
+): number[] {
   const n = want.length;
   const left = new Array<number>(n);
   const right = new Array<number>(n);
   for (let i = 0; i < n; i++) {
-    left[i] = i === 0 ? want[i] : Math.max(want[i], left[i - 1] + (widths[i - 1] + widths[i]) / 2 + gap);
+    left[i] =
+      i === 0
+        ? want[i]
+        : Math.max(
+            want[i],
+            left[i - 1] + (widths[i - 1] + widths[i]) / 2 + gap
+          );
   }
   for (let i = n - 1; i >= 0; i--) {
-    right[i] = i === n - 1 ? want[i] : Math.min(want[i], right[i + 1] - (widths[i + 1] + widths[i]) / 2 - gap);
+    right[i] =
+      i === n - 1
+        ? want[i]
+        : Math.min(
+            want[i],
+            right[i + 1] - (widths[i + 1] + widths[i]) / 2 - gap
+          );
   }
   return left.map((l, i) => (l + right[i]) / 2);
 }
@@ -133,7 +155,9 @@ export function layoutGraph(input: ILayoutInput): ILayoutResult {
   // long edges (a constant used all over a deep graph) would need a dummy per layer: past the budget
   // they are drawn as one curve instead, which keeps layout time near-linear in the graph size
   let budget = input.maxDummies ?? Math.min(20000, 3 * n + 200);
-  const edges = input.edges.filter(([a, b]) => a >= 0 && b >= 0 && a < n && b < n && a !== b);
+  const edges = input.edges.filter(
+    ([a, b]) => a >= 0 && b >= 0 && a < n && b < n && a !== b
+  );
   const order = topoOrder(n, edges);
   const nodeLayer = assignLayers(n, edges, order);
 
@@ -191,7 +215,8 @@ export function layoutGraph(input: ILayoutInput): ILayoutResult {
   const slot = new Array<number>(total).fill(0);
   const renumber = (l: number) => layers[l].forEach((v, i) => (slot[v] = i));
   layers.forEach((_, l) => renumber(l));
-  const mean = (vs: number[]): number | null => (vs.length ? vs.reduce((s, v) => s + slot[v], 0) / vs.length : null);
+  const mean = (vs: number[]): number | null =>
+    vs.length ? vs.reduce((s, v) => s + slot[v], 0) / vs.length : null;
   for (let it = 0; it < sweeps; it++) {
     for (let l = 1; l < layerCount; l++) {
       sortByKey(layers[l], v => mean(preds[v]));
@@ -212,14 +237,19 @@ export function layoutGraph(input: ILayoutInput): ILayoutResult {
       cur += width[v] + gap;
     }
   }
-  const meanX = (vs: number[]): number | null => (vs.length ? vs.reduce((s, v) => s + x[v], 0) / vs.length : null);
+  const meanX = (vs: number[]): number | null =>
+    vs.length ? vs.reduce((s, v) => s + x[v], 0) / vs.length : null;
   const place = (l: number, neighbours: number[][]) => {
     const layer = layers[l];
     const want = layer.map(v => {
       const m = meanX(neighbours[v]);
       return m === null ? x[v] : m;
     });
-    const placed = packLayer(want, layer.map(v => width[v]), gap);
+    const placed = packLayer(
+      want,
+      layer.map(v => width[v]),
+      gap
+    );
     layer.forEach((v, i) => (x[v] = placed[i]));
   };
   for (let it = 0; it < 3; it++) {
@@ -233,7 +263,9 @@ export function layoutGraph(input: ILayoutInput): ILayoutResult {
 
   // y placement: each layer as tall as its tallest node
   const layerY = new Array<number>(layerCount).fill(0);
-  const layerH = layers.map(layer => layer.reduce((m, v) => Math.max(m, height[v]), 0));
+  const layerH = layers.map(layer =>
+    layer.reduce((m, v) => Math.max(m, height[v]), 0)
+  );
   let cy = MARGIN;
   for (let l = 0; l < layerCount; l++) {
     layerY[l] = cy + layerH[l] / 2;

@@ -15,7 +15,11 @@ export interface IPlacedLayout {
   ms: number;
 }
 
-type Pending = { input: ILayoutInput; resolve: (r: IPlacedLayout) => void; started: number };
+type Pending = {
+  input: ILayoutInput;
+  resolve: (r: IPlacedLayout) => void;
+  started: number;
+};
 
 let worker: Worker | null | undefined;
 let nextId = 1;
@@ -43,20 +47,29 @@ function getWorker(): Worker | null {
   }
   try {
     worker = new Worker(new URL('./layoutWorker.js', import.meta.url));
-    worker.onmessage = (e: MessageEvent<{ id: number; result?: ILayoutResult; error?: string }>) => {
+    worker.onmessage = (
+      e: MessageEvent<{ id: number; result?: ILayoutResult; error?: string }>
+    ) => {
       const p = pending.get(e.data.id);
       if (!p) {
         return;
       }
       pending.delete(e.data.id);
       if (e.data.result) {
-        p.resolve({ result: e.data.result, where: 'worker', ms: performance.now() - p.started });
+        p.resolve({
+          result: e.data.result,
+          where: 'worker',
+          ms: performance.now() - p.started
+        });
       } else {
         runOnMain(p);
       }
     };
     worker.onerror = () => failWorker();
-    worker.postMessage({ id: 0, input: { widths: [], heights: [], edges: [] } }); // start it now
+    worker.postMessage({
+      id: 0,
+      input: { widths: [], heights: [], edges: [] }
+    }); // start it now
   } catch {
     worker = null;
   }
@@ -72,7 +85,11 @@ export function warmUp(): void {
 export function layoutAsync(input: ILayoutInput): Promise<IPlacedLayout> {
   const started = performance.now();
   if (input.widths.length < WORKER_THRESHOLD) {
-    return Promise.resolve({ result: layoutGraph(input), where: 'main', ms: performance.now() - started });
+    return Promise.resolve({
+      result: layoutGraph(input),
+      where: 'main',
+      ms: performance.now() - started
+    });
   }
   return new Promise(resolve => {
     const p: Pending = { input, resolve, started };

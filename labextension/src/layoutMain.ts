@@ -14,7 +14,11 @@ export function warmUp(): void {}
 
 export function layoutAsync(input: ILayoutInput): Promise<IPlacedLayout> {
   const started = performance.now();
-  const run = (): IPlacedLayout => ({ result: layoutGraph(input), where: 'main', ms: performance.now() - started });
+  const run = (): IPlacedLayout => ({
+    result: layoutGraph(input),
+    where: 'main',
+    ms: performance.now() - started
+  });
   if (input.widths.length < 150) {
     return Promise.resolve(run());
   }

@@ -5,7 +5,8 @@
 import { ILayoutInput, layoutGraph } from './layout';
 
 interface IWorkerScope {
-  onmessage: ((e: MessageEvent<{ id: number; input: ILayoutInput }>) => void) | null;
+  onmessage:
+    ((e: MessageEvent<{ id: number; input: ILayoutInput }>) => void) | null;
   postMessage(message: unknown): void;
 }
 

@@ -27,19 +27,30 @@ export function invertLineMap(lineMap: number[][]): Map<number, number[]> {
   return out;
 }
 
-export function buildLineIndex(lineMap: number[][], lineCount: number): ILineIndex {
+export function buildLineIndex(
+  lineMap: number[][],
+  lineCount: number
+): ILineIndex {
   const uopsOfLine: number[][] = [];
   for (let i = 0; i < lineCount; i++) {
-    uopsOfLine.push(Array.from(new Set(lineMap[i] ?? [])).sort((a, b) => a - b));
+    uopsOfLine.push(
+      Array.from(new Set(lineMap[i] ?? [])).sort((a, b) => a - b)
+    );
   }
   return { uopsOfLine, linesOfUop: invertLineMap(uopsOfLine) };
 }
 
 /** The UOps a line highlights, and the lines a UOp highlights. */
-export function highlightForLine(index: ILineIndex, line: number): { lines: number[]; uops: number[] } {
+export function highlightForLine(
+  index: ILineIndex,
+  line: number
+): { lines: number[]; uops: number[] } {
   return { lines: [line], uops: index.uopsOfLine[line] ?? [] };
 }
 
-export function highlightForUop(index: ILineIndex, uop: number): { lines: number[]; uops: number[] } {
+export function highlightForUop(
+  index: ILineIndex,
+  uop: number
+): { lines: number[]; uops: number[] } {
   return { lines: index.linesOfUop.get(uop) ?? [], uops: [uop] };
 }

@@ -32,7 +32,14 @@ function clampInt(v: number, lo: number, hi: number): number {
 
 /** `%tinygrad --debug N --noopt|--opt --beam N [--device NAME]`, with every value checked. */
 export function magicLine(s: ISessionSettings): string {
-  const parts = ['%tinygrad', '--debug', String(clampInt(s.debug, 0, 7)), s.noopt ? '--noopt' : '--opt', '--beam', String(clampInt(s.beam, 0, 8))];
+  const parts = [
+    '%tinygrad',
+    '--debug',
+    String(clampInt(s.debug, 0, 7)),
+    s.noopt ? '--noopt' : '--opt',
+    '--beam',
+    String(clampInt(s.beam, 0, 8))
+  ];
   if (s.device !== null && s.device !== '') {
     if (!DEVICE_RE.test(s.device)) {
       throw new Error(`not a device name: ${JSON.stringify(s.device)}`);
@@ -48,11 +55,15 @@ export function panelCode(s: ISessionSettings): string {
 }
 
 /** A user expression whose value is the kernel's lazynb state as JSON. */
-export const STATE_EXPRESSION = "__import__('lazynb.notebook.labext', fromlist=['state']).state()";
+export const STATE_EXPRESSION =
+  "__import__('lazynb.notebook.labext', fromlist=['state']).state()";
 
 /** Read the state from a user_expressions result ({status, data: {'application/json' | 'text/plain'}}). */
 export function parseState(result: unknown): IKernelState | null {
-  const r = (result ?? {}) as { status?: string; data?: Record<string, unknown> };
+  const r = (result ?? {}) as {
+    status?: string;
+    data?: Record<string, unknown>;
+  };
   if (r.status !== 'ok' || !r.data) {
     return null;
   }
@@ -76,8 +87,14 @@ export function parseState(result: unknown): IKernelState | null {
     },
     devices: devices
       .map(d => (d ?? {}) as Record<string, unknown>)
-      .filter(d => typeof d.name === 'string' && DEVICE_RE.test(d.name as string))
-      .map(d => ({ name: d.name as string, ok: d.ok === true, why: typeof d.why === 'string' ? d.why : '' })),
+      .filter(
+        d => typeof d.name === 'string' && DEVICE_RE.test(d.name as string)
+      )
+      .map(d => ({
+        name: d.name as string,
+        ok: d.ok === true,
+        why: typeof d.why === 'string' ? d.why : ''
+      })),
     defaultDevice: typeof o.default_device === 'string' ? o.default_device : ''
   };
 }

@@ -37,7 +37,8 @@ export const rendererFactory: IRenderMime.IRendererFactory = {
 
 const extension: IRenderMime.IExtension = {
   id: 'lazynb:trace-renderer',
-  description: 'Renders lazynb compiler traces: schedule, graphs, ShapeTracker views, source and rewrite passes.',
+  description:
+    'Renders lazynb compiler traces: schedule, graphs, ShapeTracker views, source and rewrite passes.',
   rendererFactory,
   rank: 0,
   dataType: 'json'

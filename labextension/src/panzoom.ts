@@ -13,29 +13,62 @@ export const MIN_SCALE = 0.02;
 export const MAX_SCALE = 8;
 
 /** Zoom by `factor` keeping the content point under (px, py) where it is. */
-export function zoomAround(v: IView, factor: number, px: number, py: number): IView {
+export function zoomAround(
+  v: IView,
+  factor: number,
+  px: number,
+  py: number
+): IView {
   const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, v.scale * factor));
   const k = scale / v.scale;
   return { scale, tx: px - (px - v.tx) * k, ty: py - (py - v.ty) * k };
 }
 
 /** The view that shows all of a w x h drawing in a vw x vh box, never enlarged past 1:1. */
-export function fitView(w: number, h: number, vw: number, vh: number, pad = 8): IView {
+export function fitView(
+  w: number,
+  h: number,
+  vw: number,
+  vh: number,
+  pad = 8
+): IView {
   if (w <= 0 || h <= 0 || vw <= 0 || vh <= 0) {
     return { scale: 1, tx: 0, ty: 0 };
   }
-  const scale = Math.max(MIN_SCALE, Math.min(1, (vw - 2 * pad) / w, (vh - 2 * pad) / h));
-  return { scale, tx: (vw - w * scale) / 2, ty: Math.max(pad, (vh - h * scale) / 2) };
+  const scale = Math.max(
+    MIN_SCALE,
+    Math.min(1, (vw - 2 * pad) / w, (vh - 2 * pad) / h)
+  );
+  return {
+    scale,
+    tx: (vw - w * scale) / 2,
+    ty: Math.max(pad, (vh - h * scale) / 2)
+  };
 }
 
 /** The view that shows content point (fx, fy) at pane point (px, py) at `scale`. */
-export function focusView(fx: number, fy: number, px: number, py: number, scale: number): IView {
+export function focusView(
+  fx: number,
+  fy: number,
+  px: number,
+  py: number,
+  scale: number
+): IView {
   return { scale, tx: px - fx * scale, ty: py - fy * scale };
 }
 
 /** The content rectangle visible in a vw x vh pane: [x0, y0, x1, y1]. */
-export function visibleRect(v: IView, vw: number, vh: number): [number, number, number, number] {
-  return [-v.tx / v.scale, -v.ty / v.scale, (vw - v.tx) / v.scale, (vh - v.ty) / v.scale];
+export function visibleRect(
+  v: IView,
+  vw: number,
+  vh: number
+): [number, number, number, number] {
+  return [
+    -v.tx / v.scale,
+    -v.ty / v.scale,
+    (vw - v.tx) / v.scale,
+    (vh - v.ty) / v.scale
+  ];
 }
 
 export function transformOf(v: IView): string {
@@ -47,7 +80,13 @@ export class PanZoom {
   private size = { w: 0, h: 0 };
   /** the pane's size when last measured */
   pane = { w: 0, h: 0 };
-  private drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
+  private drag: {
+    x: number;
+    y: number;
+    tx: number;
+    ty: number;
+    moved: boolean;
+  } | null = null;
 
   constructor(
     private svg: SVGSVGElement,
@@ -99,14 +138,22 @@ export class PanZoom {
     const r = this.svg.getBoundingClientRect();
     this.pane = { w: r.width, h: r.height };
     const factor = Math.exp(-Math.max(-100, Math.min(100, e.deltaY)) * 0.002);
-    this.set(zoomAround(this.view, factor, e.clientX - r.left, e.clientY - r.top));
+    this.set(
+      zoomAround(this.view, factor, e.clientX - r.left, e.clientY - r.top)
+    );
   };
 
   private onDown = (e: PointerEvent) => {
     if (e.button !== 0) {
       return;
     }
-    this.drag = { x: e.clientX, y: e.clientY, tx: this.view.tx, ty: this.view.ty, moved: false };
+    this.drag = {
+      x: e.clientX,
+      y: e.clientY,
+      tx: this.view.tx,
+      ty: this.view.ty,
+      moved: false
+    };
   };
 
   private onMove = (e: PointerEvent) => {

@@ -19,10 +19,24 @@ export class RewriteView {
   private step = 0;
 
   constructor() {
-    this.select = h('select', { cls: 'lz-select', attrs: { 'aria-label': 'rewrite pass' } });
-    this.select.addEventListener('change', () => this.showPass(Number(this.select.value)));
+    this.select = h('select', {
+      cls: 'lz-select',
+      attrs: { 'aria-label': 'rewrite pass' }
+    });
+    this.select.addEventListener('change', () =>
+      this.showPass(Number(this.select.value))
+    );
     const button = (label: string, tip: string, delta: number) => {
-      const b = h('button', { cls: 'lz-button', title: tip, attrs: { type: 'button' }, data: { step: delta } }, label);
+      const b = h(
+        'button',
+        {
+          cls: 'lz-button',
+          title: tip,
+          attrs: { type: 'button' },
+          data: { step: delta }
+        },
+        label
+      );
       b.addEventListener('click', () => this.showStep(this.step + delta));
       return b;
     };
@@ -32,9 +46,23 @@ export class RewriteView {
     this.node = h(
       'div',
       { cls: 'lz-rewrites' },
-      h('div', { cls: 'lz-toolbar' }, h('span', { cls: 'lz-pane-title' }, 'Pass'), this.select, button('\u25c0', 'previous step', -1), this.stepLabel, button('\u25b6', 'next step', 1)),
+      h(
+        'div',
+        { cls: 'lz-toolbar' },
+        h('span', { cls: 'lz-pane-title' }, 'Pass'),
+        this.select,
+        button('\u25c0', 'previous step', -1),
+        this.stepLabel,
+        button('\u25b6', 'next step', 1)
+      ),
       this.stepBody,
-      h('div', { cls: 'lz-rewrite-panes' }, h('div', { cls: 'lz-step-list' }, this.stepList), this.before.node, this.after.node)
+      h(
+        'div',
+        { cls: 'lz-rewrite-panes' },
+        h('div', { cls: 'lz-step-list' }, this.stepList),
+        this.before.node,
+        this.after.node
+      )
     );
   }
 
@@ -42,10 +70,19 @@ export class RewriteView {
     this.doc = doc;
     setChildren(
       this.select,
-      ...doc.rewrites.map((r, i) => h('option', { attrs: { value: i } }, `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${r.totalSteps} steps)`))
+      ...doc.rewrites.map((r, i) =>
+        h(
+          'option',
+          { attrs: { value: i } },
+          `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${r.totalSteps} steps)`
+        )
+      )
     );
     if (!doc.rewrites.length) {
-      setChildren(this.stepBody, h('div', { cls: 'lz-empty' }, 'no rewrite passes were recorded'));
+      setChildren(
+        this.stepBody,
+        h('div', { cls: 'lz-empty' }, 'no rewrite passes were recorded')
+      );
       return;
     }
     this.showPass(0);
@@ -59,15 +96,28 @@ export class RewriteView {
     this.pass = i;
     this.select.value = String(i);
     const rows = r.steps.map((st, j) => {
-      const li = h('li', { cls: 'lz-step-row', data: { step: j }, title: st.pattern }, st.before, ' \u2192 ', st.after);
+      const li = h(
+        'li',
+        { cls: 'lz-step-row', data: { step: j }, title: st.pattern },
+        st.before,
+        ' \u2192 ',
+        st.after
+      );
       li.addEventListener('click', () => this.showStep(j));
       return li;
     });
     setChildren(this.stepList, ...rows);
     if (r.totalSteps > r.steps.length) {
-      this.stepList.appendChild(h('li', { cls: 'lz-dim' }, `\u2026 ${r.totalSteps - r.steps.length} more steps not recorded`));
+      this.stepList.appendChild(
+        h(
+          'li',
+          { cls: 'lz-dim' },
+          `\u2026 ${r.totalSteps - r.steps.length} more steps not recorded`
+        )
+      );
     }
-    const get = (id: string | null) => (id ? this.doc!.graphs.get(id) ?? null : null);
+    const get = (id: string | null) =>
+      id ? (this.doc!.graphs.get(id) ?? null) : null;
     void this.before.show(get(r.beforeGraph));
     void this.after.show(get(r.afterGraph));
     this.showStep(0);
@@ -80,7 +130,9 @@ export class RewriteView {
     }
     const n = r.steps.length;
     this.step = n ? Math.max(0, Math.min(n - 1, j)) : 0;
-    this.stepLabel.textContent = n ? `step ${this.step + 1} / ${n}` : 'no steps';
+    this.stepLabel.textContent = n
+      ? `step ${this.step + 1} / ${n}`
+      : 'no steps';
     const st = r.steps[this.step];
     setChildren(
       this.stepBody,
@@ -88,11 +140,25 @@ export class RewriteView {
         ? h(
             'div',
             {},
-            h('div', {}, h('span', { cls: 'lz-dim' }, 'matched '), h('code', { cls: 'lz-pattern' }, st.pattern)),
-            h('div', {}, h('span', { cls: 'lz-dim' }, 'rewrote '), h('code', { cls: 'lz-before' }, st.before), ' \u2192 ', h('code', { cls: 'lz-after' }, st.after))
+            h(
+              'div',
+              {},
+              h('span', { cls: 'lz-dim' }, 'matched '),
+              h('code', { cls: 'lz-pattern' }, st.pattern)
+            ),
+            h(
+              'div',
+              {},
+              h('span', { cls: 'lz-dim' }, 'rewrote '),
+              h('code', { cls: 'lz-before' }, st.before),
+              ' \u2192 ',
+              h('code', { cls: 'lz-after' }, st.after)
+            )
           )
         : h('div', { cls: 'lz-empty' }, 'this pass changed nothing')
     );
-    Array.from(this.stepList.children).forEach((li, k) => li.classList.toggle('lz-selected', k === this.step));
+    Array.from(this.stepList.children).forEach((li, k) =>
+      li.classList.toggle('lz-selected', k === this.step)
+    );
   }
 }

@@ -45,7 +45,10 @@ export function collectRuns(cells: ICellOutputs[]): ICellRuns[] {
 }
 
 /** Total kernel count and run time over all runs. */
-export function totals(runs: ICellRuns[]): { kernels: number; seconds: number } {
+export function totals(runs: ICellRuns[]): {
+  kernels: number;
+  seconds: number;
+} {
   let kernels = 0;
   let seconds = 0;
   for (const r of runs) {

@@ -8,17 +8,51 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 import { fmtSeconds, h, setChildren } from './dom';
 import { kernelName } from './kernelname';
-import { IKernelState, ISessionSettings, panelCode, parseState, STATE_EXPRESSION } from './magiccode';
+import {
+  IKernelState,
+  ISessionSettings,
+  panelCode,
+  parseState,
+  STATE_EXPRESSION
+} from './magiccode';
 import { SessionRuns } from './sessionruns';
 
 export class SessionPanel extends Widget {
-  private debug = h('input', { cls: 'lz-range', attrs: { type: 'range', min: 0, max: 7, step: 1, value: 0, 'aria-label': 'DEBUG' } });
+  private debug = h('input', {
+    cls: 'lz-range',
+    attrs: {
+      type: 'range',
+      min: 0,
+      max: 7,
+      step: 1,
+      value: 0,
+      'aria-label': 'DEBUG'
+    }
+  });
   private debugOut = h('output', { cls: 'lz-range-value' }, '0');
-  private noopt = h('input', { attrs: { type: 'checkbox', 'aria-label': 'NOOPT' } });
-  private beam = h('input', { cls: 'lz-range', attrs: { type: 'range', min: 0, max: 8, step: 1, value: 0, 'aria-label': 'BEAM' } });
+  private noopt = h('input', {
+    attrs: { type: 'checkbox', 'aria-label': 'NOOPT' }
+  });
+  private beam = h('input', {
+    cls: 'lz-range',
+    attrs: {
+      type: 'range',
+      min: 0,
+      max: 8,
+      step: 1,
+      value: 0,
+      'aria-label': 'BEAM'
+    }
+  });
   private beamOut = h('output', { cls: 'lz-range-value' }, '0');
-  private device = h('select', { cls: 'lz-select', attrs: { 'aria-label': 'device' } });
-  private status = h('div', { cls: 'lz-panel-status', attrs: { 'aria-live': 'polite' } });
+  private device = h('select', {
+    cls: 'lz-select',
+    attrs: { 'aria-label': 'device' }
+  });
+  private status = h('div', {
+    cls: 'lz-panel-status',
+    attrs: { 'aria-live': 'polite' }
+  });
   private target = h('div', { cls: 'lz-panel-target' });
   private runList = h('div', { cls: 'lz-runs' });
   private runs: SessionRuns;
@@ -34,12 +68,26 @@ export class SessionPanel extends Widget {
     this.id = 'lazynb-session-panel';
     this.addClass('lz-panel');
     this.title.caption = 'tinygrad';
-    setChildren(this.device, h('option', { attrs: { value: '' } }, '(kernel default)'));
-    const row = (label: string, tip: string, ...controls: HTMLElement[]) => h('label', { cls: 'lz-panel-row', title: tip }, h('span', { cls: 'lz-panel-label' }, label), ...controls);
+    setChildren(
+      this.device,
+      h('option', { attrs: { value: '' } }, '(kernel default)')
+    );
+    const row = (label: string, tip: string, ...controls: HTMLElement[]) =>
+      h(
+        'label',
+        { cls: 'lz-panel-row', title: tip },
+        h('span', { cls: 'lz-panel-label' }, label),
+        ...controls
+      );
     const form = h(
       'div',
       { cls: 'lz-panel-form' },
-      row('DEBUG', 'DEBUG level 0-7: what the compiler prints', this.debug, this.debugOut),
+      row(
+        'DEBUG',
+        'DEBUG level 0-7: what the compiler prints',
+        this.debug,
+        this.debugOut
+      ),
       row('NOOPT', 'no kernel optimizations', this.noopt),
       row('BEAM', 'BEAM search width 0-8 (0: off)', this.beam, this.beamOut),
       row('device', 'device that later %%tinygrad cells run on', this.device)
@@ -52,7 +100,11 @@ export class SessionPanel extends Widget {
       this.node,
       h('h2', { cls: 'lz-panel-title' }, 'tinygrad'),
       this.target,
-      h('div', { cls: 'lz-panel-note' }, 'Defaults for later %%tinygrad cells in this notebook\u2019s kernel.'),
+      h(
+        'div',
+        { cls: 'lz-panel-note' },
+        'Defaults for later %%tinygrad cells in this notebook\u2019s kernel.'
+      ),
       form,
       this.status,
       h('h3', { cls: 'lz-panel-sub' }, 'Kernel runs'),
@@ -65,7 +117,12 @@ export class SessionPanel extends Widget {
 
   /** The values in the controls. */
   settings(): ISessionSettings {
-    return { debug: Number(this.debug.value), noopt: this.noopt.checked, beam: Number(this.beam.value), device: this.device.value || null };
+    return {
+      debug: Number(this.debug.value),
+      noopt: this.noopt.checked,
+      beam: Number(this.beam.value),
+      device: this.device.value || null
+    };
   }
 
   protected onAfterShow(): void {
@@ -74,7 +131,9 @@ export class SessionPanel extends Widget {
 
   private notebookChanged(): void {
     const panel = this.tracker.currentWidget;
-    this.target.textContent = panel ? `notebook: ${panel.context.path}` : 'no notebook open';
+    this.target.textContent = panel
+      ? `notebook: ${panel.context.path}`
+      : 'no notebook open';
     this.runs.watch(panel);
     this.watchedSession?.kernelChanged.disconnect(this.onKernelChanged, this);
     this.watchedSession = panel?.sessionContext ?? null;
@@ -117,11 +176,24 @@ export class SessionPanel extends Widget {
       return;
     }
     this.setStatus('applying\u2026', '');
-    const future = kernel.requestExecute({ code, silent: true, store_history: false, user_expressions: { lazynb: STATE_EXPRESSION } });
+    const future = kernel.requestExecute({
+      code,
+      silent: true,
+      store_history: false,
+      user_expressions: { lazynb: STATE_EXPRESSION }
+    });
     const reply = await future.done;
-    const content = reply.content as { status: string; ename?: string; evalue?: string; user_expressions?: Record<string, unknown> };
+    const content = reply.content as {
+      status: string;
+      ename?: string;
+      evalue?: string;
+      user_expressions?: Record<string, unknown>;
+    };
     if (content.status !== 'ok') {
-      this.setStatus(`${content.ename ?? 'error'}: ${content.evalue ?? ''}`, 'error');
+      this.setStatus(
+        `${content.ename ?? 'error'}: ${content.evalue ?? ''}`,
+        'error'
+      );
       return;
     }
     const state = parseState(content.user_expressions?.lazynb);
@@ -138,13 +210,27 @@ export class SessionPanel extends Widget {
       return;
     }
     try {
-      const future = kernel.requestExecute({ code: '', silent: true, store_history: false, user_expressions: { lazynb: STATE_EXPRESSION } });
+      const future = kernel.requestExecute({
+        code: '',
+        silent: true,
+        store_history: false,
+        user_expressions: { lazynb: STATE_EXPRESSION }
+      });
       const reply = await future.done;
-      const content = reply.content as { status: string; user_expressions?: Record<string, unknown> };
-      const state = content.status === 'ok' ? parseState(content.user_expressions?.lazynb) : null;
+      const content = reply.content as {
+        status: string;
+        user_expressions?: Record<string, unknown>;
+      };
+      const state =
+        content.status === 'ok'
+          ? parseState(content.user_expressions?.lazynb)
+          : null;
       if (state) {
         this.showState(state);
-        this.setStatus(`kernel defaults: DEBUG=${state.session.debug} NOOPT=${state.session.noopt ? 1 : 0} BEAM=${state.session.beam}`, 'ok');
+        this.setStatus(
+          `kernel defaults: DEBUG=${state.session.debug} NOOPT=${state.session.noopt ? 1 : 0} BEAM=${state.session.beam}`,
+          'ok'
+        );
       } else {
         this.setStatus('lazynb is not importable in this kernel', 'warn');
       }
@@ -162,9 +248,17 @@ export class SessionPanel extends Widget {
       const keep = state.session.device ?? '';
       setChildren(
         this.device,
-        h('option', { attrs: { value: '' } }, `(kernel default${state.defaultDevice ? `: ${state.defaultDevice}` : ''})`),
+        h(
+          'option',
+          { attrs: { value: '' } },
+          `(kernel default${state.defaultDevice ? `: ${state.defaultDevice}` : ''})`
+        ),
         ...state.devices.map(d => {
-          const o = h('option', { attrs: { value: d.name }, title: d.why }, d.ok ? d.name : `${d.name} (unavailable)`);
+          const o = h(
+            'option',
+            { attrs: { value: d.name }, title: d.why },
+            d.ok ? d.name : `${d.name} (unavailable)`
+          );
           o.disabled = !d.ok && d.name !== keep;
           return o;
         })
@@ -185,7 +279,14 @@ export class SessionPanel extends Widget {
   private showRuns(): void {
     const runs = this.runs.runs;
     if (!runs.length) {
-      setChildren(this.runList, h('div', { cls: 'lz-empty' }, 'no %%tinygrad output in this notebook yet'));
+      setChildren(
+        this.runList,
+        h(
+          'div',
+          { cls: 'lz-empty' },
+          'no %%tinygrad output in this notebook yet'
+        )
+      );
       return;
     }
     const t = this.runs.totals();
@@ -193,24 +294,56 @@ export class SessionPanel extends Widget {
       const go = () => this.goTo(r.cellId);
       const head = h(
         'button',
-        { cls: 'lz-run-cell lz-link', attrs: { type: 'button' }, title: 'go to the cell', data: { cell: r.cellIndex } },
+        {
+          cls: 'lz-run-cell lz-link',
+          attrs: { type: 'button' },
+          title: 'go to the cell',
+          data: { cell: r.cellIndex }
+        },
         `[${r.executionCount ?? ' '}] cell ${r.cellIndex + 1}`,
-        h('span', { cls: 'lz-dim' }, ` \u00b7 ${r.kernels.length} kernel${r.kernels.length === 1 ? '' : 's'} \u00b7 ${fmtSeconds(r.runS)}`)
+        h(
+          'span',
+          { cls: 'lz-dim' },
+          ` \u00b7 ${r.kernels.length} kernel${r.kernels.length === 1 ? '' : 's'} \u00b7 ${fmtSeconds(r.runS)}`
+        )
       );
       head.addEventListener('click', go);
       const rows = r.kernels.map(k => {
         const row = h(
           'button',
-          { cls: 'lz-run-kernel lz-link', attrs: { type: 'button' }, title: `${k.name}: go to the cell`, data: { cell: r.cellIndex } },
+          {
+            cls: 'lz-run-kernel lz-link',
+            attrs: { type: 'button' },
+            title: `${k.name}: go to the cell`,
+            data: { cell: r.cellIndex }
+          },
           kernelName(k),
-          h('span', { cls: 'lz-dim' }, ` ${k.device} ${fmtSeconds(k.timeS)}${k.runs > 1 ? ` \u00d7${k.runs}` : ''}`)
+          h(
+            'span',
+            { cls: 'lz-dim' },
+            ` ${k.device} ${fmtSeconds(k.timeS)}${k.runs > 1 ? ` \u00d7${k.runs}` : ''}`
+          )
         );
         row.addEventListener('click', go);
         return row;
       });
-      return h('div', { cls: 'lz-run' }, head, ...rows, r.error ? h('div', { cls: 'lz-error lz-small' }, r.error) : null);
+      return h(
+        'div',
+        { cls: 'lz-run' },
+        head,
+        ...rows,
+        r.error ? h('div', { cls: 'lz-error lz-small' }, r.error) : null
+      );
     });
-    setChildren(this.runList, h('div', { cls: 'lz-small lz-dim' }, `${t.kernels} kernels \u00b7 ${fmtSeconds(t.seconds)} in all`), ...groups);
+    setChildren(
+      this.runList,
+      h(
+        'div',
+        { cls: 'lz-small lz-dim' },
+        `${t.kernels} kernels \u00b7 ${fmtSeconds(t.seconds)} in all`
+      ),
+      ...groups
+    );
   }
 
   /** Activate the notebook and scroll to (and select) the cell with model id `cellId`. */

@@ -78,7 +78,12 @@ export class SessionRuns {
         for (let j = 0; j < code.outputs.length; j++) {
           outputs.push(code.outputs.get(j).data as Record<string, unknown>);
         }
-        input.push({ id: m.id, index: i, executionCount: code.executionCount, outputs });
+        input.push({
+          id: m.id,
+          index: i,
+          executionCount: code.executionCount,
+          outputs
+        });
       }
     }
     this.runs = collectRuns(input);

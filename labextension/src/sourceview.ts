@@ -4,7 +4,12 @@
  * A click pins the highlight until the next click.
  */
 import { clip, h, setChildren } from './dom';
-import { buildLineIndex, highlightForLine, highlightForUop, ILineIndex } from './linemap';
+import {
+  buildLineIndex,
+  highlightForLine,
+  highlightForUop,
+  ILineIndex
+} from './linemap';
 import { IKernel } from './types';
 
 const MAX_LINES = 20000;
@@ -26,9 +31,18 @@ export class SourceView {
     this.node = h(
       'div',
       { cls: 'lz-code' },
-      h('div', { cls: 'lz-toolbar' }, h('span', { cls: 'lz-pane-title' }, 'Source'), h('span', { cls: 'lz-hint' }, 'hover a line or a UOp; click to pin')),
+      h(
+        'div',
+        { cls: 'lz-toolbar' },
+        h('span', { cls: 'lz-pane-title' }, 'Source'),
+        h('span', { cls: 'lz-hint' }, 'hover a line or a UOp; click to pin')
+      ),
       this.sourcePane,
-      h('div', { cls: 'lz-toolbar' }, h('span', { cls: 'lz-pane-title' }, 'UOps')),
+      h(
+        'div',
+        { cls: 'lz-toolbar' },
+        h('span', { cls: 'lz-pane-title' }, 'UOps')
+      ),
       this.uopPane
     );
     // one listener per pane (kernels can have thousands of lines and UOps)
@@ -73,7 +87,10 @@ export class SourceView {
     this.uopEls.clear();
     const gen = ++this.generation;
     if (!k) {
-      setChildren(this.sourcePane, h('div', { cls: 'lz-empty' }, 'no kernel selected'));
+      setChildren(
+        this.sourcePane,
+        h('div', { cls: 'lz-empty' }, 'no kernel selected')
+      );
       setChildren(this.uopPane);
       this.lineEls = [];
       return;
@@ -91,12 +108,22 @@ export class SourceView {
       );
       return el;
     });
-    appendInChunks(this.sourcePane, this.lineEls, () => gen === this.generation);
+    appendInChunks(
+      this.sourcePane,
+      this.lineEls,
+      () => gen === this.generation
+    );
     const rows = k.uops.map(u => {
-      const src = u.src.length ? ` \u2190 ${u.src.map(x => `%${x}`).join(', ')}` : '';
+      const src = u.src.length
+        ? ` \u2190 ${u.src.map(x => `%${x}`).join(', ')}`
+        : '';
       const el = h(
         'div',
-        { cls: this.index.linesOfUop.has(u.i) ? 'lz-uop lz-mapped' : 'lz-uop', data: { uop: u.i }, title: `${u.op} ${u.dtype} ${u.arg}` },
+        {
+          cls: this.index.linesOfUop.has(u.i) ? 'lz-uop lz-mapped' : 'lz-uop',
+          data: { uop: u.i },
+          title: `${u.op} ${u.dtype} ${u.arg}`
+        },
         h('span', { cls: 'lz-uop-id' }, `%${u.i}`),
         h('span', { cls: 'lz-uop-op' }, u.op),
         h('span', { cls: 'lz-uop-dtype' }, u.dtype),
@@ -109,7 +136,10 @@ export class SourceView {
     if (rows.length) {
       appendInChunks(this.uopPane, rows, () => gen === this.generation);
     } else {
-      setChildren(this.uopPane, h('div', { cls: 'lz-empty' }, 'no UOps recorded'));
+      setChildren(
+        this.uopPane,
+        h('div', { cls: 'lz-empty' }, 'no UOps recorded')
+      );
     }
   }
 
@@ -132,10 +162,15 @@ export class SourceView {
   }
 
   /** Light the lines and uops of `hl`; scroll the other pane so the first lit item shows. */
-  private apply(hl: { lines: number[]; uops: number[] }, scroll: boolean): void {
+  private apply(
+    hl: { lines: number[]; uops: number[] },
+    scroll: boolean
+  ): void {
     this.clear();
     const lines = hl.lines.map(i => this.lineEls[i]).filter(Boolean);
-    const uops = hl.uops.map(i => this.uopEls.get(i)).filter((el): el is HTMLDivElement => !!el);
+    const uops = hl.uops
+      .map(i => this.uopEls.get(i))
+      .filter((el): el is HTMLDivElement => !!el);
     for (const el of [...lines, ...uops]) {
       el.classList.add('lz-lit');
       this.lit.push(el);
@@ -155,7 +190,11 @@ const FIRST_CHUNK = 300;
 const CHUNK = 1500;
 
 /** Fill `pane` with `els`: the first screenfuls now, the rest in later tasks, so a huge kernel never blocks the page. */
-function appendInChunks(pane: HTMLElement, els: HTMLElement[], current: () => boolean): void {
+function appendInChunks(
+  pane: HTMLElement,
+  els: HTMLElement[],
+  current: () => boolean
+): void {
   setChildren(pane, ...els.slice(0, FIRST_CHUNK));
   let at = FIRST_CHUNK;
   const more = () => {
@@ -174,7 +213,10 @@ function appendInChunks(pane: HTMLElement, els: HTMLElement[], current: () => bo
 /** Scroll `pane` (not the page) so `el` is visible; the pane is el's offsetParent (position: relative). */
 function scrollWithin(pane: HTMLElement, el: HTMLElement): void {
   const top = el.offsetTop;
-  if (top < pane.scrollTop || top + el.offsetHeight > pane.scrollTop + pane.clientHeight) {
+  if (
+    top < pane.scrollTop ||
+    top + el.offsetHeight > pane.scrollTop + pane.clientHeight
+  ) {
     pane.scrollTop = Math.max(0, top - pane.clientHeight / 3);
   }
 }

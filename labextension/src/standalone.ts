@@ -41,7 +41,12 @@ const THEME_CSS = `.lz-standalone{${LIGHT}}
 /** VS Code marks its dark and high-contrast themes on the body. */
 function darkPage(doc: Document): boolean {
   const c = doc.body?.classList;
-  return !!c && (c.contains('vscode-dark') || (c.contains('vscode-high-contrast') && !c.contains('vscode-high-contrast-light')));
+  return (
+    !!c &&
+    (c.contains('vscode-dark') ||
+      (c.contains('vscode-high-contrast') &&
+        !c.contains('vscode-high-contrast-light')))
+  );
 }
 
 /** Draw `data` (a trace document, as parsed JSON) into a new shadow-rooted element at the end of `host`. */
@@ -50,13 +55,18 @@ export function render(host: HTMLElement, data: unknown): TraceView {
   const shell = doc.createElement('div');
   shell.className = 'lazynb-view-root';
   host.appendChild(shell);
-  const root: ShadowRoot | HTMLElement = typeof shell.attachShadow === 'function' ? shell.attachShadow({ mode: 'open' }) : shell;
+  const root: ShadowRoot | HTMLElement =
+    typeof shell.attachShadow === 'function'
+      ? shell.attachShadow({ mode: 'open' })
+      : shell;
   const style = doc.createElement('style');
   style.textContent = css + '\n' + THEME_CSS;
   const node = doc.createElement('div');
   root.append(style, node);
   // in a JupyterLab-based page (Notebook 7, nbconvert's lab template) the theme's own variables apply; elsewhere JupyterLab's
-  if (getComputedStyle(host).getPropertyValue('--jp-layout-color0').trim() === '') {
+  if (
+    getComputedStyle(host).getPropertyValue('--jp-layout-color0').trim() === ''
+  ) {
     node.classList.add('lz-standalone');
     node.classList.toggle('lz-dark', darkPage(doc));
   }
@@ -81,7 +91,9 @@ export function mount(host: HTMLElement | null): boolean {
   const data: unknown = JSON.parse(script.textContent ?? 'null');
   host.setAttribute('data-lazynb-mounted', 'true');
   render(host, data);
-  for (const el of Array.from(host.querySelectorAll(':scope > .lazynb-static'))) {
+  for (const el of Array.from(
+    host.querySelectorAll(':scope > .lazynb-static')
+  )) {
     el.remove();
   }
   return true;

@@ -64,7 +64,12 @@ export function readPicture(x: unknown): IStPicture | null {
         mem: numOrNull(o.mem),
         steps: arr(o.steps).map(s => {
           const q = obj(s);
-          return { view: num(q.view), idx: nums(q.idx), out: num(q.out), valid: q.valid === true };
+          return {
+            view: num(q.view),
+            idx: nums(q.idx),
+            out: num(q.out),
+            valid: q.valid === true
+          };
         })
       };
     })
@@ -81,7 +86,12 @@ export function readPicture(x: unknown): IStPicture | null {
     totalCols: num(p.total_cols),
     views: arr(p.views).map(v => {
       const o = obj(v);
-      return { shape: nums(o.shape), strides: nums(o.strides), offset: num(o.offset), mask: Array.isArray(o.mask) ? arr(o.mask).map(nums) : null };
+      return {
+        shape: nums(o.shape),
+        strides: nums(o.strides),
+        offset: num(o.offset),
+        mask: Array.isArray(o.mask) ? arr(o.mask).map(nums) : null
+      };
     }),
     index: str(p.index),
     valid: str(p.valid, 'True'),
@@ -90,7 +100,9 @@ export function readPicture(x: unknown): IStPicture | null {
     // at most 256 memory cells, whatever the payload says
     memEnd: Math.min(Math.max(memStart, num(p.mem_end)), memStart + 256),
     cells,
-    movement: arr(p.movement).map(m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string])
+    movement: arr(p.movement).map(
+      m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string]
+    )
   };
 }
 
@@ -100,14 +112,20 @@ export function arithmetic(view: IPicView | undefined, step: IPicStep): string {
     return `= ${step.out}`;
   }
   if (view.mask && !step.valid) {
-    const bad = step.idx.findIndex((i, d) => view.mask![d] && !(view.mask![d][0] <= i && i < view.mask![d][1]));
+    const bad = step.idx.findIndex(
+      (i, d) =>
+        view.mask![d] && !(view.mask![d][0] <= i && i < view.mask![d][1])
+    );
     if (bad >= 0) {
       const [lo, hi] = view.mask[bad];
       return `index ${step.idx[bad]} of dim ${bad} is outside the mask [${lo}, ${hi}): padding, reads nothing`;
     }
     return 'outside the mask: padding, reads nothing';
   }
-  const terms = [String(view.offset), ...step.idx.map((i, d) => `${i}*${view.strides[d] ?? 0}`)];
+  const terms = [
+    String(view.offset),
+    ...step.idx.map((i, d) => `${i}*${view.strides[d] ?? 0}`)
+  ];
   return `${terms.join(' + ')} = ${step.out}`;
 }
 
@@ -117,14 +135,20 @@ export function cellStory(p: IStPicture, cell: IPicCell): string[] {
   for (const [j, s] of cell.steps.entries()) {
     const v = p.views[s.view];
     if (j) {
-      lines.push(`  unflatten into view ${s.view}'s shape ${fmtTuple(v ? v.shape : [])}: ${fmtTuple(s.idx)}`);
+      lines.push(
+        `  unflatten into view ${s.view}'s shape ${fmtTuple(v ? v.shape : [])}: ${fmtTuple(s.idx)}`
+      );
     }
     lines.push(`  view ${s.view}: ${arithmetic(v, s)}`);
     if (!s.valid) {
       break;
     }
   }
-  lines.push(cell.mem !== null ? `  reads memory[${cell.mem}]` : '  reads nothing (valid = False): the value is 0');
+  lines.push(
+    cell.mem !== null
+      ? `  reads memory[${cell.mem}]`
+      : '  reads nothing (valid = False): the value is 0'
+  );
   return lines;
 }
 
@@ -137,7 +161,11 @@ function gridNote(p: IStPicture): string {
   if (p.cols < p.totalCols) {
     parts.push(`cols: first ${p.cols} of ${p.totalCols}`);
   }
-  const held = p.at.map((a, d) => (d !== r && d !== c && (p.shape[d] ?? 1) > 1 ? `dim ${d} = ${a}` : '')).filter(Boolean);
+  const held = p.at
+    .map((a, d) =>
+      d !== r && d !== c && (p.shape[d] ?? 1) > 1 ? `dim ${d} = ${a}` : ''
+    )
+    .filter(Boolean);
   if (held.length) {
     parts.push(`holding ${held.join(', ')}`);
   }
@@ -151,7 +179,11 @@ function colour(m: number): string {
 /** The picture as DOM, with hover. */
 export function drawPicture(p: IStPicture): HTMLElement {
   const [r, c] = p.dims;
-  const readout = h('pre', { cls: 'lz-stp-readout' }, 'hover a cell: its index arithmetic, view by view');
+  const readout = h(
+    'pre',
+    { cls: 'lz-stp-readout' },
+    'hover a cell: its index arithmetic, view by view'
+  );
   const memCells = new Map<number, HTMLElement>();
   const readers = new Map<number, HTMLElement[]>();
   const lit: HTMLElement[] = [];
@@ -168,7 +200,12 @@ export function drawPicture(p: IStPicture): HTMLElement {
       }
     }
   };
-  const head = h('tr', {}, h('th', {}, ''), ...Array.from({ length: p.cols }, (_, x) => h('th', {}, String(x))));
+  const head = h(
+    'tr',
+    {},
+    h('th', {}, ''),
+    ...Array.from({ length: p.cols }, (_, x) => h('th', {}, String(x)))
+  );
   const rows = p.cells.map((row, y) =>
     h(
       'tr',
@@ -177,8 +214,22 @@ export function drawPicture(p: IStPicture): HTMLElement {
       ...row.map(cell => {
         const td =
           cell.mem === null
-            ? h('td', { cls: 'lz-stp-c lz-stp-masked', data: { mem: '', idx: cell.idx.join(',') } }, '\u00b7')
-            : h('td', { cls: `lz-stp-c ${colour(cell.mem)}`, data: { mem: cell.mem, idx: cell.idx.join(',') } }, String(cell.mem));
+            ? h(
+                'td',
+                {
+                  cls: 'lz-stp-c lz-stp-masked',
+                  data: { mem: '', idx: cell.idx.join(',') }
+                },
+                '\u00b7'
+              )
+            : h(
+                'td',
+                {
+                  cls: `lz-stp-c ${colour(cell.mem)}`,
+                  data: { mem: cell.mem, idx: cell.idx.join(',') }
+                },
+                String(cell.mem)
+              );
         if (cell.mem !== null) {
           readers.set(cell.mem, [...(readers.get(cell.mem) ?? []), td]);
         }
@@ -194,7 +245,14 @@ export function drawPicture(p: IStPicture): HTMLElement {
   const mem: HTMLElement[] = [];
   for (let m = p.memStart; m < p.memEnd; m++) {
     const read = readers.has(m);
-    const td = h('td', { cls: `lz-stp-m ${read ? `${colour(m)} lz-stp-read` : 'lz-stp-unread'}`, data: { mem: m } }, String(m));
+    const td = h(
+      'td',
+      {
+        cls: `lz-stp-m ${read ? `${colour(m)} lz-stp-read` : 'lz-stp-unread'}`,
+        data: { mem: m }
+      },
+      String(m)
+    );
     td.addEventListener('mouseenter', () => {
       clear();
       const who = readers.get(m) ?? [];
@@ -212,16 +270,64 @@ export function drawPicture(p: IStPicture): HTMLElement {
   const node = h(
     'div',
     { cls: 'lz-stp' },
-    h('div', { cls: 'lz-stp-title' }, `${p.title ? `${p.title} \u00b7 ` : ''}shape ${fmtTuple(p.shape)}`),
-    ...p.views.map((v, k) =>
-      h('div', { cls: 'lz-stp-view' }, `view ${k}: shape ${fmtTuple(v.shape)} strides ${fmtTuple(v.strides)} offset ${v.offset}${v.mask ? ` mask (${v.mask.map(m => fmtTuple(m)).join(', ')})` : ''}`)
+    h(
+      'div',
+      { cls: 'lz-stp-title' },
+      `${p.title ? `${p.title} \u00b7 ` : ''}shape ${fmtTuple(p.shape)}`
     ),
-    p.movement.length ? h('div', { cls: 'lz-stp-movement' }, 'movement: ', p.movement.map(([op, a]) => `${op}${a}`).join(' \u2192 ')) : null,
-    h('div', { cls: 'lz-stp-expr' }, `index = ${p.index}`, p.valid !== 'True' ? ` \u00b7 valid = ${p.valid}` : ''),
-    h('div', { cls: 'lz-dim lz-small' }, `each cell: the memory index it reads (${axes}; striped = padding, reads nothing)${note ? `; ${note}` : ''}`),
-    h('div', { cls: 'lz-stp-row' }, h('div', { cls: 'lz-stp-scroll' }, h('table', { cls: 'lz-stp-grid' }, h('thead', {}, head), h('tbody', {}, ...rows))), readout),
-    h('div', { cls: 'lz-dim lz-small' }, full ? `memory: the buffer's ${p.memSize} elements` : `memory: elements ${p.memStart} to ${p.memEnd - 1} of ${p.memSize}`),
-    h('div', { cls: 'lz-stp-scroll' }, h('table', { cls: 'lz-stp-mem' }, h('tbody', {}, h('tr', {}, ...mem))))
+    ...p.views.map((v, k) =>
+      h(
+        'div',
+        { cls: 'lz-stp-view' },
+        `view ${k}: shape ${fmtTuple(v.shape)} strides ${fmtTuple(v.strides)} offset ${v.offset}${v.mask ? ` mask (${v.mask.map(m => fmtTuple(m)).join(', ')})` : ''}`
+      )
+    ),
+    p.movement.length
+      ? h(
+          'div',
+          { cls: 'lz-stp-movement' },
+          'movement: ',
+          p.movement.map(([op, a]) => `${op}${a}`).join(' \u2192 ')
+        )
+      : null,
+    h(
+      'div',
+      { cls: 'lz-stp-expr' },
+      `index = ${p.index}`,
+      p.valid !== 'True' ? ` \u00b7 valid = ${p.valid}` : ''
+    ),
+    h(
+      'div',
+      { cls: 'lz-dim lz-small' },
+      `each cell: the memory index it reads (${axes}; striped = padding, reads nothing)${note ? `; ${note}` : ''}`
+    ),
+    h(
+      'div',
+      { cls: 'lz-stp-row' },
+      h(
+        'div',
+        { cls: 'lz-stp-scroll' },
+        h(
+          'table',
+          { cls: 'lz-stp-grid' },
+          h('thead', {}, head),
+          h('tbody', {}, ...rows)
+        )
+      ),
+      readout
+    ),
+    h(
+      'div',
+      { cls: 'lz-dim lz-small' },
+      full
+        ? `memory: the buffer's ${p.memSize} elements`
+        : `memory: elements ${p.memStart} to ${p.memEnd - 1} of ${p.memSize}`
+    ),
+    h(
+      'div',
+      { cls: 'lz-stp-scroll' },
+      h('table', { cls: 'lz-stp-mem' }, h('tbody', {}, h('tr', {}, ...mem)))
+    )
   );
   node.addEventListener('mouseleave', clear);
   return node;
@@ -230,7 +336,20 @@ export function drawPicture(p: IStPicture): HTMLElement {
 /** show_st's document: its pictures, one after another. */
 export function picturesView(pictures: unknown[]): HTMLElement {
   const node = h('div', { cls: 'lz-stp-list' });
-  const ps = pictures.map(readPicture).filter((p): p is IStPicture => p !== null);
-  setChildren(node, ...(ps.length ? ps.map(drawPicture) : [h('div', { cls: 'lz-empty' }, 'no ShapeTracker pictures in this output')]));
+  const ps = pictures
+    .map(readPicture)
+    .filter((p): p is IStPicture => p !== null);
+  setChildren(
+    node,
+    ...(ps.length
+      ? ps.map(drawPicture)
+      : [
+          h(
+            'div',
+            { cls: 'lz-empty' },
+            'no ShapeTracker pictures in this output'
+          )
+        ])
+  );
   return node;
 }

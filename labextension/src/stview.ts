@@ -23,18 +23,40 @@ export function axisClass(axisType: string): string {
 }
 
 function viewTable(views: IViewPart[], axisNames: string[]): HTMLTableElement {
-  const head = h('tr', {}, h('th', {}, ''), ...views.map((_, i) => h('th', {}, `view ${i}`)));
+  const head = h(
+    'tr',
+    {},
+    h('th', {}, ''),
+    ...views.map((_, i) => h('th', {}, `view ${i}`))
+  );
   const rows: [string, (v: IViewPart) => string][] = [
     ['shape', v => fmtTuple(v.shape)],
     ['strides', v => fmtTuple(v.strides)],
     ['offset', v => String(v.offset)],
-    ['mask', v => (v.mask ? `(${v.mask.map(m => fmtTuple(m)).join(', ')})` : '\u2014')]
+    [
+      'mask',
+      v => (v.mask ? `(${v.mask.map(m => fmtTuple(m)).join(', ')})` : '\u2014')
+    ]
   ];
-  const body = rows.map(([name, f]) => h('tr', {}, h('th', {}, name), ...views.map(v => h('td', {}, f(v)))));
+  const body = rows.map(([name, f]) =>
+    h('tr', {}, h('th', {}, name), ...views.map(v => h('td', {}, f(v))))
+  );
   if (views.some(v => v.contiguous !== null)) {
-    body.push(h('tr', {}, h('th', {}, 'contiguous'), ...views.map(v => h('td', {}, v.contiguous ? 'yes' : 'no'))));
+    body.push(
+      h(
+        'tr',
+        {},
+        h('th', {}, 'contiguous'),
+        ...views.map(v => h('td', {}, v.contiguous ? 'yes' : 'no'))
+      )
+    );
   }
-  const table = h('table', { cls: 'lz-table lz-view-table' }, h('thead', {}, head), h('tbody', {}, ...body));
+  const table = h(
+    'table',
+    { cls: 'lz-table lz-view-table' },
+    h('thead', {}, head),
+    h('tbody', {}, ...body)
+  );
   if (axisNames.length) {
     table.title = `axes: ${axisNames.join(', ')}`;
   }
@@ -46,7 +68,11 @@ function pictureDetails(a: IBufferAccess): HTMLElement | null {
   if (!p) {
     return null;
   }
-  const details = h('details', { cls: 'lz-stp-details' }, h('summary', {}, 'picture: the cells and the memory they read'));
+  const details = h(
+    'details',
+    { cls: 'lz-stp-details' },
+    h('summary', {}, 'picture: the cells and the memory they read')
+  );
   details.addEventListener('toggle', () => {
     if (details.open && details.children.length === 1) {
       details.appendChild(drawPicture(p));
@@ -56,16 +82,50 @@ function pictureDetails(a: IBufferAccess): HTMLElement | null {
 }
 
 function accessCard(a: IBufferAccess): HTMLElement {
-  const title = `${a.access.toUpperCase()} ${a.buf === null ? '' : `data${a.buf}`}`.trim();
+  const title =
+    `${a.access.toUpperCase()} ${a.buf === null ? '' : `data${a.buf}`}`.trim();
   return h(
     'div',
     { cls: `lz-access lz-access-${a.access.replace(/[^a-z]/g, '')}` },
-    h('div', { cls: 'lz-access-title' }, title, h('span', { cls: 'lz-dim' }, ` shape ${fmtTuple(a.shape)}`)),
-    h('div', { cls: 'lz-expr' }, h('span', { cls: 'lz-dim' }, 'index '), h('code', {}, a.index || '\u2014')),
-    a.valid && a.valid !== 'True' ? h('div', { cls: 'lz-expr' }, h('span', { cls: 'lz-dim' }, 'valid '), h('code', {}, a.valid)) : null,
+    h(
+      'div',
+      { cls: 'lz-access-title' },
+      title,
+      h('span', { cls: 'lz-dim' }, ` shape ${fmtTuple(a.shape)}`)
+    ),
+    h(
+      'div',
+      { cls: 'lz-expr' },
+      h('span', { cls: 'lz-dim' }, 'index '),
+      h('code', {}, a.index || '\u2014')
+    ),
+    a.valid && a.valid !== 'True'
+      ? h(
+          'div',
+          { cls: 'lz-expr' },
+          h('span', { cls: 'lz-dim' }, 'valid '),
+          h('code', {}, a.valid)
+        )
+      : null,
     a.views.length ? viewTable(a.views, a.axisNames) : null,
-    a.astViews.length ? h('div', { cls: 'lz-dim lz-small' }, 'before opts: ', a.astViews.map(v => `${fmtTuple(v.shape)} strides ${fmtTuple(v.strides)}`).join(' | ')) : null,
-    a.movement.length ? h('div', { cls: 'lz-movement' }, h('span', { cls: 'lz-dim' }, 'movement '), a.movement.map(([op, arg]) => `${op}${arg}`).join(' \u2192 ')) : null,
+    a.astViews.length
+      ? h(
+          'div',
+          { cls: 'lz-dim lz-small' },
+          'before opts: ',
+          a.astViews
+            .map(v => `${fmtTuple(v.shape)} strides ${fmtTuple(v.strides)}`)
+            .join(' | ')
+        )
+      : null,
+    a.movement.length
+      ? h(
+          'div',
+          { cls: 'lz-movement' },
+          h('span', { cls: 'lz-dim' }, 'movement '),
+          a.movement.map(([op, arg]) => `${op}${arg}`).join(' \u2192 ')
+        )
+      : null,
     pictureDetails(a)
   );
 }
@@ -76,19 +136,40 @@ export class ShapeTrackerView {
 
   constructor() {
     this.body = h('div', { cls: 'lz-st-body' });
-    this.node = h('div', { cls: 'lz-st' }, h('div', { cls: 'lz-toolbar' }, h('span', { cls: 'lz-pane-title' }, 'ShapeTracker views')), this.body);
+    this.node = h(
+      'div',
+      { cls: 'lz-st' },
+      h(
+        'div',
+        { cls: 'lz-toolbar' },
+        h('span', { cls: 'lz-pane-title' }, 'ShapeTracker views')
+      ),
+      this.body
+    );
   }
 
   show(k: IKernel | null): void {
     if (!k) {
-      setChildren(this.body, h('div', { cls: 'lz-empty' }, 'no kernel selected'));
+      setChildren(
+        this.body,
+        h('div', { cls: 'lz-empty' }, 'no kernel selected')
+      );
       return;
     }
     const axes = h(
       'div',
       { cls: 'lz-axes' },
       h('span', { cls: 'lz-dim' }, 'full shape '),
-      ...k.fullShape.map((n, i) => h('span', { cls: `lz-axis ${axisClass(k.axisTypes[i] ?? '')}`, title: k.axisTypes[i] ?? '' }, String(n)))
+      ...k.fullShape.map((n, i) =>
+        h(
+          'span',
+          {
+            cls: `lz-axis ${axisClass(k.axisTypes[i] ?? '')}`,
+            title: k.axisTypes[i] ?? ''
+          },
+          String(n)
+        )
+      )
     );
     const info = h(
       'div',
@@ -96,7 +177,9 @@ export class ShapeTrackerView {
       `global ${fmtTuple(k.globalSize)} \u00b7 local ${fmtTuple(k.localSize)} \u00b7 opts `,
       h('code', {}, k.opts.length ? k.opts.join(', ') : 'none')
     );
-    const cards = k.views.length ? k.views.map(accessCard) : [h('div', { cls: 'lz-empty' }, 'no buffer accesses recorded')];
+    const cards = k.views.length
+      ? k.views.map(accessCard)
+      : [h('div', { cls: 'lz-empty' }, 'no buffer accesses recorded')];
     setChildren(this.body, axes, info, ...cards);
   }
 }

@@ -5,7 +5,12 @@
 
 export type Tab = 'kernels' | 'graph' | 'rewrites' | 'timing';
 
-export const TAB_TITLES: Record<Tab, string> = { kernels: 'Kernels', graph: 'Tensor graph', rewrites: 'Rewrites', timing: 'Timing' };
+export const TAB_TITLES: Record<Tab, string> = {
+  kernels: 'Kernels',
+  graph: 'Tensor graph',
+  rewrites: 'Rewrites',
+  timing: 'Timing'
+};
 
 const ALL: Tab[] = ['kernels', 'graph', 'rewrites', 'timing'];
 
@@ -17,5 +22,7 @@ export function tabsFor(show: string[] | null): Tab[] {
     return ALL;
   }
   const want = new Set(show);
-  return ALL.filter(t => (t === 'kernels' ? KERNEL_VIEWS.some(v => want.has(v)) : want.has(t)));
+  return ALL.filter(t =>
+    t === 'kernels' ? KERNEL_VIEWS.some(v => want.has(v)) : want.has(t)
+  );
 }

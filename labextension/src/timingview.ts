@@ -5,10 +5,30 @@ import { fmtSeconds, h } from './dom';
 import { kernelName } from './kernelname';
 import { ITraceDoc } from './types';
 
-export function timingTable(doc: ITraceDoc, onKernel: (id: number) => void): HTMLElement {
-  const head = h('tr', {}, ...['kernel', 'device', 'runs', 'time', 'compile', 'GFLOPS', 'GB/s', 'opts'].map(t => h('th', {}, t)));
+export function timingTable(
+  doc: ITraceDoc,
+  onKernel: (id: number) => void
+): HTMLElement {
+  const head = h(
+    'tr',
+    {},
+    ...[
+      'kernel',
+      'device',
+      'runs',
+      'time',
+      'compile',
+      'GFLOPS',
+      'GB/s',
+      'opts'
+    ].map(t => h('th', {}, t))
+  );
   const rows = doc.kernels.map(k => {
-    const link = h('button', { cls: 'lz-link', attrs: { type: 'button' }, title: 'open this kernel' }, kernelName(k));
+    const link = h(
+      'button',
+      { cls: 'lz-link', attrs: { type: 'button' }, title: 'open this kernel' },
+      kernelName(k)
+    );
     link.addEventListener('click', () => onKernel(k.id));
     return h(
       'tr',
@@ -17,7 +37,11 @@ export function timingTable(doc: ITraceDoc, onKernel: (id: number) => void): HTM
       h('td', {}, k.device),
       h('td', { cls: 'lz-num' }, String(k.runs)),
       h('td', { cls: 'lz-num' }, fmtSeconds(k.timeS)),
-      h('td', { cls: 'lz-num' }, k.compileS === null ? '\u2014' : fmtSeconds(k.compileS)),
+      h(
+        'td',
+        { cls: 'lz-num' },
+        k.compileS === null ? '\u2014' : fmtSeconds(k.compileS)
+      ),
       h('td', { cls: 'lz-num' }, k.gflops.toFixed(2)),
       h('td', { cls: 'lz-num' }, k.gbs.toFixed(2)),
       h('td', {}, h('code', {}, k.opts.join(', ') || '\u2014'))
@@ -27,7 +51,16 @@ export function timingTable(doc: ITraceDoc, onKernel: (id: number) => void): HTM
   return h(
     'div',
     { cls: 'lz-timing' },
-    h('div', { cls: 'lz-small' }, `block ${fmtSeconds(t.totalS)} \u00b7 kernels ran ${fmtSeconds(t.runS)} \u00b7 compiling ${fmtSeconds(t.compileS)}`),
-    h('table', { cls: 'lz-table' }, h('thead', {}, head), h('tbody', {}, ...rows))
+    h(
+      'div',
+      { cls: 'lz-small' },
+      `block ${fmtSeconds(t.totalS)} \u00b7 kernels ran ${fmtSeconds(t.runS)} \u00b7 compiling ${fmtSeconds(t.compileS)}`
+    ),
+    h(
+      'table',
+      { cls: 'lz-table' },
+      h('thead', {}, head),
+      h('tbody', {}, ...rows)
+    )
   );
 }

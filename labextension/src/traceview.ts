@@ -47,7 +47,15 @@ export class TraceView {
     const tabs = tabsFor(doc.show);
     const tabBar = h('div', { cls: 'lz-tabs', attrs: { role: 'tablist' } });
     for (const t of tabs) {
-      const b = h('button', { cls: 'lz-tab', attrs: { type: 'button', role: 'tab' }, data: { tab: t } }, TAB_TITLES[t]);
+      const b = h(
+        'button',
+        {
+          cls: 'lz-tab',
+          attrs: { type: 'button', role: 'tab' },
+          data: { tab: t }
+        },
+        TAB_TITLES[t]
+      );
       b.addEventListener('click', () => this.openTab(t));
       this.tabButtons.set(t, b);
       tabBar.appendChild(b);
@@ -59,24 +67,45 @@ export class TraceView {
     } else {
       this.markDrawn();
     }
-    this.node.setAttribute('data-build-ms', (performance.now() - this.started).toFixed(1));
+    this.node.setAttribute(
+      'data-build-ms',
+      (performance.now() - this.started).toFixed(1)
+    );
     this.node.setAttribute('data-render-start', this.started.toFixed(1));
   }
 
   private summary(doc: ITraceDoc): HTMLElement {
     const t = doc.timing;
     const order = ['DEBUG', 'NOOPT', 'BEAM', 'device'];
-    const settings = doc.settings.filter(([k]) => order.includes(k)).sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+    const settings = doc.settings
+      .filter(([k]) => order.includes(k))
+      .sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
     return h(
       'div',
       { cls: 'lz-summary' },
       h('b', {}, 'lazynb trace'),
       ` \u00b7 ${doc.schedule.length} schedule item${doc.schedule.length === 1 ? '' : 's'} \u00b7 ${doc.kernels.length} kernel${doc.kernels.length === 1 ? '' : 's'}`,
       ` \u00b7 ran ${fmtSeconds(t.runS)} \u00b7 compiled ${fmtSeconds(t.compileS)}`,
-      ...settings.map(([k, v]) => h('span', { cls: 'lz-chip', data: { setting: k } }, `${k}=${v}`)),
-      doc.version !== 1 ? h('span', { cls: 'lz-warn' }, ` document version ${doc.version}: shown as version 1`) : null,
-      doc.error ? h('div', { cls: 'lz-error' }, `${doc.error.type}: ${doc.error.message}`) : null,
-      doc.truncated ? h('div', { cls: 'lz-warn lz-truncated' }, doc.truncated) : null
+      ...settings.map(([k, v]) =>
+        h('span', { cls: 'lz-chip', data: { setting: k } }, `${k}=${v}`)
+      ),
+      doc.version !== 1
+        ? h(
+            'span',
+            { cls: 'lz-warn' },
+            ` document version ${doc.version}: shown as version 1`
+          )
+        : null,
+      doc.error
+        ? h(
+            'div',
+            { cls: 'lz-error' },
+            `${doc.error.type}: ${doc.error.message}`
+          )
+        : null,
+      doc.truncated
+        ? h('div', { cls: 'lz-warn lz-truncated' }, doc.truncated)
+        : null
     );
   }
 
@@ -102,18 +131,57 @@ export class TraceView {
       this.kernelView = new KernelView(() => this.markDrawn());
       this.schedule = new ScheduleView(i => this.openItem(i));
       this.schedule.show(doc);
-      const panel = h('div', { cls: 'lz-tab-kernels' }, this.schedule.node, this.kernelView.node);
+      const panel = h(
+        'div',
+        { cls: 'lz-tab-kernels' },
+        this.schedule.node,
+        this.kernelView.node
+      );
       const first = doc.schedule.findIndex(s => s.kernel !== null);
-      this.openItem(first >= 0 ? first : doc.schedule.length ? 0 : doc.kernels.length ? -1 - doc.kernels[0].id : 0);
+      this.openItem(
+        first >= 0
+          ? first
+          : doc.schedule.length
+            ? 0
+            : doc.kernels.length
+              ? -1 - doc.kernels[0].id
+              : 0
+      );
       return panel;
     }
     if (t === 'graph') {
-      const view = new GraphView('Lazy graph', { collapse: false, onDrawn: () => this.markDrawn() });
-      const select = h('select', { cls: 'lz-select', attrs: { 'aria-label': 'tensor graph' } }, ...doc.tensorGraphs.map((id, i) => h('option', { attrs: { value: id } }, `schedule call ${i + 1} (${id})`)));
-      select.addEventListener('change', () => void view.show(doc.graphs.get(select.value) ?? null));
+      const view = new GraphView('Lazy graph', {
+        collapse: false,
+        onDrawn: () => this.markDrawn()
+      });
+      const select = h(
+        'select',
+        { cls: 'lz-select', attrs: { 'aria-label': 'tensor graph' } },
+        ...doc.tensorGraphs.map((id, i) =>
+          h(
+            'option',
+            { attrs: { value: id } },
+            `schedule call ${i + 1} (${id})`
+          )
+        )
+      );
+      select.addEventListener(
+        'change',
+        () => void view.show(doc.graphs.get(select.value) ?? null)
+      );
       const first = doc.tensorGraphs[0];
-      void view.show(first ? doc.graphs.get(first) ?? null : null, 'no tensor graph was scheduled');
-      return h('div', { cls: 'lz-tab-graph' }, doc.tensorGraphs.length > 1 ? h('div', { cls: 'lz-toolbar' }, select) : null, view.node);
+      void view.show(
+        first ? (doc.graphs.get(first) ?? null) : null,
+        'no tensor graph was scheduled'
+      );
+      return h(
+        'div',
+        { cls: 'lz-tab-graph' },
+        doc.tensorGraphs.length > 1
+          ? h('div', { cls: 'lz-toolbar' }, select)
+          : null,
+        view.node
+      );
     }
     if (t === 'rewrites') {
       const view = new RewriteView();

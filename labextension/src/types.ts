@@ -142,7 +142,9 @@ export interface ITraceDoc {
 type Obj = Record<string, unknown>;
 
 export function obj(x: unknown): Obj {
-  return x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as Obj) : {};
+  return x !== null && typeof x === 'object' && !Array.isArray(x)
+    ? (x as Obj)
+    : {};
 }
 
 export function arr(x: unknown): unknown[] {
@@ -195,7 +197,10 @@ export function readGraph(x: unknown): IGraph {
   });
   const edges = arr(g.edges)
     .filter(e => Array.isArray(e) && e.length >= 2)
-    .map(e => [num((e as unknown[])[0], -1), num((e as unknown[])[1], -1)] as [number, number]);
+    .map((e): [number, number] => [
+      num((e as unknown[])[0], -1),
+      num((e as unknown[])[1], -1)
+    ]);
   return {
     nodes,
     edges,
@@ -227,7 +232,9 @@ function readAccess(x: unknown): IBufferAccess {
     axisNames: arr(a.axis_names).map(v => str(v)),
     views: arr(a.views).map(readViewPart),
     astViews: arr(a.ast_views).map(readViewPart),
-    movement: arr(a.movement).map(m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string]),
+    movement: arr(a.movement).map(
+      m => [str(arr(m)[0]), str(arr(m)[1])] as [string, string]
+    ),
     picture: a.picture ?? null
   };
 }
@@ -257,7 +264,9 @@ function readKernel(x: unknown, i: number): IKernel {
     id: num(k.id, i),
     name,
     displayName: str(k.display_name, name),
-    nameParts: arr(k.name_parts).map(p => [str(arr(p)[0]), str(arr(p)[1])] as [string, string]),
+    nameParts: arr(k.name_parts).map(
+      p => [str(arr(p)[0]), str(arr(p)[1])] as [string, string]
+    ),
     device: str(k.device),
     language: str(k.language),
     source: str(k.source),
@@ -273,13 +282,21 @@ function readKernel(x: unknown, i: number): IKernel {
     gbs: num(k.gbs),
     uops: arr(k.uops).map((u, j) => {
       const o = obj(u);
-      return { i: num(o.i, j), op: str(o.op, '?'), dtype: str(o.dtype), src: nums(o.src), arg: str(o.arg) };
+      return {
+        i: num(o.i, j),
+        op: str(o.op, '?'),
+        dtype: str(o.dtype),
+        src: nums(o.src),
+        arg: str(o.arg)
+      };
     }),
     lineMap: readLineMap(k.line_map),
     views: arr(k.views).map(readAccess),
     graph: strOrNull(k.graph),
     loweredGraph: strOrNull(k.lowered_graph),
-    timings: Object.entries(obj(k.timings)).map(([n, v]) => [n, num(v)] as [string, number])
+    timings: Object.entries(obj(k.timings)).map(
+      ([n, v]) => [n, num(v)] as [string, number]
+    )
   };
 }
 
@@ -292,7 +309,13 @@ function readScheduleItem(x: unknown, i: number): IScheduleItem {
     kernel: numOrNull(s.kernel),
     bufs: arr(s.bufs).map(b => {
       const o = obj(b);
-      return { buf: numOrNull(o.buf), role: str(o.role), size: num(o.size), dtype: str(o.dtype), device: str(o.device) };
+      return {
+        buf: numOrNull(o.buf),
+        role: str(o.role),
+        size: num(o.size),
+        dtype: str(o.dtype),
+        device: str(o.device)
+      };
     }),
     graph: strOrNull(s.graph)
   };
@@ -302,7 +325,11 @@ function readRewrite(x: unknown): IRewritePass {
   const r = obj(x);
   const steps = arr(r.steps).map(s => {
     const o = obj(s);
-    return { pattern: str(o.pattern), before: str(o.before), after: str(o.after) };
+    return {
+      pattern: str(o.pattern),
+      before: str(o.before),
+      after: str(o.after)
+    };
   });
   return {
     name: str(r.name, 'rewrite'),
@@ -325,17 +352,29 @@ export function readTrace(data: unknown): ITraceDoc {
   const err = d.error === null || d.error === undefined ? null : obj(d.error);
   return {
     version: num(d.version),
-    settings: Object.entries(obj(d.settings)).map(([k, v]) => [k, str(v)] as [string, string]),
+    settings: Object.entries(obj(d.settings)).map(
+      ([k, v]) => [k, str(v)] as [string, string]
+    ),
     schedule: arr(d.schedule).map(readScheduleItem),
     kernels: arr(d.kernels).map(readKernel),
     graphs,
     rewrites: arr(d.rewrites).map(readRewrite),
     tensorGraphs: arr(d.tensor_graphs).map(v => str(v)),
     foldedConstants: num(d.folded_constants),
-    timing: { totalS: num(timing.total_s), compileS: num(timing.compile_s), runS: num(timing.run_s) },
-    error: err === null ? null : { type: str(err.type, 'Error'), message: str(err.message) },
+    timing: {
+      totalS: num(timing.total_s),
+      compileS: num(timing.compile_s),
+      runS: num(timing.run_s)
+    },
+    error:
+      err === null
+        ? null
+        : { type: str(err.type, 'Error'), message: str(err.message) },
     show: Array.isArray(d.show) ? d.show.map(v => str(v)) : null,
     pictures: arr(d.pictures),
-    truncated: d.truncated === null || d.truncated === undefined ? null : str(obj(d.truncated).note, 'This trace was truncated.')
+    truncated:
+      d.truncated === null || d.truncated === undefined
+        ? null
+        : str(obj(d.truncated).note, 'This trace was truncated.')
   };
 }

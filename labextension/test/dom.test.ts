@@ -5,11 +5,21 @@ import { JSDOM } from 'jsdom';
 const dom = new JSDOM('<!doctype html><body></body>');
 Object.assign(globalThis, { document: dom.window.document });
 
-import { clip, fmtSeconds, fmtTuple, h, isSafeAttr, s, setChildren, setSafeAttr } from '../src/dom';
+import {
+  clip,
+  fmtSeconds,
+  fmtTuple,
+  h,
+  isSafeAttr,
+  s,
+  setChildren,
+  setSafeAttr
+} from '../src/dom';
 import { kernelName } from '../src/kernelname';
 import { readTrace } from '../src/types';
 
-const EVIL = '<img src=x onerror="globalThis.pwned=1"><script>globalThis.pwned=2</script>';
+const EVIL =
+  '<img src=x onerror="globalThis.pwned=1"><script>globalThis.pwned=2</script>';
 
 test('text children are inserted as text, never as markup', () => {
   const el = h('div', { cls: 'a' }, EVIL, h('span', {}, EVIL), 42);
@@ -25,7 +35,11 @@ test('text children are inserted as text, never as markup', () => {
 });
 
 test('attributes: no event handlers, styles or script URLs', () => {
-  assert.equal(isSafeAttr('class', EVIL), true, 'plain attribute values are just strings');
+  assert.equal(
+    isSafeAttr('class', EVIL),
+    true,
+    'plain attribute values are just strings'
+  );
   assert.equal(isSafeAttr('onclick', 'x'), false);
   assert.equal(isSafeAttr('ONERROR', 'x'), false);
   assert.equal(isSafeAttr('style', 'x'), false);
@@ -43,7 +57,19 @@ test('attributes: no event handlers, styles or script URLs', () => {
 });
 
 test('kernel names are coloured from name_parts without markup', () => {
-  const doc = readTrace({ kernels: [{ name: 'r_2', name_parts: [['r_', ''], ['2', 'global'], [EVIL, 'upcast'], ['x', '<b>']] }] });
+  const doc = readTrace({
+    kernels: [
+      {
+        name: 'r_2',
+        name_parts: [
+          ['r_', ''],
+          ['2', 'global'],
+          [EVIL, 'upcast'],
+          ['x', '<b>']
+        ]
+      }
+    ]
+  });
   const el = kernelName(doc.kernels[0]);
   assert.equal(el.querySelectorAll('img, script, b').length, 0);
   assert.equal(el.querySelectorAll('.lz-axis-global').length, 1);
@@ -51,13 +77,32 @@ test('kernel names are coloured from name_parts without markup', () => {
 });
 
 test('readTrace coerces anything into the expected shapes', () => {
-  for (const junk of [null, undefined, 3, 'x', [], { kernels: 'no', graphs: [1], schedule: [null, 5] }]) {
+  for (const junk of [
+    null,
+    undefined,
+    3,
+    'x',
+    [],
+    { kernels: 'no', graphs: [1], schedule: [null, 5] }
+  ]) {
     const d = readTrace(junk);
-    assert.ok(Array.isArray(d.kernels) && Array.isArray(d.schedule) && d.graphs instanceof Map);
+    assert.ok(
+      Array.isArray(d.kernels) &&
+        Array.isArray(d.schedule) &&
+        d.graphs instanceof Map
+    );
   }
   const d = readTrace({
     version: 1,
-    kernels: [{ name: { toString: 'x' }, source: 7, uops: [{ op: ['x'], src: ['1', 2] }], line_map: { '0': [1], '2': [3, 'x'], bad: [1] }, time_s: 'NaN' }],
+    kernels: [
+      {
+        name: { toString: 'x' },
+        source: 7,
+        uops: [{ op: ['x'], src: ['1', 2] }],
+        line_map: { '0': [1], '2': [3, 'x'], bad: [1] },
+        time_s: 'NaN'
+      }
+    ],
     graphs: { g0: { nodes: [{ id: 0, op: EVIL }], edges: [[0, 1], 'x', [1]] } },
     error: { type: 'ValueError', message: EVIL }
   });
@@ -74,7 +119,13 @@ test('readTrace coerces anything into the expected shapes', () => {
 
 test('symbolic sizes stay their expression text; anything else that is not a number becomes 0', () => {
   const d = readTrace({
-    kernels: [{ name: 'E_i_4', global_size: ['i', 1, 1], full_shape: ['(i*4)', 4, null] }],
+    kernels: [
+      {
+        name: 'E_i_4',
+        global_size: ['i', 1, 1],
+        full_shape: ['(i*4)', 4, null]
+      }
+    ],
     graphs: { g0: { nodes: [{ id: 0, op: 'ADD', shape: ['i', 4] }] } },
     truncated: { note: 'Trace truncated: ...' }
   });

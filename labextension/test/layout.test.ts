@@ -5,7 +5,7 @@ import { assignLayers, layoutGraph, packLayer, topoOrder } from '../src/layout';
 /** a random layered DAG like a compiler graph: each node feeds one to three later nodes */
 function randomDag(n: number, seed = 1): [number, number][] {
   let s = seed;
-  const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
   const edges: [number, number][] = [];
   for (let v = 0; v < n - 1; v++) {
     const k = 1 + Math.floor(rnd() * 3);
@@ -19,19 +19,29 @@ function randomDag(n: number, seed = 1): [number, number][] {
 
 function noOverlap(x: number[], y: number[], w: number[], gap: number) {
   const rows = new Map<number, number[]>();
-  x.forEach((_, i) => (rows.get(y[i]) ?? rows.set(y[i], []).get(y[i])!).push(i));
+  x.forEach((_, i) =>
+    (rows.get(y[i]) ?? rows.set(y[i], []).get(y[i])!).push(i)
+  );
   for (const row of rows.values()) {
     row.sort((a, b) => x[a] - x[b]);
     for (let k = 1; k < row.length; k++) {
       const a = row[k - 1];
       const b = row[k];
-      assert.ok(x[b] - x[a] >= (w[a] + w[b]) / 2 + gap - 1e-6, `nodes ${a} and ${b} overlap`);
+      assert.ok(
+        x[b] - x[a] >= (w[a] + w[b]) / 2 + gap - 1e-6,
+        `nodes ${a} and ${b} overlap`
+      );
     }
   }
 }
 
 test('topoOrder puts producers first and keeps nodes on cycles', () => {
-  const order = topoOrder(4, [[0, 1], [1, 2], [2, 1], [0, 3]]);
+  const order = topoOrder(4, [
+    [0, 1],
+    [1, 2],
+    [2, 1],
+    [0, 3]
+  ]);
   assert.equal(order.length, 4);
   assert.ok(order.indexOf(0) < order.indexOf(3));
   assert.deepEqual([...order].sort(), [0, 1, 2, 3]);
@@ -39,7 +49,11 @@ test('topoOrder puts producers first and keeps nodes on cycles', () => {
 
 test('layers: every edge goes down, the sink is at the bottom, constants sit just above their user', () => {
   // 0 -> 2 -> 3 (sink), 1 (const) -> 3
-  const edges: [number, number][] = [[0, 2], [2, 3], [1, 3]];
+  const edges: [number, number][] = [
+    [0, 2],
+    [2, 3],
+    [1, 3]
+  ];
   const layer = assignLayers(4, edges, topoOrder(4, edges));
   for (const [a, b] of edges) {
     assert.ok(layer[b] > layer[a]);
@@ -61,13 +75,26 @@ test('layout: edges point down, no overlaps, routes start and end at the nodes',
   }
   noOverlap(r.x, r.y, widths, 10);
   for (let i = 0; i < n; i++) {
-    assert.ok(r.x[i] - widths[i] / 2 >= 0 && r.x[i] + widths[i] / 2 <= r.width + 1e-6, 'inside the drawing');
+    assert.ok(
+      r.x[i] - widths[i] / 2 >= 0 && r.x[i] + widths[i] / 2 <= r.width + 1e-6,
+      'inside the drawing'
+    );
   }
   assert.ok(r.dummies > 0, 'long edges got dummy nodes');
 });
 
 test('layout: a cycle from a malformed payload does not hang or throw', () => {
-  const r = layoutGraph({ widths: [50, 50, 50], heights: [20, 20, 20], edges: [[0, 1], [1, 2], [2, 0], [5, 1], [1, 1]] });
+  const r = layoutGraph({
+    widths: [50, 50, 50],
+    heights: [20, 20, 20],
+    edges: [
+      [0, 1],
+      [1, 2],
+      [2, 0],
+      [5, 1],
+      [1, 1]
+    ]
+  });
   assert.equal(r.x.length, 3);
   assert.ok(r.x.every(Number.isFinite) && r.y.every(Number.isFinite));
 });
@@ -82,7 +109,11 @@ test('layout: 2,000 nodes in well under a second', () => {
   const n = 2000;
   const edges = randomDag(n, 3);
   const t = performance.now();
-  const r = layoutGraph({ widths: new Array(n).fill(80), heights: new Array(n).fill(30), edges });
+  const r = layoutGraph({
+    widths: new Array(n).fill(80),
+    heights: new Array(n).fill(30),
+    edges
+  });
   const ms = performance.now() - t;
   assert.equal(r.x.length, n);
   noOverlap(r.x, r.y, new Array(n).fill(80), 18);

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildLineIndex, highlightForLine, highlightForUop, invertLineMap } from '../src/linemap';
+import {
+  buildLineIndex,
+  highlightForLine,
+  highlightForUop,
+  invertLineMap
+} from '../src/linemap';
 import { readLineMap } from '../src/types';
 
 test('invertLineMap: uop -> lines, ascending, without duplicates', () => {
@@ -22,6 +27,10 @@ test('line index covers every source line, including unmapped ones', () => {
 
 test('line_map as a list or as an object with string keys', () => {
   assert.deepEqual(readLineMap([[1, 2], [], [3]]), [[1, 2], [], [3]]);
-  assert.deepEqual(readLineMap({ '2': [5], '0': [1], x: [9], '-1': [4] }), [[1], [], [5]]);
+  assert.deepEqual(readLineMap({ '2': [5], '0': [1], x: [9], '-1': [4] }), [
+    [1],
+    [],
+    [5]
+  ]);
   assert.deepEqual(readLineMap('nonsense'), []);
 });
