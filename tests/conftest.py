@@ -12,9 +12,46 @@ settings.register_profile("lazynb", max_examples=15, deadline=None, print_blob=T
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "lazynb"))
 
+# ---------------------------------------------------------------- test tiers
+# Plain `python -m pytest` runs the fast tier: pyproject.toml's addopts deselect the three marked tiers below, and
+# `bash .ci/run` runs each of them after it. A whole file's tier is named here, in one place; a single slow test in a
+# fast file carries @pytest.mark.slow (or its parameter does: pytest.param(..., marks=pytest.mark.slow)).
+TIERS = {
+  "integration": "installs or executes the way a user does: fresh virtual environments, every notebook, the example scripts, "
+                 "the extension's npm tests and wheel",
+  "browser": "drives Chromium (the JupyterLab extension, the standalone view, VIZ files)",
+  "slow": "the long budgets: BEAM searches, every compiler and float16 mode, the OpenCL device, big fuzz budgets, tinygrad's kernel counts",
+}
+TIER_OF_FILE = {
+  "test_newcomer.py": "integration", "test_notebooks.py": "integration", "test_binder.py": "integration",
+  "test_examples.py": "integration", "test_labextension.py": "integration",
+  "test_fusion_parity.py": "slow",
+}
+
 def pytest_configure(config):
   config.addinivalue_line("markers", "torch: compares against torch (skipped when torch cannot be imported)")
+  for name, what in TIERS.items(): config.addinivalue_line("markers", f"{name}: not in the fast tier; {what}")
 
+# A parametrized test's BEAM variant and its OpenCL variant are slow wherever they are (BEAM times many candidates; PoCL
+# compiles each kernel in ~0.3 s): a parameter id `beam`/`BEAM` or `CL` puts that variant in the slow tier.
+SLOW_PARAMS = {"beam", "BEAM", "CL"}
+
+def pytest_collection_modifyitems(config, items):
+  for item in items:
+    path = item.path
+    tier = "browser" if path.parent.name == "ui" else TIER_OF_FILE.get(path.name)
+    if tier is None and hasattr(item, "callspec") and SLOW_PARAMS & set(item.callspec.id.split("-")): tier = "slow"
+    if tier is not None: item.add_marker(getattr(pytest.mark, tier))
+
+
+@pytest.fixture(scope="session")
+def executed_notebooks(tmp_path_factory):
+  """Where the course notebooks executed in this test session are kept: each notebook runs once per session (in the
+  newcomer's fresh environment, tests/test_newcomer.py), and tests/test_notebooks.py checks those outputs; it runs a
+  notebook itself only when that did not happen (e.g. when it is run alone)."""
+  d = tmp_path_factory.getbasetemp() / "executed-notebooks"
+  d.mkdir(exist_ok=True)
+  return d
 
 @pytest.fixture
 def training_mode():

@@ -104,6 +104,7 @@ def test_quiet_starts_nothing(comp):
   comp.compile(kernel(8))
   assert len(compiler_process.waiting_pids()) == 1
 
+@pytest.mark.slow
 def test_beam_search_runs_quiet(monkeypatch, tmp_path):
   """BEAM times its candidates one run each: no compiler may be starting up next to them."""
   from lazynb import Tensor

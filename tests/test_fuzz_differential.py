@@ -285,7 +285,8 @@ def check(p: Program, configs):
 
 def check_some(p: Program): check(p, CONFIGS if p.beam else CONFIGS[:4])
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 100)), deadline=None, print_blob=True,
+# the fast tier's budget (FUZZ_EXAMPLES changes it); the slow tier adds a long run below
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 30)), deadline=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 NO_HALF = tuple(d for d in DTYPES if d != "float16")
 
@@ -310,6 +311,12 @@ def test_devices_agree_with_numpy_half(p): check_some(p)
 @settings(FUZZ, max_examples=max(1, FUZZ.max_examples // 2))
 @given(programs(tuple(WIDE)))
 def test_devices_agree_with_numpy_every_int_width_and_float64(p): check_some(p)
+
+@pytest.mark.slow
+@seed(7)
+@settings(FUZZ, max_examples=8 * FUZZ.max_examples)
+@given(programs(tuple(WIDE)))
+def test_devices_agree_with_numpy_long_run(p): check_some(p)
 
 # ---------------------------------------------------------------- what the fuzzer and the issue found
 

@@ -15,6 +15,8 @@ from lazynb.runtime.ops_cpu import ClangCompiler, CPUDevice, half_support, simd_
 
 CONFIGS = list(itertools.product(("clang", "gcc"), ("native", "x86-64"), ("auto", "emulate")))
 IDS = ["-".join(c) for c in CONFIGS]
+# the fast tier keeps each compiler's native, auto configuration; the baseline -march and the emulation are slow-tier
+PARAMS = [pytest.param(c, id=i, marks=() if c[1:] == ("native", "auto") else pytest.mark.slow) for c, i in zip(CONFIGS, IDS)]
 
 def open_device(monkeypatch, cc: str, march: str, half: str) -> str:
   """The CPU device, rebuilt under these knobs, with a kernel cache of its own for the test's duration."""
@@ -53,21 +55,21 @@ def hard_floats() -> np.ndarray:
   rnd = np.random.default_rng(0).integers(0, 1 << 32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
   return np.concatenate([h.astype(np.float32), mid, near, edge, nans, rnd])
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("cfg", PARAMS)
 def test_half_to_float_every_bit_pattern(monkeypatch, cfg):
   dev = open_device(monkeypatch, *cfg)
   h = all_halves()
   with np.errstate(invalid="ignore"): want = h.astype(np.float32)
   same_bits(Tensor(h, device=dev).float().numpy(), want, nan_payload=cfg[2] == "emulate")
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("cfg", PARAMS)
 def test_float_to_half_rounds_like_numpy(monkeypatch, cfg):
   dev = open_device(monkeypatch, *cfg)
   f = hard_floats()
   with np.errstate(all="ignore"): want = f.astype(np.float16)
   same_bits(Tensor(f, device=dev).half().numpy(), want, nan_payload=cfg[2] == "emulate")
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("cfg", PARAMS)
 def test_every_half_op_rounds_to_half(monkeypatch, cfg):
   """numpy rounds each float16 operation to half. (1 + 2^-11) * 3 is 3 that way; kept in float it would be 3 + 2^-9."""
   dev = open_device(monkeypatch, *cfg)
@@ -87,7 +89,7 @@ def test_every_half_op_rounds_to_half(monkeypatch, cfg):
       else: same_bits(got.numpy(), want, nan_payload=False)
   assert ((ta[:1] + tb[:1]) * tc[:1]).numpy()[0] == 3.0
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("cfg", PARAMS)
 def test_half_reductions_and_matmul(monkeypatch, cfg):
   dev = open_device(monkeypatch, *cfg)
   x = np.random.default_rng(2).standard_normal((16, 24)).astype(np.float16)
@@ -97,7 +99,7 @@ def test_half_reductions_and_matmul(monkeypatch, cfg):
   np.testing.assert_allclose(tx.sum(0).numpy().astype(np.float64), x.astype(np.float64).sum(0), rtol=2e-3, atol=2e-3)
   np.testing.assert_allclose((tx @ Tensor(y, device=dev)).numpy().astype(np.float64), x.astype(np.float64) @ y, rtol=5e-3, atol=5e-3)
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("cfg", PARAMS)
 def test_auto_uses_float16_only_where_the_compiler_has_it(monkeypatch, cfg):
   """auto picks _Float16 exactly when the probe passed; emulate never writes it. Independent check: a compiler that
   cannot even parse _Float16 (clang 14 without AVX512-FP16) must not be used natively."""
@@ -198,6 +200,7 @@ def test_both_compilers_are_installed():
   assert shutil.which("clang") and shutil.which("gcc")
 
 # ---------------------------------------------------------------- a compiler's own bugs
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["clang", "gcc"])
 def test_reduce_over_flipped_views_with_each_compiler(monkeypatch, cc):
   """gcc 12's loop vectorizer summed a loop walking memory backwards wrongly (flip(1) of a (4, 2) tensor summed to -35,

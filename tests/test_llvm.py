@@ -179,6 +179,7 @@ def test_the_disk_cache_serves_a_second_process(tmp_path):
   assert float(v1) == float(v2) == float((np.arange(12) * 5 - 1).sum())
   assert int(n1) >= 1 and int(n2) == 0
 
+@pytest.mark.slow
 def test_noopt_and_beam_kernels_run_right(monkeypatch):
   monkeypatch.setenv("BEAM_PROGRESS", "0")
   a = RNG.standard_normal((40, 24)).astype(np.float32)

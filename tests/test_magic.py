@@ -59,6 +59,7 @@ def test_controls_rerun_changes_opts():
   ctl.debug.value = 2
   assert ctl.runs == 3 and ctl.last.settings.debug == 2
 
+@pytest.mark.slow
 def test_controls_beam_slider_changes_recorded_opts(tmp_path, monkeypatch):
   pytest.importorskip("ipywidgets")
   monkeypatch.setenv("BEAM_PROGRESS", "0")
@@ -85,6 +86,7 @@ def _run_notebook(cells, tmp_path):
   client.execute()
   return nb
 
+@pytest.mark.integration
 def test_magic_in_a_real_notebook(tmp_path):
   nb = _run_notebook([
     "%load_ext lazynb",

@@ -126,6 +126,7 @@ def test_packed_matmul_matches_numpy_and_costs_one_copy_kernel(name, make):
   np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
   with Context(MATMUL_PACK=0): np.testing.assert_allclose((Tensor(a) @ Tensor(b)).numpy(), want, rtol=1e-4, atol=1e-3)
 
+@pytest.mark.slow
 def test_packing_only_where_it_pays():
   """Small operands, few rows, a width no panel divides, NOOPT=1 and MATMUL_PACK=0 keep the one-kernel matmul."""
   big = Tensor.empty(1024, 1024)
@@ -150,6 +151,7 @@ def test_packed_operand_is_read_in_order_along_the_sum():
   assert sorted(b_stride_along_sum(plain).values()) == [1, 2048]
   assert sorted(b_stride_along_sum(packed[1]).values()) == [1, p]
 
+@pytest.mark.slow
 def test_packed_matmul_gradients():
   """Gradients flow through the panel copy as through any copy: both operands' gradients as torch computes them."""
   import torch

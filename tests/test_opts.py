@@ -91,6 +91,7 @@ def test_every_opt_keeps_results_llvm(case):
   try: assert check("LLVM", name, build, ref, n_random=8) >= 5
   finally: Device.DEFAULT = old
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", cases()[:3], ids=[c[0] for c in cases()[:3]])
 def test_every_opt_keeps_results_cl(case):
   ok, why = Device.available("CL")

@@ -1,6 +1,7 @@
 """Every stage of the compiler is a visible rewrite: passes tagged with their stage, in pipeline order, in the trace
 document and in DEBUG=4's output; the scheduler, the lowerer and the linearizer's accumulators are PatternMatchers."""
 import re, sys
+import pytest
 import numpy as np
 from lazynb import Tensor, Context
 from lazynb.uop.ops import UOp, Ops, PatternMatcher, STAGES
@@ -99,6 +100,7 @@ def test_a_reduce_read_through_an_expand_is_cut_by_the_rules():
   assert [si.reason for si in items if si.kind == "kernel"] == ["reduce", "realize"]
   np.testing.assert_allclose(y.numpy(), np.arange(6).reshape(2, 3) - np.array([[2], [5]]))
 
+@pytest.mark.slow
 def test_a_deep_chain_schedules_and_runs_without_deep_recursion():
   old = sys.getrecursionlimit()
   x = Tensor(np.zeros(4, np.float32))

@@ -81,6 +81,7 @@ def test_a_wrong_result_is_shown_loudly():
   assert d["state"]["correct"] is False and d["notes"] and "WRONG" in d["notes"][0]
   assert "WRONG RESULT" in render_playground(d) and "WRONG" in repr(pg)
 
+@pytest.mark.slow
 def test_beam_rounds_are_recorded_and_the_winner_is_the_fastest():
   a, b = _rand(16, 16), _rand(16, 16, seed=3)
   (si,) = (Tensor(a).realize() @ Tensor(b).realize()).schedule()

@@ -599,6 +599,7 @@ def test_004_reshape_can_make_multiview_shapetracker():
 
 # ---- Project 5, task 5: BEAM search ("What tile size did BEAM choose?")
 
+@pytest.mark.slow
 def test_000_project5_beam_result_is_correct_and_reported():
   a = rnd(4, 6, seed=20)
   realize_mod.method_cache.clear()
@@ -609,6 +610,7 @@ def test_000_project5_beam_result_is_correct_and_reported():
   (prg,) = rec.of("program")
   assert list(beam.data["opts"]) == list(prg.data["program"].opts)
 
+@pytest.mark.slow
 def test_000_project5_beam_progress_names_the_chosen_opts(monkeypatch, capsys):
   """Regression: the progress line once named the losing round's best opts. Make BEAM's starting kernel the
   fastest (fake timings): BEAM keeps it, and what it prints must name exactly those opts."""

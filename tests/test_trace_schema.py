@@ -60,6 +60,7 @@ def test_schema_rejects_drift(docs):
     change(d)
     assert errors(d), change
 
+@pytest.mark.slow
 def test_many_kernel_trace_is_bounded(big):
   full = len(json.dumps(big))
   assert len(big["kernels"]) >= 20 and full > MAX_DOC_BYTES, (len(big["kernels"]), full)  # the case the bound is for

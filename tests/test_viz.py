@@ -57,6 +57,7 @@ def _page(path: pathlib.Path):
     try: yield pg, errors
     finally: b.close()
 
+@pytest.mark.browser
 def test_viz_file_in_chromium(viz_file):
   doc = embedded_doc(viz_file.read_text())
   with _page(viz_file) as (pg, errors):
@@ -117,6 +118,7 @@ def test_embedded_json_cannot_close_its_script():
   assert json.loads(body) == doc and "<" not in body
   assert out.count("</script>") == 2 and '<div class="lazynb-static"><p>fallback</p></div>' in out
 
+@pytest.mark.browser
 def test_truncated_trace_in_chromium(tmp_path):
   """A many-kernel trace over the 2 MB bound: the %%tinygrad output stays within it and says so in the static view, and
   the interactive view shows the note, every kernel in the schedule and opens a kernel whose graph was left out."""
