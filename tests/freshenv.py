@@ -64,11 +64,13 @@ def fresh_venv(tmp_path: pathlib.Path, hide=()) -> tuple[pathlib.Path, str, dict
              PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR") or str(pathlib.Path.home() / ".cache" / "pip"), LAZYNB_DATA=data_dir())
   return bindir, str(bindir / "python"), env
 
-def execute_notebooks_script(names, notebooks: pathlib.Path, timeout: int = 600) -> str:
+def execute_notebooks_script(names, notebooks: pathlib.Path, timeout: int = 600, save_to: pathlib.Path | None = None) -> str:
   """Python source that executes the named notebooks with nbclient in the interpreter that runs it (so the kernel is
-  that environment's python, which it checks) and prints one `ran NAME` line per notebook that had no error."""
+  that environment's python, which it checks) and prints one `ran NAME` line per notebook that had no error.
+  `save_to`: a folder where each executed notebook is written, as run (the kernel check cell taken out again), so that
+  tests/test_notebooks.py checks these outputs instead of running the notebook a second time."""
   return f"""
-import sys, time, nbformat, nbclient
+import os, sys, time, nbformat, nbclient
 failed = []
 for name in {list(names)!r}:
   t0 = time.time()
@@ -76,9 +78,11 @@ for name in {list(names)!r}:
   nb.cells.insert(0, nbformat.v4.new_code_cell("import sys; print('KERNEL', sys.executable)"))
   try: nbclient.NotebookClient(nb, timeout={timeout}, kernel_name="python3", resources={{"metadata": {{"path": {str(notebooks)!r}}}}}).execute()
   except Exception as e: failed.append((name, type(e).__name__, str(e)[-1500:])); continue
-  outs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
   kernel = next(o["text"] for o in nb.cells[0].outputs if o.get("output_type") == "stream")
   assert kernel.split()[1].startswith(sys.prefix), (kernel, sys.prefix)
+  if {str(save_to) if save_to else None!r} is not None:
+    del nb.cells[0]
+    nbformat.write(nb, os.path.join({str(save_to) if save_to else None!r}, name))
   print("ran", name, f"{{time.time() - t0:.0f}} s", flush=True)
 assert not failed, "\\n\\n".join(f"{{n}}: {{t}}: {{m}}" for n, t, m in failed)
 """

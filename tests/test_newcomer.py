@@ -103,11 +103,14 @@ def test_newcomer_opens_the_index(newcomer):
       except subprocess.TimeoutExpired: pass
     log.close()
 
-def test_newcomer_runs_every_notebook(newcomer):
+def test_newcomer_runs_every_notebook(newcomer, executed_notebooks):
+  """Every notebook, executed in the newcomer's environment; the executed copies are kept for tests/test_notebooks.py,
+  which checks their outputs (so each notebook runs once per test session)."""
   _, py, env, tmp = newcomer
   assert len(NOTEBOOKS) >= 18, NOTEBOOKS
   t0 = time.time()
-  p = run([py, "-c", execute_notebooks_script(NOTEBOOKS, ROOT / "notebooks")], env=dict(env, LAZYNB_QUICK="1"), cwd=tmp, timeout=3600)
+  script = execute_notebooks_script(NOTEBOOKS, ROOT / "notebooks", save_to=executed_notebooks)
+  p = run([py, "-c", script], env=dict(env, LAZYNB_QUICK="1"), cwd=tmp, timeout=3600)
   print(p.stdout, f"all {len(NOTEBOOKS)} notebooks: {time.time() - t0:.0f} s")
   assert p.stdout.count("ran ") == len(NOTEBOOKS), p.stdout
 

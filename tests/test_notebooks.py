@@ -1,4 +1,5 @@
-"""Execute every notebook in notebooks/ top to bottom; the notebooks assert on their own results.
+"""Every notebook in notebooks/, executed top to bottom (once per test session: the newcomer's run in
+tests/test_newcomer.py when it ran first, else here); the notebooks assert on their own results.
 
 The kernel inherits this process's environment. LAZYNB_QUICK=1 (the default here) makes the long notebooks
 (p04_mnist) train a small model on a subset; set LAZYNB_QUICK=0 to run them in full. LAZYNB_DATA should name
@@ -12,16 +13,22 @@ nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path, monkeypatch):
+def executed(path: pathlib.Path, saved: pathlib.Path, monkeypatch):
+  """The notebook as executed in this test session: the newcomer's run of it (tests/test_newcomer.py runs first and
+  keeps its executed copies), else a run here."""
+  if (saved / path.name).is_file(): return nbformat.read(saved / path.name, as_version=4)
   monkeypatch.setenv("LAZYNB_QUICK", os.environ.get("LAZYNB_QUICK", "1"))
   monkeypatch.setenv("BEAM_PROGRESS", os.environ.get("BEAM_PROGRESS", "0"))
   # the kernel must import this checkout's lazynb, not whichever one is pip-installed (a worktree tested main's code)
   root = str(pathlib.Path(__file__).parent.parent)
   monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
   nb = nbformat.read(path, as_version=4)
-  client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
-  client.execute()
+  nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+  return nb
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs(path, executed_notebooks, monkeypatch):
+  nb = executed(path, executed_notebooks, monkeypatch)
   errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
   assert not errors, "\n".join(f"{o.get('ename')}: {o.get('evalue')}" for o in errors)
   assert any(o.get("output_type") == "stream" for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
