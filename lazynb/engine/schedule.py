@@ -24,7 +24,7 @@ from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
 
@@ -79,6 +79,13 @@ def chain_st(u: UOp) -> ShapeTracker:
   st = ShapeTracker.from_shape(u.shape)
   for m in reversed(chain): st = st.movement(m.op, m.arg)
   return st
+
+def is_reshape_chain(u: UOp) -> bool:
+  """Do the movement ops down from u only regroup the elements of the node below them, all of them, in order? (A
+  contiguous view may also be a shrink from offset 0, chunk's first half: fewer elements than the node below.)"""
+  base = u
+  while base.op in GroupOp.Movement: base = base.src[0]
+  return (st := chain_st(u)).contiguous and sym_eq(st.size, base.size)
 
 # ---------------------------------------------------------------- constants fold before kernels are cut
 def const_of(u: UOp) -> UOp | None:
@@ -251,7 +258,7 @@ class Scheduler:
       if n.op is Ops.REDUCE_AXIS and n is not root: continue
       if n.op in GroupOp.Elementwise or n.op in (Ops.RESHAPE, Ops.DETACH, Ops.REDUCE_AXIS) or (n is root and n.op in (Ops.CONTIGUOUS, Ops.ASSIGN)):
         stack.extend(reversed(n.src))
-      elif n.op in GroupOp.Movement and (st := chain_st(n)).contiguous and st.size == n.size:
+      elif n.op in GroupOp.Movement and is_reshape_chain(n):
         # movement ops that add up to a reshape (a transpose of size-1 dims, x.T.T): the kernel reads in the same order
         while n.src[0].op in GroupOp.Movement: n = n.src[0]; region.append(n); seen.add(n)  # noqa: E702
         stack.append(n.src[0])
