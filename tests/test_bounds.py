@@ -6,10 +6,17 @@ into a 32-float buffer). The devices' side: LAZYNB_CHECK=1 compiles a bounds che
 with clang and gcc, object loader and dlopen; LLVM; CL), and the PYTHON device checks every access always; all of
 them raise OutOfBoundsError naming the kernel, the buffer, the index and the size. Planted kernels (a load or store
 view moved past its buffer) prove each device catches it."""
+import re
 import numpy as np
 import pytest
-from lazynb import Tensor, Device, nn
-from lazynb.engine import schedule
+from lazynb import Tensor, Device, dtypes, nn
+from lazynb.device import OutOfBoundsError, Buffer
+from lazynb.engine import realize, schedule
+from lazynb.engine.realize import exec_item, get_runner
+from lazynb.helpers import Context
+from lazynb.runtime.ops_cpu import CPUDevice
+from lazynb.shape.shapetracker import ShapeTracker
+from lazynb.shape.view import View
 from lazynb.uop.ops import Ops
 
 def _available(dev: str) -> bool: return Device.available(dev)[0]
@@ -79,3 +86,120 @@ def test_a_reduce_read_through_a_view_is_computed_once():
   items = (r + r.flip(0)).schedule()
   assert sum(u.op is Ops.REDUCE_AXIS for si in items for u in si.ast.toposort()) == 1
   np.testing.assert_allclose((r + r.flip(0)).numpy(), x.numpy().sum(1) + x.numpy().sum(1)[::-1], rtol=1e-6)
+
+# ---------------------------------------------------------------- LAZYNB_CHECK: devices
+
+@pytest.fixture
+def fresh_runners(monkeypatch):
+  """An empty kernel cache: a device rebuilt under other knobs compiles its own kernels."""
+  monkeypatch.setattr(realize, "method_cache", {})
+
+CPU_CONFIGS = [("clang", "elf"), ("clang", "dlopen"), ("gcc", "elf"), ("gcc", "dlopen")]
+
+def open_cpu(monkeypatch, cc: str, loader: str) -> str:
+  monkeypatch.setenv("CC", cc)
+  monkeypatch.setenv("LAZYNB_LOADER", loader)
+  monkeypatch.setitem(Device._opened, "CPU", CPUDevice("CPU"))
+  return "CPU"
+
+def planted(device: str, n: int = 8, shift: int = 4, store: bool = False, shape=None):
+  """The kernel of `x + 1` (x: n floats) with its load's view (or its store's) moved by `shift` elements."""
+  x = Tensor(np.arange(n, dtype=np.float32), device=device).reshape(shape or (n,)).realize()
+  si = (x + 1).schedule()[-1]
+  def move(u):
+    if u.op is (Ops.STORE if store else Ops.LOAD):
+      v = u.src[1].arg.views[-1]
+      st = ShapeTracker((View.create(v.shape, v.strides, v.offset + shift, v.mask),))
+      return u.replace(src=(u.src[0], u.src[1].replace(arg=st), *u.src[2:]))
+    return u.replace(src=tuple(move(s) for s in u.src)) if u.src else u
+  si.ast = move(si.ast)
+  return si
+
+def run_checked(si):
+  with Context(LAZYNB_CHECK=1): exec_item(si)
+
+def expect_oob(si, what: str, buf: int, index: int | None, size: int):
+  """The run raises, naming the kernel, the buffer, the index (None: any index past the end) and the size."""
+  with pytest.raises(OutOfBoundsError) as e: run_checked(si)
+  with Context(LAZYNB_CHECK=1): name = get_runner(si.bufs[0].device, si.ast).p.name
+  msg = str(e.value)
+  m = re.match(rf"kernel {name}: {what} buffer data{buf} at index (-?\d+), outside its {size} elements", msg)
+  assert m, msg
+  assert int(m.group(1)) == index if index is not None else int(m.group(1)) >= size, msg
+
+@pytest.mark.parametrize("cfg", CPU_CONFIGS, ids=["-".join(c) for c in CPU_CONFIGS])
+def test_check_catches_a_planted_load_and_store_on_cpu(monkeypatch, fresh_runners, cfg):
+  dev = open_cpu(monkeypatch, *cfg)
+  expect_oob(planted(dev, 8, 4), "load from", 1, 8, 8)
+  expect_oob(planted(dev, 8, -3), "load from", 1, -3, 8)  # below the start too
+  expect_oob(planted(dev, 8, 2, store=True), "store to", 0, 8, 8)
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if d != "CPU"])
+def test_check_catches_a_planted_load_and_store(fresh_runners, device):
+  expect_oob(planted(device, 8, 4), "load from", 1, 8, 8)
+  expect_oob(planted(device, 8, -3), "load from", 1, -3, 8)
+  expect_oob(planted(device, 8, 2, store=True), "store to", 0, 8, 8)
+
+def test_python_device_checks_without_the_flag(fresh_runners):
+  """The PYTHON device checks every access always (numpy would read index -1 from the end)."""
+  with pytest.raises(OutOfBoundsError, match="load from buffer data1 at index -1, outside its 8 elements"): exec_item(planted("PYTHON", 8, -1))
+
+@pytest.mark.parametrize("cfg", CPU_CONFIGS[::2], ids=["-".join(c) for c in CPU_CONFIGS[::2]])
+def test_check_on_a_threaded_kernel(monkeypatch, fresh_runners, cfg):
+  """A kernel whose outer axis runs on the thread pool: every thread may fail; one failure is reported, whole."""
+  dev = open_cpu(monkeypatch, *cfg)
+  si = planted(dev, 512 * 256, 3, shape=(512, 256))
+  with Context(LAZYNB_CHECK=1): prg = get_runner(dev, si.ast).p
+  assert prg.global_size[0] > 1, "the kernel should run on several threads"
+  expect_oob(si, "load from", 1, None, 512 * 256)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_check_passes_gated_loads(fresh_runners, device):
+  """Padding is a gated load: with its gate off the index may be anything, and nothing is read or reported."""
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  with Context(LAZYNB_CHECK=1):
+    t = Tensor(x, device=device)
+    np.testing.assert_array_equal(t.pad(((2, 3), (1, 4))).numpy(), np.pad(x, ((2, 3), (1, 4))))
+    np.testing.assert_array_equal((t.pad(((0, 0), (3, 0))).flip(1)[:, 1:] + 1).numpy(), np.pad(x, ((0, 0), (3, 0)))[:, ::-1][:, 1:] + 1)
+    np.testing.assert_array_equal(Tensor.cat(t, t[:1] * 2, dim=0).exp2().numpy(), np.exp2(np.concatenate([x, x[:1] * 2])))
+
+def test_check_sizes_come_from_the_buffers_of_each_run(fresh_runners):
+  """A compiled kernel may run on other buffers: the check reads their sizes at every run, not the sizes it was built for."""
+  si = (Tensor(np.arange(8, dtype=np.float32)).realize() + 1).schedule()[-1]
+  with Context(LAZYNB_CHECK=1):
+    runner = get_runner("CPU", si.ast)
+    for b in si.bufs: b.allocate()
+    runner(list(si.bufs))  # in bounds
+    small = Buffer("CPU", 5, dtypes.float32).allocate()
+    with pytest.raises(OutOfBoundsError, match="store to buffer data0 at index 5, outside its 5 elements"): runner([small, si.bufs[1]])
+
+def test_checked_and_unchecked_kernels_never_mix(fresh_runners):
+  si = (Tensor(np.arange(8, dtype=np.float32)).realize() * 3).schedule()[-1]
+  plain = get_runner("CPU", si.ast)
+  with Context(LAZYNB_CHECK=1): checked = get_runner("CPU", si.ast)
+  assert plain is not checked and not plain.p.checked and checked.p.checked
+  assert plain.p.src != checked.p.src  # the disk cache is keyed by the source
+  assert get_runner("CPU", si.ast) is plain
+
+def _strip_checks(src: str) -> str:
+  """A checked C kernel without its check: the helper, the guards and the slot argument."""
+  src = re.sub(r"static void lz_oob\(.*?\n}\n", "", src, flags=re.S)
+  src = "\n".join(ln for ln in src.splitlines() if not re.match(r"\s*if \(.*lz_oob\(lz_chk", ln))
+  return src.replace(", long long* restrict lz_chk", "")
+
+@pytest.mark.parametrize("cc", ["clang", "gcc"])
+def test_the_unchecked_source_is_the_checked_one_without_its_checks(monkeypatch, fresh_runners, cc):
+  """Checks are only added: without them the C text is what LAZYNB_CHECK=0 gives, which has no trace of them (gcc: lane
+  vectors; a conv, a padded reduce, a threaded matmul, float16)."""
+  dev = open_cpu(monkeypatch, cc, "elf")
+  rng = np.random.default_rng(0)
+  x, w = Tensor(rng.standard_normal((2, 3, 9, 9)).astype(np.float32), device=dev), Tensor(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), device=dev)
+  m = Tensor(rng.standard_normal((128, 128)).astype(np.float32), device=dev)
+  outs = [x.conv2d(w, padding=1), x.pad(((0, 0), (0, 0), (1, 2), (3, 0))).sum(3), m @ m, x.cast(dtypes.float16) * 3]
+  for t in outs:
+    for si in t.schedule():
+      if si.kind != "kernel": continue
+      plain = get_runner(dev, si.ast).p.src
+      with Context(LAZYNB_CHECK=1): checked = get_runner(dev, si.ast).p.src
+      assert not re.search(r"lz_chk|lz_oob|lz_ok", plain)
+      assert "lz_chk" in checked and _strip_checks(checked) == plain
