@@ -24,6 +24,15 @@ class Allocator:
 class CompileError(RuntimeError):
   """A kernel failed to compile; the message shows the offending source line and the compiler's words."""
 
+class OutOfBoundsError(RuntimeError):
+  """A kernel read or wrote outside one of its buffers: found by the bounds-checked mode (LAZYNB_CHECK=1), or by the
+  PYTHON device, which checks every access."""
+
+def out_of_bounds(kernel: str, buf: int, index: int, size: int, store: bool) -> OutOfBoundsError:
+  """The error every device raises for an access outside a buffer, in one form (buf: the DEFINE_GLOBAL number, dataN)."""
+  return OutOfBoundsError(f"kernel {kernel}: {'store to' if store else 'load from'} buffer data{buf} at index {index}, outside its {size} "
+                          "elements. This is a bug in lazynb (the scheduler or the code generator): please report it with the program that made it")
+
 class Compiler:
   """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash.
 

@@ -43,6 +43,8 @@ class ContextVar:
 DEBUG, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
 MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (Tensor.dot)
+# 1: every kernel checks each load and store index against its buffer's size and raises OutOfBoundsError (device.py)
+CHECK = ContextVar("LAZYNB_CHECK", 0)
 
 class Nesting:
   """A block that can nest: `with n:` ... inside any of them `bool(n)` is True (trace.muted, BEAM's quiet compiler)."""

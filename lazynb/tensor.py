@@ -463,9 +463,16 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   def sin(self) -> Tensor: return self._float()._unary(Ops.SIN)
   def cos(self) -> Tensor:
-    """1 - 2 sin(x/2)^2: x/2 is exact, while pi/2 - x rounds away the digits of a large x (cos(3e9) came out -0.99, not -0.16)."""
-    s = (self._float() * 0.5).sin()
-    return 1 - 2 * s * s
+    """1 - 2 sin(x/2)^2: x/2 is exact, while pi/2 - x rounds away the digits of a large x (cos(3e9) came out -0.99, not -0.16).
+    Near a zero of cos that difference cancels to an absolute accuracy only (float32: cos(pi/2) came out 0 or of the
+    wrong sign, and so did tan just past pi/2); there sin(2x) / (2 sin(x)) is accurate relative to cos: 2x is exact, sin
+    is accurate near its own zeros, and |sin(x)| > 0.86. The other branch reads x = 1 (no 0/0 in the gradient)."""
+    x = self._float()
+    s = (x * 0.5).sin()
+    c = 1 - 2 * s * s
+    near = (c.abs() < 0.5) & (x.abs() < dtypes.max(x.dtype) / 2)  # (2x must not overflow)
+    xn = near.where(x, 1.0)
+    return near.where((xn * 2).sin() / (xn.sin() * 2), c)
   def tan(self) -> Tensor: return self.sin() / self.cos()
   def trunc(self) -> Tensor: return self._unary(Ops.TRUNC) if dtypes.is_float(self.dtype) else self
   def floor(self) -> Tensor:

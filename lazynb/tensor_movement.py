@@ -57,9 +57,12 @@ class MovementMixin:
       shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
       return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
     ret = self._mv(self.uop.pad(tuple(pairs)))
-    _check_int(value, self.dtype)
-    if value != 0: ret = ret + type(self).ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(self.dtype)
-    return ret
+    if value == 0: return ret
+    # the value is a weak Python scalar, as in `self + value`: an int tensor padded with -inf or 0.5 is float (tinygrad 0.10),
+    # a bool one padded with 2 is int; a Python int the dtype cannot hold raises
+    ret, _ = ret._broadcasted(value)
+    _check_int(value, ret.dtype)
+    return ret + type(self).ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(ret.dtype)
   def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
   def shrink(self, arg) -> Tensor:
     if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")

@@ -220,7 +220,9 @@ class NNMixin:
   def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
     k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
     pads = self._padding_pairs(padding, len(k))
-    x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=-math.inf) if any(p != (0, 0) for p in pads) else self
+    # padded with the dtype's lowest value: -inf for floats, the minimum for ints, False for bools (-inf would make them float)
+    lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
+    x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=lowest) if any(p != (0, 0) for p in pads) else self
     return x._pool(k, stride if stride is not None else k, dilation).max(tuple(range(-len(k), 0)))
   def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
     k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)

@@ -134,10 +134,46 @@ def test_float_to_int_cast_saturates_everywhere(device, dt):
   with Context(NOOPT=1): np.testing.assert_array_equal((Tensor(CAST_VALUES, device=device).realize() * 1).cast(dt).numpy(), want)
 
 def test_max_pool_of_ints_pads_with_the_int_minimum():
-  """Padding for max_pool is -inf cast to the tensor's dtype: it must be the int minimum on every device."""
+  """Padding for max_pool is the dtype's lowest value: the int minimum on every device, and the result stays int."""
   a = np.array([[[[-5, -3], [-7, -9]]]], dtype=np.int32)
   for dev in DEVICES:
-    np.testing.assert_array_equal(Tensor(a, device=dev).max_pool2d(2, stride=1, padding=1).numpy()[0, 0, 0], [-5, -3, -3])
+    out = Tensor(a, device=dev).max_pool2d(2, stride=1, padding=1)
+    assert out.dtype == dtypes.int32
+    np.testing.assert_array_equal(out.numpy()[0, 0, 0], [-5, -3, -3])
+
+def test_max_pool_of_bools_pads_with_false():
+  """bool max_pool with padding: -inf cast to bool was True, so every window at the border came out True."""
+  a = np.arange(16).reshape(1, 1, 4, 4) < 3
+  p = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+  want = np.array([[p[0, 0, i:i + 3, j:j + 3].max() for j in range(4)] for i in range(4)])
+  for dev in DEVICES:
+    out = Tensor(a, device=dev).max_pool2d(3, stride=1, padding=1)
+    assert out.dtype == dtypes.bool
+    np.testing.assert_array_equal(out.numpy()[0, 0], want)
+
+PAD_VALUES = [("int32", -inf), ("int32", 1.5), ("int32", 2), ("int32", 0.0), ("int32", True), ("int8", 5), ("bool", 2), ("bool", 0.5),
+              ("bool", False), ("float16", 1e6), ("float32", nan), ("float32", -0.0), ("uint8", 7)]
+
+def test_pad_value_promotes_like_a_python_scalar():
+  """pad(value=v) has the dtype `t + v` has (v is a weak Python scalar): an int tensor padded with -inf was INT_MIN, it is
+  float with -inf (tinygrad 0.10.3, run here as the reference: dtypes and values)."""
+  import json, os, subprocess, sys
+  script = ("import json, math, numpy as np\nfrom tinygrad import Tensor, dtypes\nout = []\n"
+            f"for dt, v in {PAD_VALUES!r}:\n"
+            "  t = Tensor(np.array([1, 0, 3]).astype(dt)).pad(((1, 2),), value=v)\n"
+            "  out.append([str(t.numpy().dtype), [repr(float(x)) for x in t.numpy().astype(np.float64)]])\n"
+            "print(json.dumps(out))")
+  env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+  p = subprocess.run([sys.executable, "-c", script.replace("-inf", "-math.inf").replace("nan", "math.nan")], capture_output=True, text=True,
+                     env=env, cwd="/", timeout=300)
+  if p.returncode != 0: pytest.skip(f"tinygrad 0.10.3 did not run: {p.stderr.strip().splitlines()[-1:]}")
+  for (dt, v), (tdt, tvals) in zip(PAD_VALUES, json.loads(p.stdout.strip().splitlines()[-1])):
+    for dev in DEVICES:
+      got = Tensor(np.array([1, 0, 3]).astype(dt), device=dev).pad(((1, 2),), value=v)
+      assert str(got.numpy().dtype) == tdt, f"{dt} padded with {v!r}: {got.dtype}, tinygrad {tdt}"
+      np.testing.assert_array_equal(got.numpy().astype(np.float64), [float(x) for x in tvals], err_msg=f"{dt} padded with {v!r} on {dev}")
+  # where lazynb differs on purpose: a bool tensor padded with True stays bool (tinygrad makes it int32), as `t + True` does
+  for dev in DEVICES: np.testing.assert_array_equal(Tensor([False, True], device=dev).pad(((1, 0),), value=True).numpy(), [True, False, True])
 
 # ---------------------------------------------------------------- logsumexp
 
@@ -272,6 +308,31 @@ def test_cos_of_large_inputs(device):
   x = Tensor(a, device=device, requires_grad=True)
   x.sin().sum().backward()
   np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=2e-7)
+
+def _near_poles(dt) -> np.ndarray:
+  """Around every k*pi/2 for |k| <= 41 and a few far ones: the nearest values of dt and 8 neighbours each side, and +-eps."""
+  out = []
+  for c in [k * np.pi / 2 for k in range(-41, 42)] + [1001 * np.pi / 2, 100001 * np.pi / 2, 1e4 + 0.5]:
+    a = b = dt(c)
+    out.append(a)
+    for _ in range(8):
+      a, b = np.nextafter(a, dt(-np.inf)), np.nextafter(b, dt(np.inf))
+      out += [a, b]
+    out += [dt(c + e) for e in (1e-6, -1e-6, 1e-4, -1e-4, 1e-2, -1e-2)]
+  return np.array([x for x in out if x != 0], dtype=dt)
+
+@pytest.mark.parametrize("device", DEVICES + ["LLVM"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_tan_and_cos_near_their_poles_and_zeros(device, dt):
+  """cos near its zeros (so tan near its poles) must be accurate relative to its value: 1 - 2 sin(x/2)^2 cancels there
+  to an absolute accuracy only, and tan just past pi/2 came out positive (numpy: -2.3e7)."""
+  x = _near_poles(dt)
+  tol = 2e-6 if dt is np.float32 else 1e-14
+  for name, got, want in (("tan", Tensor(x, device=device).tan().numpy(), np.tan(x)), ("cos", Tensor(x, device=device).cos().numpy(), np.cos(x)),
+                          ("sin", Tensor(x, device=device).sin().numpy(), np.sin(x))):
+    bad = np.nonzero(np.sign(got) != np.sign(want))[0]
+    assert len(bad) == 0, f"{name}: wrong sign at {x[bad][:5]}: {got[bad][:5]}, numpy {want[bad][:5]}"
+    np.testing.assert_allclose(got, want, rtol=tol, atol=0, err_msg=name)
 
 def test_host_side_float_to_int_follows_the_same_rule():
   """Tensor(floats, dtype=int) is cast on the host by numpy (NaN -> INT_MIN on x86, or an error about a 'ragged list'):

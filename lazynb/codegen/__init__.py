@@ -14,7 +14,7 @@ from lazynb.helpers import NOOPT, BEAM, DEBUG
 from lazynb.uop.ops import UOp, Ops, GroupOp
 from lazynb.dtype import dtypes
 from lazynb.device import Device
-from lazynb.renderer import Renderer, ProgramSpec
+from lazynb.renderer import Renderer, ProgramSpec, rendering
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations  # noqa: F401
 from lazynb.codegen.lowerer import lower
 from lazynb.codegen.linearize import linearize
@@ -62,7 +62,9 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
   t2 = time.perf_counter()
   uops = linearize(lowered)
   t3 = time.perf_counter()
+  rendering.checked = False  # a renderer that compiles bounds checks in (LAZYNB_CHECK) says so here
   src = renderer.render(k.function_name, uops)
+  checked = rendering.checked
   t4 = time.perf_counter()
   specials = [u for u in uops if u.op is Ops.SPECIAL]
   gs = [u.arg[1] for u in sorted(specials, key=lambda u: u.arg[0]) if u.arg[0][0] in "gt"]
@@ -73,7 +75,7 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
                     [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
                     list(getattr(renderer, "line_map", [])),
                     {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3}, k, lowered,
-                    [u for u in uops if u.op is Ops.DEFINE_VAR])
+                    [u for u in uops if u.op is Ops.DEFINE_VAR], checked)
   trace.emit("program", program=prg, kernel=k, lowered=lowered)
   if DEBUG >= 6: print(src)
   return prg

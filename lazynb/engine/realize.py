@@ -4,11 +4,12 @@ import hashlib, time
 from typing import Callable
 import numpy as np
 from lazynb import trace
-from lazynb.device import Device, Buffer, CompileError, Runner  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
-from lazynb.helpers import GlobalCounters, NOOPT, BEAM
+from lazynb.device import Device, Buffer, CompileError, Runner, out_of_bounds  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
+from lazynb.dtype import dtypes
+from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK
 from lazynb.codegen import get_program
-from lazynb.renderer import ProgramSpec
-from lazynb.uop.ops import UOp, sym_eval
+from lazynb.renderer import ProgramSpec, CHECK_HEAD
+from lazynb.uop.ops import UOp, Ops, sym_eval
 from lazynb.engine.schedule import ScheduleItem, create_schedule
 from lazynb.runstate import state
 
@@ -33,8 +34,16 @@ class CompiledRunner:
     bufs[0].version += 1
     vals = [sym_eval(v, var_vals) for v in self.p.vars]
     gs = tuple(sym_eval(g, var_vals) for g in self.p.global_size)
+    args = [b._buf for b in bufs]
+    if self.p.checked:  # LAZYNB_CHECK: the sizes of these very buffers in, the first access outside one out
+      itemsize = {u.arg: u.dtype.base.itemsize for u in self.p.uops if u.op is Ops.DEFINE_GLOBAL}
+      sizes = [b.nbytes // itemsize.get(i, b.dtype.itemsize) for i, b in enumerate(bufs)]
+      chk = Buffer(bufs[0].device, CHECK_HEAD + len(bufs), dtypes.int64).copyin(memoryview(np.array([0] * CHECK_HEAD + sizes, np.int64).view(np.uint8)))
+      args.append(chk._buf)
     # `vals` only for a symbolic kernel: a runner written for kernels without variables need not know the argument
-    t = self.fxn(*[b._buf for b in bufs], global_size=gs, local_size=self.p.local_size, **({'vals': vals} if vals else {}), wait=wait)
+    t = self.fxn(*args, global_size=gs, local_size=self.p.local_size, **({'vals': vals} if vals else {}), wait=wait)
+    if self.p.checked and (slot := chk.numpy())[0]:
+      raise out_of_bounds(self.p.name, int(slot[1]), int(slot[2]), sizes[int(slot[1])], bool(slot[3]))
     return t if t is not None else 0.0
 
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
@@ -47,7 +56,9 @@ def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | 
 method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 
 def runner_key(device: str, ast: UOp, opts=None) -> tuple[str, UOp, tuple]:
-  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None))
+  # LAZYNB_CHECK is part of the key: a checked kernel takes one more buffer (its source differs too, so the disk cache,
+  # keyed by the source, never hands one for the other either)
+  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None, int(CHECK)))
 
 def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
   key = runner_key(device, ast, opts)

@@ -24,7 +24,7 @@ from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
 
@@ -79,6 +79,13 @@ def chain_st(u: UOp) -> ShapeTracker:
   st = ShapeTracker.from_shape(u.shape)
   for m in reversed(chain): st = st.movement(m.op, m.arg)
   return st
+
+def is_reshape_chain(u: UOp) -> bool:
+  """Do the movement ops down from u only regroup the elements of the node below them, all of them, in order? (A
+  contiguous view may also be a shrink from offset 0, chunk's first half: fewer elements than the node below.)"""
+  base = u
+  while base.op in GroupOp.Movement: base = base.src[0]
+  return (st := chain_st(u)).contiguous and sym_eq(st.size, base.size)
 
 # ---------------------------------------------------------------- constants fold before kernels are cut
 def const_of(u: UOp) -> UOp | None:
@@ -208,6 +215,9 @@ class Scheduler:
     self.paths: dict[UOp, tuple] = {}           # marker -> the movement ops between the root and it (outermost first)
     self.origins: dict[UOp, tuple] = {}         # VIEW -> the movement ops that made it (outermost first)
     kshape = self.fused.shape if self.fused is not None else root.shape
+    if not sym_eq(prod(kshape), root.size):  # the store would not cover the root's buffer exactly: a region rule is wrong
+      raise RuntimeError(f"scheduler: the kernel for {root.op.name} {root.shape} has shape {kshape} (its reduce's); a reduce may join "
+                         "a kernel only through elementwise ops and reshapes")
     st = store_st = ShapeTracker.from_shape(kshape)
     if root.op is Ops.ASSIGN:  # into the target's memory, through the target's view of it
       store_st = chain_st(root.src[0])
@@ -239,7 +249,8 @@ class Scheduler:
     elementwise ops and plain reshapes; a reduce in it joins the kernel if everything that uses the reduce,
     or uses anything between it and the root, is inside the region (else the reduce would be needed by
     another kernel too, and gets its own)."""
-    region: list[UOp] = []
+    reduces: list[UOp] = []
+    inside: set[UOp] = set()  # the region: nodes the kernel reads in its own order (their sources were followed)
     seen: set[UOp] = set()
     stack = [root]
     while stack:
@@ -247,18 +258,19 @@ class Scheduler:
       if n in seen: continue
       seen.add(n)
       if n is not root and n in self.roots: continue
-      region.append(n)
+      if n.op is Ops.REDUCE_AXIS: reduces.append(n)
       if n.op is Ops.REDUCE_AXIS and n is not root: continue
       if n.op in GroupOp.Elementwise or n.op in (Ops.RESHAPE, Ops.DETACH, Ops.REDUCE_AXIS) or (n is root and n.op in (Ops.CONTIGUOUS, Ops.ASSIGN)):
+        inside.add(n)
         stack.extend(reversed(n.src))
-      elif n.op in GroupOp.Movement and (st := chain_st(n)).contiguous and st.size == n.size:
+      elif n.op in GroupOp.Movement and is_reshape_chain(n):
         # movement ops that add up to a reshape (a transpose of size-1 dims, x.T.T): the kernel reads in the same order
-        while n.src[0].op in GroupOp.Movement: n = n.src[0]; region.append(n); seen.add(n)  # noqa: E702
+        inside.add(n)
+        while n.src[0].op in GroupOp.Movement: n = n.src[0]; inside.add(n); seen.add(n)  # noqa: E702
         stack.append(n.src[0])
-    inside = set(region)
-    for r in region:
-      if r.op is not Ops.REDUCE_AXIS: continue
-      # the nodes between r and the root
+    for r in reduces:
+      # the nodes between r and the root; a use outside the region (a flip, a shrink, another reduce) reads r through a
+      # view, so r gets a kernel of its own, and computing it here too would be the same work twice
       between, frontier = {r}, [r]
       while frontier:
         n = frontier.pop()

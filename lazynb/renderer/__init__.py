@@ -7,6 +7,8 @@ from lazynb.uop.ops import UOp, Ops, smax
 
 # what one render() call decides lives per thread, not on the shared renderer: BEAM renders candidates on several threads
 rendering = threading.local()
+# LAZYNB_CHECK=1: a checked kernel's last buffer is int64 [failed, buffer, index, store, then each buffer's size]
+CHECK_HEAD = 4
 
 class Renderer:
   """What a device's code looks like and which optimizations it allows.
@@ -64,4 +66,5 @@ class ProgramSpec:
   kernel: object = None                                     # the optimized Kernel (views, axis kinds)
   lowered: UOp | None = None                                # the lowered graph, before linearization
   vars: list = field(default_factory=list)                  # DEFINE_VARs, in argument order: ints passed after the buffers
+  checked: bool = False  # LAZYNB_CHECK: the kernel takes one more buffer after its own, int64 [failed, buffer, index, store, size of data0, ...]
   # global_size and op_estimate may be expressions in the vars (sym_eval them with the values of a run)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math, re
 from typing import Callable
 from lazynb.dtype import DType, dtypes, truncate
+from lazynb.helpers import CHECK
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
-from lazynb.renderer import Renderer, rendering, needs_wide_index
+from lazynb.renderer import Renderer, rendering, needs_wide_index, CHECK_HEAD
 from lazynb.renderer.lanes import LaneGroup, lane_groups
 
 _C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
@@ -57,6 +58,15 @@ class CStyleLanguage(Renderer):
     Ops.WHERE: lambda c, a, b, dt: f"({c}?{a}:{b})", Ops.MULACC: lambda a, b, c, dt: f"(({a}*{b})+{c})"}
 
   exact_emu_ops = {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC}  # their result is one of their (16-bit) inputs, or exact
+  # LAZYNB_CHECK=1: before each access to a buffer, its index is compared with the buffer's size (lz_chk[CHECK_HEAD + n],
+  # filled from the real Buffers at each run); the first failure is recorded in lz_chk[0..3] by lz_oob. "return": the
+  # kernel (or this thread's share of it) stops there; "mask": the access is skipped and the kernel goes on (work-items
+  # that share a barrier must all reach it). check_header: lz_oob, claiming the slot atomically (threads, work-items).
+  check_style = "return"
+  check_header = """static void lz_oob(long long* c, int b, long long i, int store) {
+  if (__sync_bool_compare_and_swap(c, 0LL, 1LL)) { c[1] = b; c[2] = i; c[3] = store; }
+}
+"""
 
   # what one render() call decides lives per thread (lazynb.renderer.rendering), not on the shared renderer
   @property
@@ -126,9 +136,13 @@ class CStyleLanguage(Renderer):
     ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
     params += [f"{self.arg_int_prefix} {n}" for n in ids]
-    if self.emu and (header := self.emu_header(self.emu)):
-      self.line_map[:0] = [[] for _ in header.splitlines()]  # the viewer maps source lines to UOps
+    if getattr(rendering, "checked", False):
+      self.line_map[:0] = [[] for _ in self.check_header.splitlines()]
+      header = self.check_header
     else: header = ""
+    if self.emu and (emu := self.emu_header(self.emu)):
+      self.line_map[:0] = [[] for _ in emu.splitlines()]  # the viewer maps source lines to UOps
+      header = emu + header
     return self.extra_header + header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
   def _accumulate(self, u: UOp, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
     """The new value of an accumulator. An unrolled sum arrives as acc + (((t0+t1)+t2)+t3): it is written
@@ -220,9 +234,23 @@ class CStyleLanguage(Renderer):
     bufs: list[tuple[str, DType, bool]] = []
     specials = [u for u in uops if u.op is Ops.SPECIAL]
     stored = {u.src[0].src[0] for u in uops if u.op is Ops.STORE}
+    rendering.checked = check = bool(CHECK)
+    ok: dict[UOp, str] = {}  # check_style "mask": an access's in-bounds test, by its INDEX
+    def guard(u: UOp):
+      """LAZYNB_CHECK: the test of one load or store's index against its buffer's size, before the access."""
+      idx = u.src[0]
+      i, gate = f"(({self.render_dtype(dtypes.int64)})({r[idx.src[1]]}))", r[idx.src[2]] if len(idx.src) > 2 else None
+      inside = f"(({self.render_dtype(dtypes.uint64)}){i}<({self.render_dtype(dtypes.uint64)})lz_chk[{CHECK_HEAD + idx.src[0].arg}])"
+      fail = f"lz_oob(lz_chk, {idx.src[0].arg}, {i}, {int(u.op is Ops.STORE)});"
+      if self.check_style == "return": emit(f"if ({f'({gate})&&' if gate else ''}!{inside}) {{ {fail} return; }}", [pos[u]])
+      else:
+        ok[idx] = fresh("lz_ok")
+        emit(f"int {ok[idx]} = {inside};", [pos[u]])
+        emit(f"if ({f'({gate})&&' if gate else ''}!{ok[idx]}) {{ {fail} }}", [pos[u]])
     self.line_map.append([])  # the signature line
     for u in uops:
       op = u.op
+      if check and op in (Ops.LOAD, Ops.STORE) and u.src[0].src[0].op is Ops.DEFINE_GLOBAL: guard(u)
       if op is Ops.DEFINE_GLOBAL:
         r[u] = f"data{u.arg}"
         bufs.append((r[u], u.dtype.base, u in stored))
@@ -257,12 +285,14 @@ class CStyleLanguage(Renderer):
         ptr = f"*{r[idx]}"
         if idx.src[0].op is Ops.DEFINE_GLOBAL: ptr = self.render_load(ptr, u.dtype)  # local memory holds registers' type
         val = f"({r[idx.src[2]]}?{ptr}:{self.render_const(0, u.dtype)})" if len(idx.src) > 2 else ptr
+        if idx in ok: val = f"({ok[idx]}?{val}:{self.render_const(0, u.dtype)})"
         r[u] = fresh("val")
         emit(f"{self.render_dtype(u.dtype)} {r[u]} = {val};", mem(u) + members.get(idx, []))
       elif op is Ops.STORE:
         idx, val = u.src
         line = f"*{r[idx]} = {self.render_store(r[val], val.dtype) if idx.src[0].op is Ops.DEFINE_GLOBAL else r[val]};"
         if len(idx.src) > 2: line = f"if ({r[idx.src[2]]}) {{ {line} }}"
+        if idx in ok: line = f"if ({ok[idx]}) {{ {line} }}"
         emit(line, sorted(set(mem(u) + members.get(idx, []) + members.get(val, []))))
       elif op is Ops.DEFINE_ACC and u in group_of:
         g = group_of[u]
@@ -299,6 +329,7 @@ class CStyleLanguage(Renderer):
           r[u] = expr
           members[u] = mem(u)
       else: raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
+    if check: bufs.append(("lz_chk", dtypes.int64, True))  # sizes in, the first failure out (see check_style)
     return self.render_kernel(name, body, bufs, specials, tuple(u for u in uops if u.op is Ops.DEFINE_VAR))
 
 # float16 without the compiler's _Float16: 16 bits in memory, float in registers. The conversions follow IEEE (and
@@ -399,6 +430,12 @@ class OpenCLRenderer(CStyleLanguage):
                  Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})",
                  Ops.MOD: lambda a, b, dt: f"fmod({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
   emu_storage = "ushort"
+  check_style = "mask"
+  # the slot's first word as an int: OpenCL 1.2 has 32-bit atomics only (c[0] becomes 1, little-endian)
+  check_header = """static void lz_oob(__global long* c, int b, long i, int store) {
+  if (atomic_cmpxchg((volatile __global int*)c, 0, 1) == 0) { c[1] = b; c[2] = i; c[3] = store; }
+}
+"""
   def emu_header(self, emu: frozenset) -> str:
     return ("static inline uint lz_fbits(float f) { return as_uint(f); }\nstatic inline float lz_bitsf(uint u) { return as_float(u); }\n"
             + BF16_EMULATION_C) if emu else ""
@@ -433,6 +470,11 @@ class CUDARenderer(CStyleLanguage):
   # bfloat16 lives in memory as __nv_bfloat16 and is computed in float (its arithmetic needs sm_80), rounded each step
   emu_fns = {dtypes.bfloat16: ("__bfloat162float", "__float2bfloat16")}
   emu_storage = "__nv_bfloat16"
+  check_style = "mask"
+  check_header = """__device__ static void lz_oob(long long* c, int b, long long i, int store) {
+  if (atomicCAS((unsigned long long*)c, 0ull, 1ull) == 0ull) { c[1] = b; c[2] = i; c[3] = store; }
+}
+"""
   def emu_header(self, emu: frozenset) -> str: return ""
   def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
     src = super().render_kernel(name, body, bufs, specials, vars_)

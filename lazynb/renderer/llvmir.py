@@ -17,8 +17,9 @@ from __future__ import annotations
 import math, re, struct
 import numpy as np
 from lazynb.dtype import DType, dtypes, truncate
+from lazynb.helpers import CHECK
 from lazynb.uop.ops import UOp, Ops, GroupOp
-from lazynb.renderer import Renderer, rendering, needs_wide_index
+from lazynb.renderer import Renderer, rendering, needs_wide_index, CHECK_HEAD
 
 _TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
           dtypes.uint32: "i32", dtypes.int64: "i64", dtypes.uint64: "i64", dtypes.float16: "half", dtypes.float32: "float",
@@ -46,6 +47,26 @@ def render_const(x, dt: DType) -> str:
     m, e, p = repr(v).partition("e")  # Python's shortest decimal reads back as exactly v; LLVM wants a point in it
     return (m if "." in m else m + ".0") + (e + p if e else "")
   return str(_signed(int(x), 8 * dt.itemsize))
+
+# LAZYNB_CHECK: the first access outside a buffer claims the slot (c[0]: 0 -> 1, atomically: threads) and records where
+_CHECK_IR = """define internal void @lz_oob(ptr %c, i32 %b, i64 %i, i32 %store) cold noinline {
+entry:
+  %bw = sext i32 %b to i64
+  %sw = sext i32 %store to i64
+  %old = cmpxchg ptr %c, i64 0, i64 1 seq_cst seq_cst
+  %won = extractvalue { i64, i1 } %old, 1
+  br i1 %won, label %fill, label %done
+fill:
+  %pb = getelementptr i64, ptr %c, i64 1
+  store i64 %bw, ptr %pb
+  %pi = getelementptr i64, ptr %c, i64 2
+  store i64 %i, ptr %pi
+  %ps = getelementptr i64, ptr %c, i64 3
+  store i64 %sw, ptr %ps
+  br label %done
+done:
+  ret void
+}"""
 
 class LLVMRenderer(Renderer):
   """LLVM IR for the CPU: loops inside the kernel, a THREAD axis as a `tidx0` argument (like ClangRenderer)."""
@@ -126,10 +147,25 @@ class LLVMRenderer(Renderer):
       a, b = sym(x.src[0]), sym(x.src[1])
       if x.op is Ops.MAX: return ins("t", f"select i1 {ins('t', f'icmp sgt {ity} {a}, {b}')}, {ity} {a}, {ity} {b}")
       return ins("t", f"{_SYM_OPS[x.op]} {ity} {a}, {b}")
-    def address(idx: UOp, gate: str | None) -> str:
-      i = val(idx.src[1])
+    def address(idx: UOp, gate: str | None, i: str | None = None) -> str:
+      i = val(idx.src[1]) if i is None else i
       if gate: i = ins("t", f"select i1 {gate}, {ity} {i}, {ity} 0")  # element 0: inside the buffer, read and thrown away
       return ins("p", f"getelementptr inbounds {mem_ty(idx.dtype.base)}, ptr {val(idx.src[0])}, {ity} {i}")
+    def guard(u: UOp, gate: str | None) -> str:
+      """LAZYNB_CHECK: the access's index, tested against its buffer's size first (the C renderer's check, "return" style)."""
+      idx, tag = u.src[0], f"chk{counters.setdefault('chk', 0)}"
+      counters["chk"] += 1
+      i = val(idx.src[1])
+      wi = i if ity == "i64" else ins("t", f"sext i32 {i} to i64")
+      n = ins("t", f"load i64, ptr {ins('p', f'getelementptr i64, ptr %lz_chk, i64 {CHECK_HEAD + idx.src[0].arg}')}")
+      bad = ins("t", f"icmp uge i64 {wi}, {n}")
+      if gate: bad = ins("t", f"and i1 {gate}, {bad}")
+      emit(f"br i1 {bad}, label %{tag}.oob, label %{tag}.ok")
+      label(f"{tag}.oob")
+      emit(f"call void @lz_oob(ptr %lz_chk, i32 {idx.src[0].arg}, i64 {wi}, i32 {int(u.op is Ops.STORE)})")
+      emit("ret void")
+      label(f"{tag}.ok")
+      return i
     def to_bool(x: str, dt: DType) -> str:
       if dtypes.is_float(dt): return ins("t", f"fcmp une {ty(dt)} {x}, {render_const(0, dt)}")
       return ins("t", f"icmp ne {ty(dt)} {x}, 0")
@@ -218,6 +254,8 @@ class LLVMRenderer(Renderer):
       if u.op is Ops.DEFINE_GLOBAL:
         r[u] = f"%data{u.arg}"
         params.append(f"ptr noalias {r[u]}")
+    rendering.checked = check = bool(CHECK)
+    if check: params.append("ptr noalias %lz_chk")  # sizes in, the first failure out (renderer/cstyle.py, check_style)
     for u in uops:
       if u.op is Ops.DEFINE_VAR:  # %var.<name>: no other value's name starts with "var."
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", u.arg[0]): raise ValueError(f"variable name {u.arg[0]!r}: use letters, digits and _")
@@ -264,7 +302,7 @@ class LLVMRenderer(Renderer):
         idx = u.src[0]
         if idx.src[0].op is not Ops.DEFINE_GLOBAL: raise NotImplementedError("LLVMRenderer has no local memory")
         gate = val(idx.src[2]) if len(idx.src) > 2 else None
-        p = address(idx, gate)
+        p = address(idx, gate, guard(u, gate) if check else None)
         mt = mem_ty(u.dtype)
         x = ins("val", f"load {mt}, ptr {p}")
         if u.dtype is dtypes.bool: x = ins("t", f"icmp ne i8 {x}, 0")
@@ -277,16 +315,17 @@ class LLVMRenderer(Renderer):
         if dt is dtypes.bool: x = ins("t", f"zext i1 {x} to i8")
         elif dt is dtypes.bfloat16: x = f2bf(x)
         gated = len(idx.src) > 2
+        i = guard(u, val(idx.src[2]) if gated else None) if check else None
         if gated:
           g, tag = val(idx.src[2]), f"store{counters.setdefault('store', 0)}"
           counters["store"] += 1
-          p = ins("p", f"getelementptr {mem_ty(dt)}, ptr {val(idx.src[0])}, {ity} {val(idx.src[1])}")
+          p = ins("p", f"getelementptr {mem_ty(dt)}, ptr {val(idx.src[0])}, {ity} {val(idx.src[1]) if i is None else i}")
           emit(f"br i1 {g}, label %{tag}, label %{tag}.end")
           label(tag)
           emit(f"store {mem_ty(dt)} {x}, ptr {p}")
           emit(f"br label %{tag}.end")
           label(f"{tag}.end")
-        else: emit(f"store {mem_ty(dt)} {x}, ptr {address(idx, None)}")
+        else: emit(f"store {mem_ty(dt)} {x}, ptr {address(idx, None, i)}")
       elif op is Ops.DEFINE_ACC: emit(f"store {ty(u.dtype)} {val(u.src[0])}, ptr {slot[u]}")
       elif op is Ops.ASSIGN:
         acc = u.src[0]
@@ -297,7 +336,7 @@ class LLVMRenderer(Renderer):
       else: raise NotImplementedError(f"LLVMRenderer cannot render {op}")
     attrs = ' "prefer-vector-width"="512"' if self.prefer_width == 512 else ""
     head = [f"; {name}: LLVM IR from the same UOps as the C kernel (lazynb's LLVM device)", *sorted(declares), "",
-            f"define void @{name}({', '.join(params)}) #0 {{", "entry:"]
+            *(_CHECK_IR.splitlines() + [""] if check else []), f"define void @{name}({', '.join(params)}) #0 {{", "entry:"]
     tail = ["  ret void", "}", "", f"attributes #0 = {{ nounwind{attrs} }}"]
     self.line_map = [[] for _ in head] + [[p] for _, p in entry] + lmap + [[] for _ in tail]
     return "\n".join(head + [f"  {line}" for line, _ in entry] + body + tail) + "\n"

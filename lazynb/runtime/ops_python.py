@@ -3,7 +3,7 @@ line, and the runtime interprets it instruction by instruction (slow, but every 
 from __future__ import annotations
 import ast as pyast, math, time
 import numpy as np
-from lazynb.device import Compiled, Compiler, Runner
+from lazynb.device import Compiled, Compiler, Runner, out_of_bounds
 from lazynb.dtype import DType, dtypes, to_dtype, np_storage, to_storage, from_storage
 from lazynb.renderer import Renderer
 from lazynb.runtime.ops_cpu import CPUAllocator
@@ -45,7 +45,7 @@ class PythonProgram(Runner):
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     st = time.perf_counter()
     prog = self.prog
-    views, bdts = {}, {}
+    views, bdts, gnum = {}, {}, {}
     vals_: dict[int, object] = {}
     loop_start: dict[int, int] = {}
     env = dict(zip([a[0] for _, op, _, _, a in prog if op == "DEFINE_VAR"], vals))  # variable name -> value
@@ -59,7 +59,7 @@ class PythonProgram(Runner):
         # an empty buffer is 1 byte of storage (never read: every access to it is masked), too small to view as dt
         b = bufs[arg]
         views[i] = b[:len(b) - len(b) % dt.itemsize].view(np_storage(dt))
-        bdts[i] = dt
+        bdts[i], gnum[i] = dt, arg
       elif op is Ops.CONST: vals_[i] = arg
       elif op is Ops.DEFINE_VAR: vals_[i] = env[arg[0]]
       elif op is Ops.RANGE:
@@ -75,9 +75,12 @@ class PythonProgram(Runner):
       elif op is Ops.INDEX: vals_[i] = (src[0], vals_[src[1]], vals_[src[2]] if len(src) > 2 else True)
       elif op is Ops.LOAD:
         b, idx, valid = vals_[src[0]]
+        # every access is checked (numpy would read a negative index from the end): the error LAZYNB_CHECK=1 gives elsewhere
+        if valid and not 0 <= idx < len(views[b]): raise out_of_bounds(self.name, gnum[b], idx, len(views[b]), False)
         vals_[i] = _from_mem(views[b][idx], dt) if valid else exec_alu(Ops.CAST, dt, (0,))
       elif op is Ops.STORE:
         b, idx, valid = vals_[src[0]]
+        if valid and not 0 <= idx < len(views[b]): raise out_of_bounds(self.name, gnum[b], idx, len(views[b]), True)
         if valid: views[b][idx] = _to_mem(vals_[src[1]], bdts[b])
       elif op is Ops.DEFINE_ACC: vals_[i] = vals_[src[0]]
       elif op is Ops.ASSIGN:
