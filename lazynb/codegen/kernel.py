@@ -121,6 +121,8 @@ class Kernel:
     if opt.op is OptOps.PADTO: return self._padto(opt, size, t)
     amt = opt.arg if opt.arg != 0 else size
     if amt < 1 or size % amt != 0: raise KernelOptError(f"{opt}: {amt} does not divide axis of size {size}")
+    if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.GROUPTOP) and len(self.axes_of(AxisType.LOCAL, AxisType.GROUP)) >= 3:
+      raise KernelOptError(f"{opt}: a work-group has at most 3 axes (the launch has 3 local dimensions)")
     if opt.op is OptOps.UPCAST:
       if t not in (AxisType.GLOBAL, AxisType.LOCAL): raise KernelOptError(f"{opt}: can only upcast a global or local axis, not {t.name}")
       if amt > 16: raise KernelOptError(f"{opt}: upcast of {amt} is too large")
