@@ -151,7 +151,8 @@ def _guard_divisor(ctx: Lowering, l: UOp, u: UOp) -> UOp | None:
   """An integer division in a lane PADTO added divides by 1: its loads read 0 and its constants may too, so the guard the
   Tensor put around the divisor (x // 0 is 0) can itself be 0 there, and C traps on / 0 (SIGFPE) even when nothing is stored."""
   d = u.src[1]
-  if ctx.k.pad_st is None or not dtypes.is_int(u.dtype) or d.op is Ops.CONST and not d.src and d.arg not in (0, -1): return None  # unmasked
+  if ctx.k.pad_st is None or not dtypes.is_int(u.dtype): return None
+  if d.op is Ops.CONST and not d.src and isinstance(d.arg, int) and d.arg not in (0, -1): return None  # an unmasked constant: never 0
   real = ctx.real(dict(l.arg), reduce=None if u in ctx.in_reduce else False)
   if real.is_const(True): return None
   a, d = (lane(s, dict(l.arg)) for s in u.src)
