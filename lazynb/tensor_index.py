@@ -104,6 +104,7 @@ class IndexMixin:
   def gather(self, dim: int, index: Tensor) -> Tensor:
     """out[..., j, ...] = self[..., index[..., j, ...], ...] along dim (as torch.gather)."""
     d = self._check_index(dim, index, "gather")
+    if self.ndim == 0: return self._as_vector(lambda v: v.gather(0, index.reshape(1)), dim)
     n = self.shape[d]
     x = self.shrink(tuple((0, n) if k == d else (0, i) for k, i in enumerate(index.shape)))
     x = x.unsqueeze(d).permute([k for k in range(self.ndim + 1) if k != d + 1] + [d + 1])  # self's dim d last, index's at d
@@ -133,6 +134,7 @@ class IndexMixin:
       return self.scatter_reduce(dim, index, self._src(index, src, "scatter"), {"add": "sum", "multiply": "prod"}[reduce])
     d = self._check_index(dim, index, "scatter")
     src = self._src(index, src, "scatter")
+    if self.ndim == 0: return self._as_vector(lambda v: v.scatter(0, index.reshape(1), src.reshape(1)), dim)
     match, j = self._matches(d, index)
     last = match.where(j, -1).max(d)  # the last j that writes each place
     val = _pick(j == last.unsqueeze(d), src.unsqueeze(d + 1), d)
@@ -144,6 +146,8 @@ class IndexMixin:
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
       raise RuntimeError(f"reduce={reduce!r} must be one of 'sum', 'prod', 'mean', 'amax', 'amin'")
     d = self._check_index(dim, index, "scatter_reduce")
+    if self.ndim == 0:
+      return self._as_vector(lambda v: v.scatter_reduce(0, index.reshape(1), self._src(index, src, "scatter_reduce").reshape(1), reduce, include_self), dim)
     src = self._src(index, src, "scatter_reduce").unsqueeze(d + 1)
     match, _ = self._matches(d, index)
     count = match.sum(d, dtype=dtypes.int32)

@@ -24,7 +24,7 @@ class LossMixin:
     """self[..., Y, ...] along `axis` (Y has self's shape without that axis), by a one-hot mask. A where, not a
     product, so that a -inf elsewhere in the row cannot make 0 * -inf = NaN."""
     if not dtypes.is_int(Y.dtype): raise TypeError(f"class labels must be integers, got {Y.dtype}")
-    axis = self._resolve_axis(axis)
+    axis = self._resolve_axis(axis, what="a loss over classes (its class axis)")
     if Y.shape != self.shape[:axis] + self.shape[axis + 1:]: raise ValueError(f"input {self.shape} and labels {Y.shape} do not match")
     classes = type(self).arange(self.shape[axis], device=self.device).reshape(-1, *[1] * (self.ndim - axis - 1))
     return (Y.unsqueeze(axis) == classes).where(self, 0).sum(axis)

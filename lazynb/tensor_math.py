@@ -101,6 +101,7 @@ class MathMixin:
   # ---------------------------------------------------------------- cumulative ops and sorting
   def _cum(self, axis: int, fill, reduce: str) -> Tensor:
     """out[..., i] = reduce over j <= i of x[..., j] along axis: an (i, j) triangle, masked with the reduce's identity."""
+    if self.ndim == 0: return self._as_vector(lambda v: v._cum(0, fill, reduce), axis)
     a = self._resolve_axis(axis)
     x = self.transpose(a, -1)
     n = x.shape[-1]
@@ -118,6 +119,7 @@ class MathMixin:
     #{j < i: x_j ties x_i}, a comparison table summed; a one-hot sum then puts each element at its place. NaN sorts
     last (first when descending), as torch."""
     T = type(self)
+    if self.ndim == 0: return self._as_vector(lambda v: v.sort(0, descending), dim)
     d = self._resolve_axis(dim)
     x = self.transpose(d, -1)
     n = x.shape[-1]
@@ -135,7 +137,9 @@ class MathMixin:
   def topk(self, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> tuple[Tensor, Tensor]:
     """The k largest (smallest) along dim, in order, with their indices (sorted_=False returns them sorted too)."""
     d = self._resolve_axis(dim)
-    if not 0 <= k <= self.shape[d]: raise ValueError(f"selected index k={k} is out of range for dim {d} of size {self.shape[d]}")
+    if not 0 <= k <= (self.shape[d] if self.ndim else 1) or not self.ndim and k != 1:
+      raise ValueError(f"selected index k={k} is out of range for " + (f"dim {d} of size {self.shape[d]}" if self.ndim else "a 0-d tensor (k=1)"))
+    if self.ndim == 0: return self._as_vector(lambda v: v.topk(1, 0, largest, sorted_), dim)
     v, i = self.sort(d, descending=largest)
     keep = tuple((0, k) if a == d else None for a in range(self.ndim))
     return v.shrink(keep), i.shrink(keep)
@@ -155,7 +159,7 @@ class MathMixin:
     if len(shifts) != len(dims): raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
     x = self
     for s, d in zip(shifts, dims):
-      d = self._resolve_axis(d)
+      d = self._resolve_axis(d, what="roll")
       n = x.shape[d]
       if n == 0 or s % n == 0: continue
       cut = n - s % n
@@ -163,7 +167,7 @@ class MathMixin:
       x = part(cut, n).cat(part(0, cut), dim=d)
     return x
   def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
-    x, d = (self.flatten(), 0) if dim is None else (self, self._resolve_axis(dim))
+    x, d = (self.flatten(), 0) if dim is None else (self, self._resolve_axis(dim, what="repeat_interleave with a dim (dim=None flattens first)"))
     x = x.unsqueeze(d + 1)
     return x.expand(x.shape[:d + 1] + (repeats,) + x.shape[d + 2:]).flatten(d, d + 1)
   def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
@@ -266,7 +270,7 @@ class MathMixin:
     return x.cast(self.dtype)
 
   # ---------------------------------------------------------------- small helpers and constructors
-  def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[self._resolve_axis(dim)]
+  def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[self._resolve_axis(dim, what="size(dim)")]
   @staticmethod
   def _intermediates(root, stands_for: dict, params: list, live: list) -> list:
     """Tensors (of floats, requires_grad not set to False) whose value is computed from params, not through a detach:

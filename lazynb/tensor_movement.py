@@ -16,11 +16,21 @@ class MovementMixin:
   __slots__ = ()
 
 
-  def _resolve_axis(self, axis: int, ndim: int | None = None) -> int:
+  def _resolve_axis(self, axis: int, ndim: int | None = None, what: str | None = None) -> int:
+    """axis as 0..n-1 (n: ndim, or the given one). A 0-d tensor takes axis 0 or -1, its one element, as torch and tinygrad do
+    (`_as_vector` runs such a call); `what` names a method that needs a real axis (torch's split, cat, roll: not on 0-d)."""
     n = self.ndim if ndim is None else ndim
-    if not isinstance(axis, (int, np.integer)) or not -max(n, 1) <= axis < max(n, 1):
-      raise IndexError(f"axis {axis} is out of range for a tensor with {n} dimension{'s' if n != 1 else ''} (shape {self.shape})")
-    return int(axis) % max(n, 1)
+    if n == 0 and what is not None: raise IndexError(f"{what} needs a tensor with at least one dimension, got a 0-d tensor: reshape it to (1,) first")
+    m = max(n, 1)
+    if not isinstance(axis, (int, np.integer)) or not -m <= axis < m:
+      raise IndexError(f"axis {axis!r} is out of range for a tensor of shape {self.shape}: valid axes are {-m} to {m - 1}")
+    return int(axis) % m
+  def _as_vector(self, fn, *axes):
+    """An axis op on a 0-d tensor, as torch does it: the axis (0 or -1) is checked, `fn` runs on the one element as a vector
+    of 1, and every result (a tensor, or a tuple of them) gets shape ()."""
+    for a in axes: self._resolve_axis(a)
+    ret = fn(self.reshape(1))
+    return tuple(r.reshape(()) for r in ret) if isinstance(ret, tuple) else ret.reshape(())
   def reshape(self, *shape) -> Tensor:
     shape = _shape_arg(shape)
     if shape.count(-1) > 1: raise ValueError(f"reshape {shape}: only one dimension can be -1")
@@ -78,22 +88,24 @@ class MovementMixin:
   @property
   def T(self) -> Tensor: return self.transpose()
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
-    if self.ndim < 2: return self
+    if self.ndim < 2:  # .T of a vector or a scalar is itself (dims 0 and -1 in range: transpose(0, 5) is still an error)
+      if (dim0, dim1) != (1, 0): self._resolve_axis(dim0), self._resolve_axis(dim1)
+      return self
     order = list(range(self.ndim))
     a, b = self._resolve_axis(dim0), self._resolve_axis(dim1)
     order[a], order[b] = order[b], order[a]
     return self.permute(order)
   def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    if self.ndim == 0: return self.reshape(1)
     s, e = self._resolve_axis(start_dim), self._resolve_axis(end_dim)
+    if self.ndim == 0: return self.reshape(1)
     return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
   def unflatten(self, dim: int, sizes) -> Tensor:
     d = self._resolve_axis(dim)
     return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
   def squeeze(self, dim: int | None = None) -> Tensor:
     if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
-    if self.ndim == 0: return self
     d = self._resolve_axis(dim)
+    if self.ndim == 0: return self
     return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
   def unsqueeze(self, dim: int) -> Tensor:
     d = self._resolve_axis(dim, self.ndim + 1)
@@ -158,7 +170,7 @@ class MovementMixin:
 
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
     ts = [self, *others]
-    d = self._resolve_axis(dim)
+    d = self._resolve_axis(dim, what="cat (stack joins 0-d tensors)")
     for t in ts:
       if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
         raise ValueError(f"cat: shapes {[t.shape for t in ts]} differ outside dim {d}")
@@ -184,11 +196,11 @@ class MovementMixin:
     x = x.expand(sum([[r, s] for r, s in zip(reps, base)], []))
     return x.reshape(tuple(r * s for r, s in zip(reps, base)))
   def split(self, sizes, dim: int = 0) -> list[Tensor]:
-    d = self._resolve_axis(dim)
+    d = self._resolve_axis(dim, what="split")
     if isinstance(sizes, int): sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)]
     out, off = [], 0
     for s in sizes:
       out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
       off += s
     return out
-  def chunk(self, n: int, dim: int = 0) -> list[Tensor]: return self.split(ceildiv(self.shape[self._resolve_axis(dim)], n), dim)
+  def chunk(self, n: int, dim: int = 0) -> list[Tensor]: return self.split(ceildiv(self.shape[self._resolve_axis(dim, what="chunk")], n), dim)

@@ -18,7 +18,7 @@ class ReduceMixin:
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = tuple(sorted({self._resolve_axis(a) for a in axes}))
     if len(out) != len(axes): raise ValueError(f"repeated axis in {axis}")
-    return out
+    return out if self.ndim else ()  # a 0-d tensor: axis 0 or -1 is its one element, and there is nothing to reduce
   def _reduce(self, op: Ops, axis, keepdim: bool) -> Tensor:
     axes = self._axes(axis)
     if any(self.shape[a] == 0 for a in axes):  # nothing to reduce: the result is the reduce's identity
@@ -74,6 +74,7 @@ class ReduceMixin:
   def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
     """The first index of the largest value: (x == max) picks the candidates, a descending arange ranks them."""
     if axis is None: return self.flatten().argmax(0)
+    if self.ndim == 0: return self._as_vector(lambda v: v.argmax(0), axis)
     a = self._resolve_axis(axis)
     n = self.shape[a]
     if n == 0: raise ValueError("argmax of an empty axis")
@@ -85,6 +86,7 @@ class ReduceMixin:
     return self._flip_order().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
     """Prefix sums as a masked sum: out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
+    if self.ndim == 0: return self._as_vector(lambda v: v.cumsum(0), axis)
     a = self._resolve_axis(axis)
     x = self.transpose(a, -1) if a != self.ndim - 1 else self
     n = x.shape[-1]

@@ -94,6 +94,61 @@ def test_cl_group_and_local_run_correctly(cl):
     CompiledRunner(prg)(list(si.bufs))
     np.testing.assert_allclose(si.bufs[0].numpy(), a.sum(1), rtol=1e-4, atol=1e-4)
 
+# ---------------------------------------------------------------- work-item ids past three global axes
+
+def _launch_of(src: str, prg, call: str) -> dict[str, tuple[int, int]]:
+  """Each work-item id the kernel reads: name -> (launch dimension, the axis size its comment gives)."""
+  import re
+  out = {m[0]: (int(m[1]) if m[1].isdigit() else "xyz".index(m[1]), int(m[2])) for m in re.findall(rf"int (\w+) = {call}; /\* (\d+) \*/", src)}
+  return out
+
+# permutations that keep every axis apart (no two neighbours stay neighbours in order, so no axes merge): 2 to 6 global axes
+SPREAD = [(2, 3), (2, 3, 4), (2, 3, 4, 5), (2, 3, 2, 4, 3), (2, 3, 2, 2, 3, 2)]
+def _spread(n: int) -> tuple[int, ...]: return {2: (1, 0), 3: (2, 1, 0), 4: (1, 3, 0, 2), 5: (1, 3, 0, 4, 2), 6: (1, 3, 5, 0, 2, 4)}[n]
+
+@pytest.mark.parametrize("shape", SPREAD)
+def test_workitem_ids_match_the_launch_sizes(shape):
+  """A kernel with more than three global axes loops over the outer ones and gives the inner three to work-item dimensions
+  0..2. The renderer numbered them by the axis (gidx3 read get_group_id(3), always 0 in OpenCL, while dimension 0 was
+  launched with gidx1's size): the course CNN's (8, 8, 24, 24) conv wrote far past its buffer on CL (heap corruption)."""
+  from lazynb.renderer.cstyle import OpenCLRenderer, CUDARenderer
+  from lazynb.codegen.kernel import Kernel, AxisType
+  x = Tensor.empty(*shape)
+  moved = x.permute(_spread(len(shape)))
+  for ast in (_kernel_ast(moved * 2), _kernel_ast((moved.unsqueeze(-1) * Tensor.empty(3)).sum(-1))):
+    for r, grp, loc in ((OpenCLRenderer(), r"get_group_id\((\d)\)", r"get_local_id\((\d)\)"), (CUDARenderer(), r"blockIdx\.([xyz])", r"threadIdx\.([xyz])")):
+      k = Kernel(ast, r)
+      even = next(a for a, n in enumerate(k.full_shape) if n % 2 == 0 and k.axis_types[a] is AxisType.GLOBAL)
+      for opts in ([], [Opt(OptOps.LOCAL, even, 2)], None):  # none, a local axis, the heuristic's
+        prg = get_program(ast, r, opts)
+        assert opts or len(prg.full_shape) >= len(shape), f"the axes merged: {prg.full_shape}"
+        for call, sizes in ((grp, prg.global_size), (loc, prg.local_size)):
+          ids = _launch_of(prg.src, prg, call)
+          assert sorted(d for d, _ in ids.values()) == list(range(len(ids))), f"{prg.src}\nwork-item dimensions are not 0..{len(ids) - 1}"
+          for name, (d, size) in ids.items(): assert sizes[d] == size, f"{name} reads dimension {d}, launched with {sizes[d]}, its axis has {size}"
+
+def test_kernels_with_four_and_five_global_axes_run_right_on_cl(cl):
+  from lazynb.helpers import Context
+  rng = np.random.default_rng(4)
+  w, img = rng.standard_normal((4, 1, 3, 3)).astype(np.float32), rng.standard_normal((2, 1, 9, 10)).astype(np.float32)
+  for shape in SPREAD[2:]:
+    a = rng.standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose((Tensor(a, device="CL").permute(_spread(len(shape))) * 2).numpy(), a.transpose(_spread(len(shape))) * 2)
+  want = np.zeros((2, 4, 7, 8), np.float32)
+  for i in range(7):
+    for j in range(8): want[:, :, i, j] = np.einsum("bchw,ochw->bo", img[:, :, i:i + 3, j:j + 3], w)
+  for noopt in (1, 0):  # (2, 4, 7, 8): four global axes and a reduce (the heuristic upcasts some away)
+    with Context(NOOPT=noopt): got = Tensor(img, device="CL").conv2d(Tensor(w, device="CL")).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+def test_at_most_three_work_group_axes():
+  from lazynb.codegen.kernel import Kernel, KernelOptError, AxisType
+  from lazynb.renderer.cstyle import OpenCLRenderer
+  k = Kernel(_kernel_ast(Tensor.empty(2, 2, 2, 2, 3).sum(-1) + 0), OpenCLRenderer())
+  for _ in range(3): k.apply_opt(Opt(OptOps.LOCAL, 0, 2))  # the first global axis each time (a local one moves after the globals)
+  assert k.axis_types.count(AxisType.LOCAL) == 3
+  with pytest.raises(KernelOptError, match="at most 3 axes"): k.apply_opt(Opt(OptOps.LOCAL, 0, 2))
+
 def test_copies_between_devices(cl):
   x = np.arange(12, dtype=np.float32).reshape(3, 4)
   t = Tensor(x)                       # CPU

@@ -215,3 +215,84 @@ def test_capture_computes_again_what_was_cached_for_the_same_inputs():
     v = np.array([i, 10 * i], np.float32)
     np.testing.assert_array_equal(jf(real(v)).numpy(), v * 3 + 1, err_msg=f"replay {i + 1}")
   np.testing.assert_array_equal(kept.numpy(), [4, 7])
+
+# ---------------------------------------------------------------- returning inputs: this call's, not the capture call's
+
+def _as_values(ret):
+  """A result as plain values: the container kept, each tensor as numpy (with its shape), anything else as it is."""
+  one = lambda r: (r.shape, r.numpy()) if isinstance(r, Tensor) else r  # noqa: E731
+  if isinstance(ret, (tuple, list)): return type(ret).__name__, [one(r) for r in ret]
+  if isinstance(ret, dict): return "dict", {k: one(v) for k, v in ret.items()}
+  return "single", one(ret)
+
+def _check_same(got, want, msg):
+  assert got[0] == want[0], msg
+  g, w = (got[1], want[1]) if got[0] != "single" else ([got[1]], [want[1]])
+  for a, b in zip(g.values() if isinstance(g, dict) else g, w.values() if isinstance(w, dict) else w):
+    if isinstance(b, tuple):
+      assert a[0] == b[0], f"{msg}: shape {a[0]}, plain call gives {b[0]}"
+      np.testing.assert_array_equal(a[1], b[1], err_msg=msg)
+    else: assert a == b, msg
+
+RETURNS = {
+  "the input": lambda x, y: x,
+  "the second input": lambda x, y: y,
+  "reshape": lambda x, y: x.reshape(3, 2),
+  "slice": lambda x, y: x[:, 1:],
+  ".T": lambda x, y: x.T,
+  "a view of a view": lambda x, y: x.T[1:].reshape(-1).flip(0),
+  "tuple of inputs, views, computed values and a constant": lambda x, y: (x, (x * 2).realize(), y.T, 3, (x + y).sum()),
+  "list": lambda x, y: [x[0], (x @ y.T).realize()],
+  "dict": lambda x, y: {"in": y, "out": (x - y).realize(), "view": x[1]},
+  "a constant and a computed value": lambda x, y: ((x + 1).realize(), 7),
+  "an input updated in place": lambda x, y: x.assign(x + y).realize(),
+}
+
+@pytest.mark.parametrize("name", list(RETURNS))
+@pytest.mark.parametrize("views", [False, True], ids=["buffers", "view inputs"])
+def test_returned_inputs_and_views_are_this_calls(name, views):
+  """Issue 28: a replay handed back the capture call's input (or view of it) on every call. Against the plain function,
+  with new inputs each call (also inputs that are themselves views of bigger buffers)."""
+  fn = RETURNS[name]
+  def make(i):
+    a, b = np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * i, np.arange(6, dtype=np.float32).reshape(2, 3) * (i - 2)
+    if not views: return real(a), real(b)
+    return real(np.stack([a, -a]))[0], real(np.concatenate([b, b], 1))[:, 3:]
+  jf = TinyJit(fn)
+  for i in range(6):
+    x, y = make(i)
+    want = _as_values(fn(*make(i)))
+    ret = jf(x, y)
+    _check_same(_as_values(ret), want, f"{name}, call {i + 1}")
+    if name == "the input": assert ret is x  # the caller's own tensor, as a plain call returns it
+  assert jf.cnt == 6
+
+def test_returned_keyword_input_and_view_are_this_calls():
+  jf = TinyJit(lambda *, a, b: (b.T, (a * b).realize(), a))
+  for i in range(5):
+    a, b = real(np.full((2, 2), i)), real(np.arange(4).reshape(2, 2) + i)
+    bt, prod, aa = jf(b=b, a=a)
+    np.testing.assert_array_equal(bt.numpy(), (np.arange(4).reshape(2, 2) + i).T)
+    np.testing.assert_array_equal(prod.numpy(), i * (np.arange(4).reshape(2, 2) + i))
+    assert aa is a
+
+def test_returned_view_of_a_variable_shaped_input():
+  """An input with a symbolic size: the view is rebuilt on this call's input, with this call's size."""
+  from lazynb import Variable
+  from lazynb.uop.ops import sym_eval
+  v, A = Variable("n", 1, 6), np.arange(24, dtype=np.float32).reshape(6, 4)
+  base = real(A)
+  jf = TinyJit(lambda x: (x.T, (x * 2).sum(0).realize()))
+  for n in (2, 5, 3, 6, 1):
+    t, s = jf(base.shrink(((0, v.bind(n)), (0, 4))))
+    assert t.shape[0] == 4 and sym_eval(t.shape[1]) == n
+    np.testing.assert_array_equal((t * Tensor.arange(4).reshape(4, 1)).sum(1).numpy(), A[:n].sum(0) * np.arange(4))
+    np.testing.assert_array_equal(s.numpy(), (A[:n] * 2).sum(0))
+
+def test_a_view_with_a_variable_of_its_own_is_an_error():
+  """A view whose size comes from another argument (a bound Variable) cannot be rebuilt for a new value: an error, not n frozen."""
+  from lazynb import Variable
+  v, base = Variable("k", 1, 6), real(np.arange(24).reshape(6, 4))
+  jf = TinyJit(lambda x, k: (x.shrink(((0, k), (0, 4))), (x * 2).realize()))
+  jf(base, v.bind(2))
+  with pytest.raises(JitError, match="variable of its own"): jf(base.contiguous().realize(), v.bind(3))

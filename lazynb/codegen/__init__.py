@@ -14,7 +14,7 @@ from lazynb.helpers import NOOPT, BEAM, DEBUG
 from lazynb.uop.ops import UOp, Ops, GroupOp
 from lazynb.dtype import dtypes
 from lazynb.device import Device
-from lazynb.renderer import Renderer, ProgramSpec, rendering
+from lazynb.renderer import Renderer, ProgramSpec, rendering, workitem_ids
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations  # noqa: F401
 from lazynb.codegen.lowerer import lower
 from lazynb.codegen.linearize import linearize
@@ -67,8 +67,8 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
   checked = rendering.checked
   t4 = time.perf_counter()
   specials = [u for u in uops if u.op is Ops.SPECIAL]
-  gs = [u.arg[1] for u in sorted(specials, key=lambda u: u.arg[0]) if u.arg[0][0] in "gt"]
-  ls = [u.arg[1] for u in sorted(specials, key=lambda u: u.arg[0]) if u.arg[0][0] == "l"]
+  gs = [u.arg[1] for u in workitem_ids(specials, "g") + workitem_ids(specials, "t")]
+  ls = [u.arg[1] for u in workitem_ids(specials, "l")]
   prg = ProgramSpec(k.function_name, k.name, src, renderer.device, type(renderer).__name__,
                     tuple(gs + [1] * (3 - len(gs))) if gs else (1, 1, 1), tuple(ls + [1] * (3 - len(ls))) if ls else (1, 1, 1),
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,

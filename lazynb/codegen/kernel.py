@@ -48,6 +48,8 @@ class Kernel:
     self.full_shape: tuple = tuple(next((s[i] for s in (st.shape for st in self.sts) if s[i] != 1), 1) for i in range(len(out_shape))) if self.sts else ()
     self.axis_types = [AxisType.REDUCE if o != f else AxisType.GLOBAL for o, f in zip(out_shape, self.full_shape)]
     self.applied_opts: list[Opt] = []
+    # PADTO's validity: the full shape with every padded axis masked to its real size, split and permuted with the others
+    self.pad_st: ShapeTracker | None = None
     # canonical loop order: global axes first, then reduce axes; then merge what can be merged
     order = [i for i, t in enumerate(self.axis_types) if not t.is_reduce] + [i for i, t in enumerate(self.axis_types) if t.is_reduce]
     self._permute(order)
@@ -63,15 +65,18 @@ class Kernel:
   # ---- shape surgery applied to every ShapeTracker at once
   def _permute(self, order: list[int]):
     self.sts = [st.permute(tuple(order)) for st in self.sts]
+    if self.pad_st is not None: self.pad_st = self.pad_st.permute(tuple(order))
     self.full_shape = tuple(self.full_shape[i] for i in order)
     self.axis_types = [self.axis_types[i] for i in order]
   def _reshape(self, fn):
     """fn(shape) -> new shape; applied to each st (with its own reduce dims of 1) and the full shape."""
     self.sts = [st.reshape(fn(st.shape)) for st in self.sts]
+    if self.pad_st is not None: self.pad_st = self.pad_st.reshape(fn(self.pad_st.shape))
     self.full_shape = fn(self.full_shape)
   def _drop_ones(self):
     keep = [i for i, s in enumerate(self.full_shape) if s != 1]
     self.sts = [st.reshape(tuple(st.shape[i] for i in keep)) for st in self.sts]
+    if self.pad_st is not None: self.pad_st = self.pad_st.reshape(tuple(self.pad_st.shape[i] for i in keep))
     self.full_shape, self.axis_types = tuple(self.full_shape[i] for i in keep), [self.axis_types[i] for i in keep]
   def _merge_adjacent(self):
     i = len(self.full_shape) - 2
@@ -116,6 +121,8 @@ class Kernel:
     if opt.op is OptOps.PADTO: return self._padto(opt, size, t)
     amt = opt.arg if opt.arg != 0 else size
     if amt < 1 or size % amt != 0: raise KernelOptError(f"{opt}: {amt} does not divide axis of size {size}")
+    if opt.op in (OptOps.LOCAL, OptOps.GROUP, OptOps.GROUPTOP) and len(self.axes_of(AxisType.LOCAL, AxisType.GROUP)) >= 3:
+      raise KernelOptError(f"{opt}: a work-group has at most 3 axes (the launch has 3 local dimensions)")
     if opt.op is OptOps.UPCAST:
       if t not in (AxisType.GLOBAL, AxisType.LOCAL): raise KernelOptError(f"{opt}: can only upcast a global or local axis, not {t.name}")
       if amt > 16: raise KernelOptError(f"{opt}: upcast of {amt} is too large")
@@ -142,17 +149,17 @@ class Kernel:
     self.applied_opts.append(opt)
 
   def _padto(self, opt: Opt, size: int, t: AxisType):
-    """Grow an axis to a multiple of `arg` (so it can be split evenly); the extra positions are masked off:
-    their loads read nothing and their stores are skipped. A reduce axis may grow only when the padded
-    zeros change nothing: an ADD reduce over ops that map 0 to 0."""
+    """Grow an axis to a multiple of `arg` (so it can be split evenly). The extra positions (padded lanes) still run:
+    their loads are gated (they read 0, and no memory), their stores are skipped, and the lowerer keeps what they compute
+    out of every result: a padded reduce position adds the reduce's identity (`where(valid, x, identity)`, so any
+    expression may be padded, x / 0 and log(0) included), and an integer division there divides by 1 (C traps on / 0).
+    `pad_st` says which lanes are real."""
     new = -(-size // opt.arg) * opt.arg if opt.arg > 1 else size
     if new == size or new > 2 * size: raise KernelOptError(f"{opt}: padding {size} to {new} does nothing useful")
-    if t is AxisType.REDUCE:
-      if self.reduceop is None or self.reduceop.arg[0] is not Ops.ADD or not zero_preserving(self.reduceop.src[0]):
-        raise KernelOptError(f"{opt}: padding this reduce axis would change its result")
-    elif t is not AxisType.GLOBAL: raise KernelOptError(f"{opt}: can only pad a global or reduce axis")
-    self.sts = [st.pad(tuple((0, new - size) if i == opt.axis and st.shape[i] == size else (0, 0) for i in range(len(st.shape))))
-                for st in self.sts]
+    if t not in (AxisType.GLOBAL, AxisType.REDUCE): raise KernelOptError(f"{opt}: can only pad a global or reduce axis, not {t.name}")
+    pad = tuple((0, new - size) if i == opt.axis else (0, 0) for i in range(len(self.full_shape)))
+    self.sts = [st.pad(tuple(p if st.shape[i] == size else (0, 0) for i, p in enumerate(pad))) for st in self.sts]
+    self.pad_st = (self.pad_st or ShapeTracker.from_shape(self.full_shape)).pad(pad)
     self.full_shape = self.full_shape[:opt.axis] + (new,) + self.full_shape[opt.axis + 1:]
     self.applied_opts.append(opt)
 
@@ -182,16 +189,6 @@ class Kernel:
     return names
 
   def view_st(self, view: UOp) -> ShapeTracker: return self.sts[self.views.index(view)]
-
-def zero_preserving(u: UOp) -> bool:
-  """Does this expression give 0 when every load gives 0? (Masked loads give 0.)"""
-  if u.op is Ops.LOAD: return True
-  if u.op is Ops.CONST: return not u.arg
-  if u.op in (Ops.MUL, Ops.AND): return any(zero_preserving(s) for s in u.src)
-  if u.op is Ops.WHERE: return zero_preserving(u.src[1]) and zero_preserving(u.src[2])
-  if u.op in (Ops.ADD, Ops.MAX, Ops.OR, Ops.XOR, Ops.NEG, Ops.CAST, Ops.SQRT, Ops.SIN, Ops.TRUNC, Ops.CMPLT, Ops.CMPNE):
-    return all(zero_preserving(s) for s in u.src)
-  return False
 
 def arange_axes(k: Kernel) -> set[int]:
   """Reduce axes along which an ARANGE changes. `where(idx == arange, x, 0).sum()` over such an axis folds into a gather

@@ -55,6 +55,8 @@ class Lowering:
     self.free: dict[UOp, set[int]] = {}       # per view: the upcast/unroll axes its index and mask do not depend on
     self.group_first = UOp.const(dtypes.bool, True)  # after a GROUP reduce every work-item of the group has the answer: one stores it
     for a in self.group_axes: self.group_first = self.group_first & self.base[a].eq(0)
+    # PADTO: the ops inside the reduce see every axis; after it, the reduce axes are gone (their index counts as 0: never padded)
+    self.in_reduce = set(k.reduceop.src[0].toposort()) if k.reduceop is not None and k.pad_st is not None else set()
 
   def index(self, view: UOp, env: dict[int, int]) -> tuple[UOp, UOp]:
     """The index and validity of a view (a VIEW of the kernel's AST) at a lane."""
@@ -62,6 +64,15 @@ class Lowering:
     idxs = [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (self.base[i] if self.base[i] is not None else UOp.const(dtypes.index, env.get(i, 0)))
             for i in range(len(self.k.full_shape))]
     return st.to_indexed_uops(idxs)
+
+  def real(self, env: dict[int, int], reduce: bool | None) -> UOp:
+    """Is this lane one PADTO did not add? Along the reduce axes only (reduce=True), the others only (False), or all (None).
+    An axis left out counts as index 0, which padding never adds (it pads at the end)."""
+    if self.k.pad_st is None: return UOp.const(dtypes.bool, True)
+    def idx(i: int) -> UOp:
+      if self.k.pad_st.shape[i] == 1 or reduce is not None and self.k.axis_types[i].is_reduce != reduce: return UOp.const(dtypes.index, 0)
+      return self.base[i] if self.base[i] is not None else UOp.const(dtypes.index, env.get(i, 0))
+    return graph_rewrite(self.k.pad_st.to_indexed_uops([idx(i) for i in range(len(self.k.full_shape))])[1], symbolic)
 
   def independent(self, view: UOp) -> set[int]:
     if view not in self.free:
@@ -121,7 +132,11 @@ def _arange(ctx: Lowering, l: UOp, u: UOp) -> UOp:
 def _reduce(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   """One update of the accumulator: the unrolled lanes combined, then REDUCE over the reduce loops."""
   op, env = u.arg[0], dict(l.arg)
-  vals = [lane(u.src[0], {**env, **dict(zip(ctx.unroll, combo))}) for combo in itertools.product(*[range(ctx.k.full_shape[a]) for a in ctx.unroll])]
+  vals = []
+  for combo in itertools.product(*[range(ctx.k.full_shape[a]) for a in ctx.unroll]):
+    e = {**env, **dict(zip(ctx.unroll, combo))}
+    v, real = lane(u.src[0], e), ctx.real(e, reduce=True)  # a position PADTO added adds the identity, whatever x computes there
+    vals.append(v if real.is_const(True) else real.where(v, v.const_like(reduce_identity(op, u.dtype))))
   acc = vals[0]
   for v in vals[1:]: acc = UOp(op, u.dtype, (acc, v))
   ret = UOp(Ops.REDUCE, u.dtype, (acc,) + ctx.red_ranges, op) if ctx.red_ranges else acc
@@ -132,6 +147,17 @@ def _store(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   idx, valid = ctx.index(view, dict(l.arg))
   return UOp(Ops.STORE, dtypes.void, (_indexed(buf, idx, valid & ctx.group_first), lane(val, dict(l.arg))))
 
+def _guard_divisor(ctx: Lowering, l: UOp, u: UOp) -> UOp | None:
+  """An integer division in a lane PADTO added divides by 1: its loads read 0 and its constants may too, so the guard the
+  Tensor put around the divisor (x // 0 is 0) can itself be 0 there, and C traps on / 0 (SIGFPE) even when nothing is stored."""
+  d = u.src[1]
+  if ctx.k.pad_st is None or not dtypes.is_int(u.dtype): return None
+  if d.op is Ops.CONST and not d.src and isinstance(d.arg, int) and d.arg not in (0, -1): return None  # an unmasked constant: never 0
+  real = ctx.real(dict(l.arg), reduce=None if u in ctx.in_reduce else False)
+  if real.is_const(True): return None
+  a, d = (lane(s, dict(l.arg)) for s in u.src)
+  return UOp(u.op, u.dtype, (a, real.where(d, d.const_like(1))), u.arg)
+
 def _cannot_lower(u: UOp): raise NotImplementedError(f"cannot lower {u.op}")
 
 def _lane_of(op) -> UPat: return UPat(Ops.LANE, name="l", src=(UPat(op, name="u"),))
@@ -141,6 +167,7 @@ lowering = PatternMatcher([
   (_lane_of(Ops.CONST), _const),
   (_lane_of(Ops.ARANGE), _arange),
   (_lane_of(Ops.REDUCE_AXIS), _reduce),
+  (_lane_of((Ops.IDIV, Ops.MOD)), _guard_divisor),
   (_lane_of(GroupOp.Elementwise), lambda l, u: UOp(u.op, u.dtype, tuple(UOp(Ops.LANE, s.dtype, (s,), l.arg) for s in u.src), u.arg)),
   (_lane_of(Ops.STORE), _store),
   (_lane_of(None), lambda l, u: _cannot_lower(u)),

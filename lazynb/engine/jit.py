@@ -14,6 +14,8 @@ What a replay keeps, and what it redoes:
   - Other arguments (Python numbers, strings) are frozen too: a replay with different ones is an error.
   - Variables (symbolic sizes) are not frozen: a bound Variable passed as an argument, or in the shape of an input,
     gives the replayed kernels its new value (one compiled kernel for every sequence length).
+  - What it returns: the computed tensors are the capture call's (each replay writes the new values into their buffers);
+    an input, or a view of one, is this call's input (through the same views); other values are the capture call's.
 """
 from __future__ import annotations
 import functools
@@ -21,7 +23,7 @@ from typing import Any
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters
-from lazynb.uop.ops import Ops, UOp, unbind
+from lazynb.uop.ops import Ops, GroupOp, UOp, unbind, variables
 from lazynb.engine import realize as _realize
 from lazynb.engine.schedule import chain_st
 from lazynb.runstate import state
@@ -36,6 +38,10 @@ def _tensors_in(ret: Any) -> list[Tensor]:
   if isinstance(ret, dict): return [r for r in ret.values() if isinstance(r, Tensor)]
   return []
 
+def _view_vars(u: UOp) -> list[UOp]:
+  """The variables in the sizes of a chain of views (movement ops keep theirs in their args)."""
+  return variables([n.arg for n in u.toposort() if n.op in GroupOp.Movement])
+
 def _same_value(a: Any, b: Any) -> bool:
   try: return bool(a is b or type(a) is type(b) and a == b)
   except Exception: return False  # noqa: BLE001 (objects whose == is not a plain yes/no: identity only)
@@ -49,6 +55,7 @@ class TinyJit:
   def reset(self):
     """Forget the capture: the next two calls warm up and capture again (e.g. for new input shapes)."""
     self.cnt, self.captured, self.ret = 0, [], None
+    self.ret_views: dict[int, tuple[int, UOp | None]] = {}
     self.input_spec: list[tuple] = []
     self.input_bufs: list[Buffer] = []
     self.frozen_args: list = []
@@ -97,9 +104,11 @@ class TinyJit:
       raise JitError("TinyJit: the function made different data from Python values on its first two calls "
                      f"({len(self.warm_data)} then {len(data)} host arrays, or different contents). A capture would freeze those values: "
                      "pass changing values as Tensor arguments instead")
-    if not any(e[0] in ("kernel", "copy", "random") for e in log):
+    bufs = [t.uop.base.buffer for t in inputs]
+    views = self._input_views(ret, named, bufs)
+    if not any(e[0] in ("kernel", "copy", "random") for e in log) and not views:
       raise JitError("TinyJit: nothing was jitted (the function ran no kernel): return or realize the tensors it computes")
-    self.input_spec, self.input_bufs, self.frozen_args = spec, [t.uop.base.buffer for t in inputs], frozen
+    self.input_spec, self.input_bufs, self.frozen_args, self.ret_views = spec, bufs, frozen, views
     self.captured = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
     self.ret, self.cnt = ret, 2
     trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
@@ -124,7 +133,40 @@ class TinyJit:
         GlobalCounters.kernel_count += 1
     trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
     self.cnt += 1
-    return self.ret
+    return self._returned(inputs) if self.ret_views else self.ret
+
+  @staticmethod
+  def _input_views(ret, named: list[tuple], bufs: list[Buffer]) -> dict[int, tuple[int, UOp | None]]:
+    """The returned tensors that are inputs, or views of inputs: id -> (input index, the node a replay puts this call's input
+    in place of; None: the input itself). A replay writes new values into the captured outputs' buffers, but an input's
+    memory is the caller's: those are rebuilt on every call."""
+    out = {}
+    for r in _tensors_in(ret):
+      if (b := r.uop.base).op is not Ops.BUFFER or (i := next((i for i, ib in enumerate(bufs) if b.buffer is ib), None)) is None: continue
+      name, inp = named[i]
+      if r is inp:
+        out[id(r)] = (i, None)
+        continue
+      old = inp.uop if inp.uop in r.uop.toposort() else b  # views on top of the input tensor, or of its memory
+      if set(_view_vars(r.uop)) - set(_view_vars(old)):
+        raise JitError(f"TinyJit: the function returns a view of input {name!r} whose shape has a variable of its own, which a replay "
+                       "cannot rebuild for a new value: return a computed tensor (e.g. .contiguous()) instead")
+      out[id(r)] = (i, old)
+    return out
+
+  def _returned(self, inputs: list[Tensor]):
+    """What the function returned, with each input (or view of one) taken from this call's inputs, in the same container."""
+    def cur(r):
+      if not isinstance(r, Tensor) or (v := self.ret_views.get(id(r))) is None: return r
+      i, old = v
+      if old is None: return inputs[i]
+      return Tensor(r.uop.substitute({old: inputs[i].uop if old.op is not Ops.BUFFER else inputs[i].uop.base}))
+    ret = self.ret
+    if isinstance(ret, Tensor): return cur(ret)
+    if isinstance(ret, tuple): return type(ret)(*map(cur, ret)) if hasattr(ret, "_fields") else tuple(map(cur, ret))
+    if isinstance(ret, list): return [cur(r) for r in ret]
+    if isinstance(ret, dict): return {k: cur(v) for k, v in ret.items()}
+    return ret
 
   def _pruned(self, log: list) -> list:
     """prune=True: a kernel whose inputs never change between calls ran once at capture and is not replayed.

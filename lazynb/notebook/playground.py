@@ -98,7 +98,8 @@ def explain(opt: Opt, k: Kernel) -> str:
   if opt.op is OptOps.PADTO:
     new = -(-size // opt.arg) * opt.arg if opt.arg > 1 else size
     return (f"{opt}: grow {where} to {new}, a multiple of {opt.arg}, so it can be split evenly; the {new - size} extra positions are "
-            "masked: their loads read 0 and their stores are skipped (a `valid` condition appears in the index math).")
+            "masked: their loads read 0, their stores are skipped, on a reduce axis they add the reduce's identity, and an integer "
+            "division there divides by 1 (a `valid` condition appears in the index math).")
   return f"{opt}"
 
 # ---------------------------------------------------------------- the playground

@@ -37,6 +37,11 @@ class Renderer:
   @line_map.setter
   def line_map(self, lines: list[list[int]]): rendering.line_map = lines
 
+def workitem_ids(specials: list[UOp], kind: str) -> list[UOp]:
+  """The work-item ids of one kind ("g" global, "l" local, "t" thread) in launch order: dimension 0, 1, 2. A kernel loops
+  over its outer global axes past three, so its ids are the inner ones (gidx1..gidx3 of four are dimensions 0..2)."""
+  return sorted((u for u in specials if u.arg[0][0] == kind), key=lambda u: int(u.arg[0][4:]))
+
 def needs_wide_index(uops: list[UOp]) -> bool:
   """Does some index of this kernel leave the 32-bit range? A loop variable counts up to its bound (the `i < n` test
   sees n itself), so a bound of 2**31 needs 64 bits too."""

@@ -11,7 +11,7 @@ from typing import Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import CHECK
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
-from lazynb.renderer import Renderer, rendering, needs_wide_index, CHECK_HEAD
+from lazynb.renderer import Renderer, rendering, needs_wide_index, CHECK_HEAD, workitem_ids
 from lazynb.renderer.lanes import LaneGroup, lane_groups
 
 _C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
@@ -133,7 +133,7 @@ class CStyleLanguage(Renderer):
       if re.fullmatch(r"(data|val|acc|accv|alu|gidx|lidx|ridx|tidx|unused|temp|upcast|unroll)\d+|lz_\w*", v.arg[0]) or v.arg[0] in _C_WORDS:
         raise ValueError(f"variable name {v.arg[0]!r} clashes with a name in the generated kernel; rename the Variable")
     params += [f"{self.arg_int_prefix} {v.arg[0]}" for v in vars_]  # symbolic sizes: one int argument per variable
-    ids = sorted(u.arg[0] for u in specials if u.arg[0][0] == "t" or self.global_style == "args" and u.arg[0][0] == "g")
+    ids = [u.arg[0] for u in (workitem_ids(specials, "g") if self.global_style == "args" else []) + workitem_ids(specials, "t")]
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
     params += [f"{self.arg_int_prefix} {n}" for n in ids]
     if getattr(rendering, "checked", False):
@@ -233,6 +233,7 @@ class CStyleLanguage(Renderer):
     def mem(u: UOp) -> list[int]: return sorted(set([pos[u]] + [m for s in u.src if s in members for m in members[s]]))
     bufs: list[tuple[str, DType, bool]] = []
     specials = [u for u in uops if u.op is Ops.SPECIAL]
+    dim = {u: i for k in "gl" for i, u in enumerate(workitem_ids(specials, k))}
     stored = {u.src[0].src[0] for u in uops if u.op is Ops.STORE}
     rendering.checked = check = bool(CHECK)
     ok: dict[UOp, str] = {}  # check_style "mask": an access's in-bounds test, by its INDEX
@@ -257,7 +258,7 @@ class CStyleLanguage(Renderer):
       elif op is Ops.SPECIAL:
         r[u] = u.arg[0]
         if self.global_style == "special" and not u.arg[0].startswith("t"):
-          emit(f"{self.index_type} {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](int(u.arg[0][4:]))}; /* {sym_str(u.arg[1])} */", [pos[u]])
+          emit(f"{self.index_type} {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](dim[u])}; /* {sym_str(u.arg[1])} */", [pos[u]])
         elif wide: r[u] = f"(({self.index_type}){u.arg[0]})"  # an int argument: widen before multiplying
       elif op is Ops.DEFINE_VAR: r[u] = u.arg[0] if not wide else f"(({self.index_type}){u.arg[0]})"
       elif op is Ops.DEFINE_LOCAL:

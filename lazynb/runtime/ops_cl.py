@@ -1,5 +1,5 @@
-"""The CL device: OpenCL through pyopencl. With no GPU it runs on PoCL, an OpenCL for the CPU
-(pip install pyopencl pocl-binary-distribution)."""
+"""The CL device: OpenCL through pyopencl, on the first GPU any platform offers. With no GPU it runs on PoCL, an OpenCL
+for the CPU (pip install pyopencl pocl-binary-distribution)."""
 from __future__ import annotations
 import time
 import numpy as np
@@ -55,7 +55,7 @@ class CLDevice(Compiled):
     platforms = cl.get_platforms()
     devs = [d for p in platforms for d in p.get_devices()]
     if not devs: raise DeviceUnavailable("pyopencl found no OpenCL device; pip install pocl-binary-distribution for a CPU one")
-    self.cl_device = devs[0]
+    self.cl_device = next((d for d in devs if d.type & cl.device_type.GPU), devs[0])  # a GPU when one is there (PoCL may be listed first)
     self.ctx = cl.Context([self.cl_device])
     self.queue = cl.CommandQueue(self.ctx)
     renderer = OpenCLRenderer()
