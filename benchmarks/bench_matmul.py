@@ -74,7 +74,7 @@ def measure(n: int, device: str, reps: int, clock=time.perf_counter) -> dict:
   for si in items:
     for x in si.bufs: x.allocate()
   def run():
-    for r, si in zip(runners, items): r(list(si.bufs), wait=True)
+    for r, si in zip(runners, items): r(list(si.bufs))
   run()
   out = np.empty(n * n, np.float32)
   items[-1].bufs[0].copyout(memoryview(out.view(np.uint8)))

@@ -11,6 +11,7 @@ from lazynb.tensor import Tensor  # noqa: E402,F401
 from lazynb.engine.jit import TinyJit  # noqa: E402,F401
 from lazynb.engine import search as _search  # noqa: E402,F401  (registers BEAM search with codegen)
 from lazynb import nn  # noqa: E402,F401
+from lazynb import pipeline, corpus as _corpus  # noqa: E402,F401  (the stages declared; the programs pipeline.check grades on)
 from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E402,F401
 Variable = UOp.variable  # Variable("i", 1, 10).bind(3): a symbolic size (tinygrad 0.10's name)
 from lazynb import debug as _debug  # noqa: E402,F401  (the DEBUG printer subscribes to the trace bus)

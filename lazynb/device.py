@@ -9,8 +9,9 @@ import contextlib, hashlib, importlib, os, pathlib, sqlite3, tempfile, threading
 from typing import Any
 import numpy as np
 from lazynb.dtype import DType, np_storage
-from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, getenv
+from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, POISON, getenv
 from lazynb.renderer import Renderer
+from lazynb.pipeline import implements
 
 class Allocator:
   """Allocates device memory and copies to and from the host. Subclasses implement the underscored methods."""
@@ -134,6 +135,23 @@ class _Device:
 
 Device = _Device()
 
+# ---------------------------------------------------------------- the device's stages of the pipeline (lazynb/pipeline.py)
+@implements("compile")
+def compile_kernel(device: str, src: str) -> bytes:
+  """The compile stage: the device's compiler on one kernel's source (through the disk cache)."""
+  return Device[device].compiler.compile_cached(src)
+
+@implements("load")
+def load_kernel(device: str, name: str, lib: bytes):
+  """The load stage: the binary made a callable program by the device's runtime."""
+  return Device[device].runtime(name, lib)
+
+@implements("run")
+def run_kernel(program, bufs: list, global_size: tuple, local_size: tuple, vals: tuple) -> float:
+  """The run stage: a loaded program once on raw device buffers (Buffer._buf), waited for; the seconds it took."""
+  t = program(*bufs, global_size=global_size, local_size=local_size, **({"vals": vals} if vals else {}), wait=True)
+  return t if t is not None else 0.0
+
 def is_dtype_supported(dtype: DType, device: str | None = None) -> bool:
   """Whether kernels with `dtype` compile and run on `device` (default: Device.DEFAULT). False for a device that
   cannot be opened here."""
@@ -174,6 +192,7 @@ class Buffer:
       buf = _pool_take(key)
       self._buf = buf if buf is not None else self.allocator.alloc(key[1])
       GlobalCounters.mem_used += self.nbytes
+      if POISON and self.nbytes: self.allocator.copyin(self._buf, memoryview(b"\xff" * self.nbytes))
     return self
   def __del__(self):
     if getattr(self, "_buf", None) is not None:
@@ -203,6 +222,10 @@ class Buffer:
 # directory or database, LAZYNB_CACHE under a file) turns the cache off for the process with one warning.
 
 _local = threading.local()  # one connection per thread (BEAM compiles in worker threads)
+def _forget_connections():  # a forked child opens its own: an sqlite connection must not cross a fork
+  global _local
+  _local = threading.local()
+if hasattr(os, "register_at_fork"): os.register_at_fork(after_in_child=_forget_connections)
 def _digest(table: str, key: str, val: bytes) -> bytes: return hashlib.sha256(f"{table}\0{key}\0".encode() + val).digest()
 
 def _writable(path: pathlib.Path) -> str | None:

@@ -45,6 +45,9 @@ CACHELEVEL = ContextVar("CACHELEVEL", 2)
 MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (Tensor.dot)
 # 1: every kernel checks each load and store index against its buffer's size and raises OutOfBoundsError (device.py)
 CHECK = ContextVar("LAZYNB_CHECK", 0)
+# 1: new device memory is filled with 0xff bytes (NaN floats, -1 ints) instead of whatever it held: a kernel that reads
+# memory nothing wrote shows it (pipeline.check grades a replaced stage this way)
+POISON = ContextVar("LAZYNB_POISON", 0)
 
 class Nesting:
   """A block that can nest: `with n:` ... inside any of them `bool(n)` is True (trace.muted, BEAM's quiet compiler)."""

@@ -8,13 +8,14 @@ from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable
 import numpy as np
+from lazynb import pipeline
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, create_schedule, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute
@@ -172,7 +173,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   # ---------------------------------------------------------------- running
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
     """The kernels that realize() would run, without running them."""
-    items, _ = create_schedule([t.uop for t in (self,) + lst])
+    items, _ = pipeline.call("schedule", [t.uop for t in (self,) + lst])
     return items
   @staticmethod
   def _sym_count(n: UOp, device: str) -> Tensor: return Tensor(UOp.const(dtypes.float32, n.maximum(0), (UOp(Ops.DEVICE, dtypes.void, (), device),)))
@@ -188,7 +189,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     todo = [t for t in tensors if not t.uop.is_realized]
     if not todo: return
     todo += Tensor._readers_of_overwritten(todo)
-    items, becomes = create_schedule([t.uop for t in todo])
+    items, becomes = pipeline.call("schedule", [t.uop for t in todo])
     run_schedule(items)
     for orig, new in becomes.items():
       # a graph of constants only stays a constant (folding beats loading it back from memory)

@@ -13,6 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "lazynb"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
   ("base", ("lazynb.helpers", "lazynb.dtype", "lazynb.runstate")),  # runstate: the realize/autograd registries, read by every layer above
   ("ir", ("lazynb.uop", "lazynb.trace", "lazynb.gradient")),
+  ("pipeline", ("lazynb.pipeline",)),  # the stages declared; the modules below it mark their references (@implements)
   ("shape", ("lazynb.shape",)),
   ("renderer", ("lazynb.renderer",)),
   ("device", ("lazynb.device",)),
@@ -23,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
   ("frontend", ("lazynb.tensor", "lazynb.tensor_")),
   ("jit", ("lazynb.engine", "lazynb.engine.jit")),
   ("nn", ("lazynb.nn",)),
+  ("corpus", ("lazynb.corpus",)),  # the programs pipeline.check grades on: built with Tensor
   ("readers", ("lazynb.tracedoc", "lazynb.debug", "lazynb.viz")),
   ("package", ("lazynb", "lazynb.ops")),
   ("notebook", ("lazynb.notebook",)),

@@ -31,26 +31,28 @@ def test_jit_with_unrealized_inputs():
     a = rnd(2, 3, seed=i)
     np.testing.assert_allclose(jf(Tensor(a) * 3).numpy(), (a * 3 * 2 + 1).sum(1), rtol=1e-5)
 
-def test_jit_replay_runs_same_kernels_without_scheduling(monkeypatch):
+def test_jit_replay_runs_same_kernels_without_scheduling():
   jf = TinyJit(f)
   counts, schedules = [], []
-  import lazynb.tensor as tensor_mod
-  orig = tensor_mod.create_schedule
+  from lazynb import pipeline
+  orig = pipeline.reference("schedule")
   calls = {"n": 0}
   def counting(*a, **k):
     calls["n"] += 1
     return orig(*a, **k)
-  monkeypatch.setattr(tensor_mod, "create_schedule", counting)
+  with pipeline.use("schedule", counting): _jit_counts(jf, counts, schedules, calls)
+  assert counts[1] >= 1, counts
+  assert counts[2:] == [counts[1]] * 3, f"replay should run as many kernels as the capture: {counts}"
+  assert schedules[0] >= 1 and schedules[1] >= 1
+  assert schedules[2:] == [0, 0, 0], f"replay must not schedule: {schedules}"
+
+def _jit_counts(jf, counts, schedules, calls):
   for i in range(5):
     x, y = real(rnd(3, 4, seed=i)), real(rnd(4, 5, seed=10 + i))
     k0, s0 = GlobalCounters.kernel_count, calls["n"]
     jf(x, y)
     counts.append(GlobalCounters.kernel_count - k0)
     schedules.append(calls["n"] - s0)
-  assert counts[1] >= 1, counts
-  assert counts[2:] == [counts[1]] * 3, f"replay should run as many kernels as the capture: {counts}"
-  assert schedules[0] >= 1 and schedules[1] >= 1
-  assert schedules[2:] == [0, 0, 0], f"replay must not schedule: {schedules}"
 
 def test_jit_trace_events_capture_then_replay():
   jf = TinyJit(f)

@@ -7,17 +7,17 @@ index math), "simplified" (symbolic rules), "linearized" (accumulators, then the
 ProgramSpec is reported as a `program` event.
 """
 from __future__ import annotations
-import time
 from typing import Callable
-from lazynb import trace
+from lazynb import trace, pipeline
+from lazynb.pipeline import implements
 from lazynb.helpers import NOOPT, BEAM, DEBUG
 from lazynb.uop.ops import UOp, Ops, GroupOp
 from lazynb.dtype import dtypes
 from lazynb.device import Device
 from lazynb.renderer import Renderer, ProgramSpec, rendering, workitem_ids
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations  # noqa: F401
-from lazynb.codegen.lowerer import lower
-from lazynb.codegen.linearize import linearize
+from lazynb.codegen.lowerer import lower  # noqa: F401 (optimize, lower, simplify, linearize: the pipeline's code stages)
+from lazynb.codegen.linearize import linearize  # noqa: F401
 
 # BEAM search times kernels, so it lives above codegen (lazynb/engine/search.py) and registers itself here when imported
 _beam_search: Callable[[Kernel, int], Kernel] | None = None
@@ -25,6 +25,7 @@ def set_beam_search(fn: Callable[[Kernel, int], Kernel]):
   global _beam_search
   _beam_search = fn
 
+@implements("optimize")
 def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Kernel:
   """The Kernel for `ast` with opts applied: the given ones, or BEAM search, or the hand-coded heuristic."""
   k = Kernel(ast, renderer)
@@ -38,8 +39,8 @@ def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Ker
   return k
 
 def full_rewrite_to_sink(ast: UOp, renderer: Renderer | None = None, opts: list[Opt] | None = None) -> UOp:
-  """The lowered kernel (index math, loops) for an AST, before linearization."""
-  return lower(optimize(ast, renderer or Device[Device.DEFAULT].renderer, opts))
+  """The lowered kernel (index math, loops) for an AST, before linearization: the pipeline from optimize to simplify."""
+  return pipeline.run_stages("optimize", "simplify", ast=ast, renderer=renderer or Device[Device.DEFAULT].renderer, opts=opts)["simplified"]
 
 def estimates(uops: list[UOp]) -> int:
   """FLOPs the program does: each non-index ALU op once per loop iteration it runs in."""
@@ -55,17 +56,12 @@ def _is_index(u: UOp) -> bool:
   return u.dtype is dtypes.index and all(s.op in (Ops.RANGE, Ops.SPECIAL, Ops.CONST, Ops.DEFINE_VAR) or s.op in GroupOp.ALU and _is_index(s) for s in u.src)
 
 def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> ProgramSpec:
-  t0 = time.perf_counter()
-  k = optimize(ast, renderer, opts)
-  t1 = time.perf_counter()
-  lowered = lower(k)
-  t2 = time.perf_counter()
-  uops = linearize(lowered)
-  t3 = time.perf_counter()
+  """The kernel's ProgramSpec: the pipeline's code stages, optimize through render (lazynb/pipeline.py), on `ast`."""
   rendering.checked = False  # a renderer that compiles bounds checks in (LAZYNB_CHECK) says so here
-  src = renderer.render(k.function_name, uops)
-  checked = rendering.checked
-  t4 = time.perf_counter()
+  v = pipeline.run_stages("optimize", "render", ast=ast, renderer=renderer, opts=opts)
+  k, uops, src = v["kernel"], v["uops"], v["src"]
+  # a replaced renderer says nothing about bounds checks or which UOps made each line
+  own_render = pipeline.replacement("render") is None
   specials = [u for u in uops if u.op is Ops.SPECIAL]
   gs = [u.arg[1] for u in workitem_ids(specials, "g") + workitem_ids(specials, "t")]
   ls = [u.arg[1] for u in workitem_ids(specials, "l")]
@@ -73,9 +69,8 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
                     tuple(gs + [1] * (3 - len(gs))) if gs else (1, 1, 1), tuple(ls + [1] * (3 - len(ls))) if ls else (1, 1, 1),
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,
                     [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
-                    list(getattr(renderer, "line_map", [])),
-                    {"optimize": t1 - t0, "lower": t2 - t1, "linearize": t3 - t2, "render": t4 - t3}, k, lowered,
-                    [u for u in uops if u.op is Ops.DEFINE_VAR], checked)
-  trace.emit("program", program=prg, kernel=k, lowered=lowered)
+                    list(getattr(renderer, "line_map", [])) if own_render else [], v["seconds"], k, v["simplified"],
+                    [u for u in uops if u.op is Ops.DEFINE_VAR], rendering.checked and own_render, pipeline.replaced_names(pipeline.CODEGEN))
+  trace.emit("program", program=prg, kernel=k, lowered=v["simplified"])
   if DEBUG >= 6: print(src)
   return prg

@@ -21,6 +21,7 @@ import itertools
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, report_pass
 from lazynb.codegen.lowerer import reduce_identity
+from lazynb.pipeline import implements
 
 def _accumulate(ctx: itertools.count, red: UOp) -> UOp:
   """REDUCE(value, *ranges) -> ASSIGN(acc, acc <op> value): the accumulator starts at the op's identity before its loops."""
@@ -28,7 +29,9 @@ def _accumulate(ctx: itertools.count, red: UOp) -> UOp:
   return UOp(Ops.ASSIGN, red.dtype, (acc, UOp(red.arg, red.dtype, (acc, red.src[0]))))
 accumulators = PatternMatcher([(UPat(Ops.REDUCE, name="red"), _accumulate)])
 
+@implements("linearize")
 def linearize(sink: UOp) -> list[UOp]:
+  """The linearize stage: reduces become accumulators (a rewrite pass), then every node is placed in one list (`order`)."""
   # bottom-up, so a reduce nested in another's value is replaced first (each accumulator numbered in that order)
   sink = graph_rewrite(sink, accumulators, ctx=itertools.count(), name="linearize: accumulators", stage="linearized")
   out = order(sink)

@@ -17,6 +17,7 @@ from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.helpers import prod, dedup
+from lazynb.pipeline import implements
 
 def reduce_identity(op: Ops, dtype):
   if op is Ops.ADD: return False if dtype is dtypes.bool else 0
@@ -173,6 +174,7 @@ lowering = PatternMatcher([
   (_lane_of(None), lambda l, u: _cannot_lower(u)),
 ])
 
+@implements("lower")
 def lower_kernel(k: Kernel) -> UOp:
   """The "lowered" pass: every store of the AST, once per upcast lane, rewritten into index math (not yet simplified)."""
   ctx = Lowering(k)
@@ -182,6 +184,7 @@ def lower_kernel(k: Kernel) -> UOp:
   with in_stage("lowered"):
     return graph_rewrite(UOp.sink(*lanes, *k.bufs, *kernel_vars(k)), lowering, ctx=ctx, name="lower: views to index math", top_down=True)
 
+@implements("simplify")
 def simplify(lowered: UOp) -> UOp:
   """The "simplified" pass: symbolic rules over the index math, gates that became True dropped, one-hot sums folded."""
   with in_stage("simplified"): return graph_rewrite(lowered, lower_rules, name="simplify: index math")

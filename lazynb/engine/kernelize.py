@@ -6,8 +6,9 @@ tensor later runs exactly those kernels.
 """
 from __future__ import annotations
 from dataclasses import dataclass
+from lazynb import pipeline
 from lazynb.uop.ops import UOp, Ops
-from lazynb.engine.schedule import create_schedule
+import lazynb.engine.schedule  # noqa: F401 (the schedule stage)
 from lazynb.runstate import state
 
 @dataclass(frozen=True, eq=False)
@@ -21,7 +22,7 @@ class KernelArg:
 def kernelize(tensors: list) -> None:
   todo = [t for t in tensors if not t.uop.is_realized and t.uop.base.op is not Ops.ASSIGN]
   if not todo: return
-  items, becomes = create_schedule([t.uop for t in todo])
+  items, becomes = pipeline.call("schedule", [t.uop for t in todo])
   assign_of: dict[UOp, UOp] = {}
   for si in items:
     out, ins = si.buf_uops[0], si.buf_uops[1:]

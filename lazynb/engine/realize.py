@@ -7,10 +7,11 @@ from lazynb import trace
 from lazynb.device import Device, Buffer, CompileError, Runner, out_of_bounds  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
 from lazynb.dtype import dtypes
 from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK
+from lazynb import pipeline
 from lazynb.codegen import get_program
 from lazynb.renderer import ProgramSpec, CHECK_HEAD
 from lazynb.uop.ops import UOp, Ops, sym_eval
-from lazynb.engine.schedule import ScheduleItem, create_schedule
+from lazynb.engine.schedule import ScheduleItem
 from lazynb.runstate import state
 
 class CompiledRunner:
@@ -19,18 +20,18 @@ class CompiledRunner:
   def __init__(self, prg: ProgramSpec, lib: bytes | None = None, compile_s: float = 0.0, cached: bool = False, batch: int = 1):
     self.p = prg
     dev = Device[prg.device]
-    if lib is None:
+    if lib is None:  # the compile stage (a replaced one always runs: the disk cache holds what lazynb's compiled)
       st = time.perf_counter()
-      lib = dev.compiler.lookup(prg.src)
-      if not (cached := lib is not None): lib = dev.compiler.compile_cached(prg.src)
+      lib = dev.compiler.lookup(prg.src) if pipeline.replacement("compile") is None else None
+      if not (cached := lib is not None): lib = pipeline.call("compile", prg.device, prg.src)
       compile_s = time.perf_counter() - st
     self.lib, self.compile_s = lib, compile_s
     # batch: how many kernels the compiler call that made this one compiled (0: it came from the disk cache)
     trace.emit("compile", name=prg.name, display_name=prg.display_name, device=prg.device, seconds=self.compile_s, cached=cached,
                batch=0 if cached else batch)
-    self.fxn = dev.runtime(prg.name, self.lib)
-  def __call__(self, bufs: list[Buffer], var_vals: dict[str, int] | None = None, wait: bool = True) -> float:
-    """Run on `bufs`; `var_vals` gives each variable of a symbolic kernel its value (name -> int) for this run."""
+    self.fxn = pipeline.call("load", prg.device, prg.name, self.lib)
+  def __call__(self, bufs: list[Buffer], var_vals: dict[str, int] | None = None) -> float:
+    """Run on `bufs` (the run stage: it waits for the kernel); `var_vals` gives each variable of a symbolic kernel its value (name -> int)."""
     bufs[0].version += 1
     vals = [sym_eval(v, var_vals) for v in self.p.vars]
     gs = tuple(sym_eval(g, var_vals) for g in self.p.global_size)
@@ -41,10 +42,10 @@ class CompiledRunner:
       chk = Buffer(bufs[0].device, CHECK_HEAD + len(bufs), dtypes.int64).copyin(memoryview(np.array([0] * CHECK_HEAD + sizes, np.int64).view(np.uint8)))
       args.append(chk._buf)
     # `vals` only for a symbolic kernel: a runner written for kernels without variables need not know the argument
-    t = self.fxn(*args, global_size=gs, local_size=self.p.local_size, **({'vals': vals} if vals else {}), wait=wait)
+    t = pipeline.call("run", self.fxn, args, gs, self.p.local_size, tuple(vals))
     if self.p.checked and (slot := chk.numpy())[0]:
       raise out_of_bounds(self.p.name, int(slot[1]), int(slot[2]), sizes[int(slot[1])], bool(slot[3]))
-    return t if t is not None else 0.0
+    return t
 
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
@@ -55,10 +56,11 @@ def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | 
 
 method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 
-def runner_key(device: str, ast: UOp, opts=None) -> tuple[str, UOp, tuple]:
+def runner_key(device: str, ast: UOp, opts=None) -> tuple:
   # LAZYNB_CHECK is part of the key: a checked kernel takes one more buffer (its source differs too, so the disk cache,
   # keyed by the source, never hands one for the other either)
-  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None, int(CHECK)))
+  # so are the stages a learner replaced (lazynb.pipeline.use): their kernel is not lazynb's
+  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None, int(CHECK)), pipeline.replaced())
 
 def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
   key = runner_key(device, ast, opts)
@@ -70,6 +72,7 @@ def compile_ahead(items: list[ScheduleItem]):
   compiler call per device (where its compiler `batches`), instead of one compiler start-up per kernel. Anything that
   fails here is left to exec_item, which meets it in its turn and reports it as it always has: a kernel that does not
   render, and, when the batch does not compile, the first kernel that does not compile on its own."""
+  if pipeline.replacement("compile") is not None: return  # a replaced compile stage runs for each kernel, in its turn
   todo: dict[tuple, ScheduleItem] = {}
   for si in items:
     if si.kind != "kernel" or si.bufs[0].size == 0: continue
@@ -160,7 +163,7 @@ def compile_only(*tensors, device: str = "CUDA") -> list[dict]:
   """Render and compile the kernels that would realize `tensors` on `device`, without running them (CUDA with no GPU:
   NVRTC still makes PTX): [{name, source, ptx (the compiled bytes as text), global_size, local_size, opts}] per kernel."""
   dev = Device[device]
-  items, _ = create_schedule([t.uop for t in tensors])
+  items, _ = pipeline.call("schedule", [t.uop for t in tensors])
   out = []
   for si in items:
     if si.kind != "kernel": continue

@@ -27,6 +27,7 @@ from lazynb.helpers import prod, dedup
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
+from lazynb.pipeline import implements
 
 class StaleReadError(RuntimeError):
   """A lazy value reads memory that an assign has overwritten since the value was defined."""
@@ -368,6 +369,7 @@ def unbind_ast(ast: UOp) -> tuple[UOp, dict[str, int], dict[UOp, UOp]]:
             if u.op is Ops.CONST and isinstance(u.arg, UOp)}
   return (ast.substitute({**sub, **consts}) if sub or consts else ast), {v.arg[0]: x for v, x in vals.items()}, sub
 
+@implements("schedule")
 def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Kernels for `outs`, in order, and for each out the view of a buffer that will hold it."""
   with in_stage("kernels"):

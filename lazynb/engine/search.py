@@ -11,7 +11,7 @@ second run of the same kernel costs nothing.
 from __future__ import annotations
 import hashlib, json, os, statistics, sys, time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
-from lazynb import trace
+from lazynb import trace, pipeline
 from lazynb.dtype import to_storage
 from lazynb.helpers import getenv, DEBUG, prod
 import numpy as np
@@ -70,11 +70,12 @@ class _Timer:
       try: return self.runner(k)
       except Exception as e: return self._skip(k, e)
     compiler = Device[ks[0].renderer.device].compiler if ks else None
-    if compiler is None or not compiler.batches or len(ks) < 2: return list(self.pool.map(one, ks))
+    if compiler is None or not compiler.batches or len(ks) < 2 or pipeline.replacement("compile") is not None:
+      return list(self.pool.map(pipeline.carry(one), ks))
     def render(k):
       try: return self.runner(k, render_only=True)
       except Exception as e: return self._skip(k, e)
-    progs = list(self.pool.map(render, ks))
+    progs = list(self.pool.map(pipeline.carry(render), ks))
     live = [i for i, p in enumerate(progs) if p is not None]
     workers = self.workers
     def chunk(idx: list[int]) -> dict:
@@ -88,7 +89,7 @@ class _Timer:
         except Exception as e: out[i] = self._skip(progs[i], e)
       return out
     done: dict = {}
-    for d in self.pool.map(chunk, [c for c in (live[j::workers] for j in range(workers)) if c]): done.update(d)
+    for d in self.pool.map(pipeline.carry(chunk), [c for c in (live[j::workers] for j in range(workers)) if c]): done.update(d)
     return [done.get(i) for i in range(len(ks))]
   def time(self, r, runs: int, warmup: bool = True) -> float:
     """Median of `runs` timed runs. With `warmup`, a short first run (under 20 ms) is not counted: a fresh
@@ -97,7 +98,7 @@ class _Timer:
     if r is None: return float("inf")
     ts: list[float] = []
     while len(ts) < runs:
-      fut = self.runner_pool.submit(r, self.bufs)
+      fut = self.runner_pool.submit(pipeline.carry(r), self.bufs)
       try: t = fut.result(timeout=CANDIDATE_TIMEOUT_S)
       except FutureTimeout:
         self.skipped.append(f"{r.p.opts}: ran longer than {CANDIDATE_TIMEOUT_S} s")

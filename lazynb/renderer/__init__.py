@@ -4,6 +4,7 @@ import threading
 from dataclasses import dataclass, field
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, Ops, smax
+from lazynb.pipeline import implements
 
 # what one render() call decides lives per thread, not on the shared renderer: BEAM renders candidates on several threads
 rendering = threading.local()
@@ -72,4 +73,10 @@ class ProgramSpec:
   lowered: UOp | None = None                                # the lowered graph, before linearization
   vars: list = field(default_factory=list)                  # DEFINE_VARs, in argument order: ints passed after the buffers
   checked: bool = False  # LAZYNB_CHECK: the kernel takes one more buffer after its own, int64 [failed, buffer, index, store, size of data0, ...]
+  replaced: list = field(default_factory=list)               # the code stages a learner's function ran (lazynb.pipeline.use)
   # global_size and op_estimate may be expressions in the vars (sym_eval them with the values of a run)
+
+@implements("render")
+def render(name: str, uops: list[UOp], renderer: Renderer) -> str:
+  """The render stage: the renderer's source for a linearized kernel named `name`."""
+  return renderer.render(name, uops)

@@ -337,6 +337,7 @@ class CPUProgram(Runner):
     return time.perf_counter() - st if wait else None
 
 _pools: dict[int, ThreadPoolExecutor] = {}
+if hasattr(os, "register_at_fork"): os.register_at_fork(after_in_child=_pools.clear)  # a forked child has none of its parent's threads
 def _pool(n: int) -> ThreadPoolExecutor:
   # ctypes releases the GIL during the call, so these threads run the kernel on separate cores
   if n not in _pools: _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="lazynb-cpu")
