@@ -90,3 +90,12 @@ def test_the_checker_finds_what_it_should(tmp_path):
   assert any("trace.py:2" in v and "upward" in v for v in got), got
   assert not any("uop/ops.py" in v or "notebook/__init__.py" in v for v in got), got  # downward; the notebook layer may import late
   with pytest.raises(AssertionError, match="no layer"): layer("elsewhere")
+
+def test_the_notebook_layer_uses_only_public_core_names():
+  """lazynb/notebook/ imports no underscored name from the core (a private helper is free to change)."""
+  bad = []
+  for path in sorted((ROOT / "notebook").rglob("*.py")):
+    for n in ast.walk(ast.parse(path.read_text())):
+      if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("lazynb") and not n.module.startswith("lazynb.notebook"):
+        bad += [f"{path.name}:{n.lineno}: from {n.module} import {a.name}" for a in n.names if a.name.startswith("_")]
+  assert not bad, "\n".join(bad)

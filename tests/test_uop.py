@@ -434,3 +434,38 @@ def test_hash_consing_holds_across_threads():
   for kept in seen:
     for u in kept: by_key.setdefault((u.src[0].arg, u.src[1].arg), set()).add(id(u))
   assert by_key and all(len(ids) == 1 for ids in by_key.values())
+
+def test_graph_rewrite_has_tinygrads_signature_and_bottom_up_visits_a_node_before_its_sources():
+  import inspect
+  params = list(inspect.signature(graph_rewrite).parameters.values())
+  assert [p.name for p in params[:5]] == ["sink", "pm", "ctx", "bottom_up", "name"]
+  assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[5:])  # lazynb's own additions, by keyword only
+  a, b = UOp.variable("a", 0, 9), UOp.variable("b", 0, 9)
+  seen: list[str] = []
+  def note(x):
+    seen.append(x.op.name)
+    return None
+  pm = PatternMatcher([(UPat((Ops.ADD, Ops.MUL), name="x"), note)])
+  graph_rewrite((a + b) * 2, pm)
+  assert seen == ["ADD", "MUL"]  # sources first
+  seen.clear()
+  graph_rewrite((a + b) * 2, pm, None, True)
+  assert seen[0] == "MUL"  # bottom_up: the node before its sources (tinygrad 0.10's meaning)
+
+def test_the_rewrite_stage_is_per_thread():
+  import threading
+  from lazynb.uop.rewrite import in_stage, current_stage
+  inside, ready, go = [], threading.Event(), threading.Event()
+  def other():
+    with in_stage("lowered"):
+      ready.set()
+      go.wait(5)
+      inside.append(current_stage())
+  t = threading.Thread(target=other)
+  t.start()
+  ready.wait(5)
+  with in_stage("linearized"):
+    go.set()
+    t.join()
+    assert current_stage() == "linearized"
+  assert inside == ["lowered"] and current_stage() is None

@@ -182,7 +182,7 @@ def lower_kernel(k: Kernel) -> UOp:
            for combo in itertools.product(*[range(k.full_shape[a]) for a in ctx.upcast])]
   # every buffer stays a parameter, even one whose loads folded away: the runtime passes them all, in order; so does every variable
   with in_stage("lowered"):
-    return graph_rewrite(UOp.sink(*lanes, *k.bufs, *kernel_vars(k)), lowering, ctx=ctx, name="lower: views to index math", top_down=True)
+    return graph_rewrite(UOp.sink(*lanes, *k.bufs, *kernel_vars(k)), lowering, ctx=ctx, name="lower: views to index math", bottom_up=True)
 
 @implements("simplify")
 def simplify(lowered: UOp) -> UOp:

@@ -226,7 +226,7 @@ class Scheduler:
     # the cut: the root seen through its kernel's view, pushed down to loads by the rules in `cut_kernel`
     dg = UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0)
     start = UOp.sink(UOp(Ops.STORE, dtypes.void, (dg, UOp(Ops.VIEW, dtypes.void, (), store_st), seen_through(root, st))))
-    ast = graph_rewrite(start, cut_kernel, ctx=self, name=f"cut kernel: {root.op.name} ({self.roots[root]})", stage="kernels", top_down=True)
+    ast = graph_rewrite(start, cut_kernel, ctx=self, name=f"cut kernel: {root.op.name} ({self.roots[root]})", stage="kernels", bottom_up=True)
     value = ast.src[0].src[2]
     if root.op is Ops.ASSIGN and any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
       # the value reads the memory it overwrites through another view: compute it into a buffer of its own first

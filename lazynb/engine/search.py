@@ -29,7 +29,7 @@ MAX_UPCAST, MAX_BODY = 256, 1024
 def ast_key(ast: UOp, device: str, width: int) -> str:
   return hashlib.sha256(f"{device}|{width}|{pretty(ast, limit=100000)}".encode()).hexdigest()
 
-def _buffers_for(k: Kernel):
+def scratch_buffers(k: Kernel):
   """Scratch buffers big enough for every index the kernel can touch, filled with random data."""
   globs = {u.arg: u.dtype.base for u in k.ast.toposort() if u.op is Ops.DEFINE_GLOBAL}
   sizes = dict.fromkeys(globs, 1)
@@ -169,7 +169,7 @@ def beam_search(k: Kernel, width: int, cache: bool = True) -> Kernel:
 
 def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
   st = time.perf_counter()
-  timer = _Timer(_buffers_for(k))
+  timer = _Timer(scratch_buffers(k))
   progress = DEBUG >= 1 or getenv("BEAM_PROGRESS", 1)
   start = k.copy()
   hand_coded_optimizations(start)

@@ -19,7 +19,7 @@ from lazynb import trace
 from lazynb.device import Device
 from lazynb.codegen import get_program
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations, arange_axes
-from lazynb.engine.search import beam_search, _buffers_for
+from lazynb.engine.search import beam_search, scratch_buffers
 from lazynb.engine.realize import CompiledRunner, run_schedule
 from lazynb.notebook.html import render_playground, esc
 from lazynb.tensor import Tensor
@@ -132,7 +132,7 @@ class Playground:
     elif isinstance(what, UOp) or hasattr(what, "ast"):
       self.ast = what if isinstance(what, UOp) else what.ast
       self.renderer = Device[Device.DEFAULT].renderer
-      self.bufs = list(what.bufs) if hasattr(what, "bufs") else _buffers_for(Kernel(self.ast, self.renderer))
+      self.bufs = list(what.bufs) if hasattr(what, "bufs") else scratch_buffers(Kernel(self.ast, self.renderer))
       for b in self.bufs: b.allocate()
     else: raise TypeError(f"Playground takes a Tensor, a ScheduleItem or a kernel AST, not {type(what).__name__}")
     if self.ast.op is not Ops.SINK: raise ValueError(f"a kernel AST is a SINK, got {self.ast.op}")

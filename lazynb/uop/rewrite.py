@@ -2,7 +2,7 @@
 stages that every pass is tagged with (reported to the trace bus through `rewrite_hooks`). Patterns read a node's
 op, dtype, src and arg only, so this module needs the kinds of op, not the UOp class."""
 from __future__ import annotations
-import contextlib, inspect, itertools
+import contextlib, contextvars, inspect, itertools
 from typing import Any, Callable, TYPE_CHECKING
 from lazynb.dtype import DType
 from lazynb.helpers import DEBUG
@@ -115,16 +115,17 @@ rewrite_hooks: list[Callable] = []
 # caller is in (`with in_stage("lowered"): ...`), so a helper's own rewrites (index simplification in a ShapeTracker)
 # are shown under the stage that ran them.
 STAGES = ("tensor graph", "kernels", "lowered", "simplified", "linearized")
-_stage_stack: list[str] = []
+# the stage this thread (or BEAM worker) is in: a ContextVar, so two threads lowering kernels at once each see their own
+_stage: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("lazynb_rewrite_stage", default=())
 
 @contextlib.contextmanager
 def in_stage(stage: str):
   if stage not in STAGES: raise ValueError(f"unknown stage {stage!r}: one of {STAGES}")
-  _stage_stack.append(stage)
+  token = _stage.set(_stage.get() + (stage,))
   try: yield
-  finally: _stage_stack.pop()
+  finally: _stage.reset(token)
 
-def current_stage() -> str | None: return _stage_stack[-1] if _stage_stack else None
+def current_stage() -> str | None: return _stage.get()[-1] if _stage.get() else None
 
 def _tracking() -> bool: return any(getattr(h, "wanted", _always)() for h in rewrite_hooks)
 def tracking_rewrites() -> bool:
@@ -137,14 +138,15 @@ def report_pass(name: str, before: UOp, after: UOp, steps: list[tuple] | None = 
   if tracking_rewrites():
     for h in rewrite_hooks: h(name, before, after, list(steps or []), stage or current_stage())
 
-def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = None, report_unchanged: bool = True,
-                  stage: str | None = None, top_down: bool = False) -> UOp:
-  """Rewrite a graph with `pm` until no pattern matches anywhere: sources first, then the node itself;
-  a replacement is rewritten again in turn. `top_down=True`: a node is also tried before its sources, and when a rule
-  replaces it the old sources are never visited (a rule that pushes a view down stops where it is turned into a load).
-  `report_unchanged=False`: a pass that changed nothing is not reported. `stage`: the pipeline stage the pass belongs to."""
+def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, bottom_up: bool = False, name: str | None = None, *,
+                  stage: str | None = None, report_unchanged: bool = True) -> UOp:
+  """Rewrite a graph with `pm` until no pattern matches anywhere: sources first, then the node itself; a replacement is
+  rewritten again in turn. `bottom_up=True` (tinygrad's name for it): a node is also tried before its sources, and when
+  a rule replaces it the old sources are never visited (a rule that pushes a view down stops where it becomes a load).
+  The signature is tinygrad 0.10's (sink, pm, ctx, bottom_up, name); lazynb adds, by keyword only, `stage` (the pipeline
+  stage the pass belongs to) and `report_unchanged=False` (a pass that changed nothing is not reported)."""
   if stage is not None and stage != current_stage():  # the rules' own rewrites (a ShapeTracker's index math) belong to this stage too
-    with in_stage(stage): return graph_rewrite(sink, pm, ctx, name, report_unchanged, stage, top_down)
+    with in_stage(stage): return graph_rewrite(sink, pm, ctx, bottom_up, name, stage=stage, report_unchanged=report_unchanged)
   track = tracking_rewrites()
   steps: list[tuple] = []
   done: dict[UOp, UOp] = {}
@@ -153,7 +155,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, name: str | None = No
     n, phase, aux = stack.pop()
     if n in done and phase != 2: continue
     if phase == 0:
-      if top_down and pm.by_op[n.op] and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
+      if bottom_up and pm.by_op[n.op] and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
         if track: steps.append((n, r[0], r[1]))
         if r[0] in done: done[n] = done[r[0]]; continue  # noqa: E702
         stack.append((n, 2, r[0]))
