@@ -289,7 +289,8 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   def to(self, device: str) -> Tensor:
     device = Device.canonicalize(device)
     if device == self.device: return self
-    return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device))))
+    # a new tensor each call (the UNIQUE source keeps equal copies apart): its buffer is its own, written in place
+    return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device), new_unique())))
   def clone(self) -> Tensor: return self.contiguous()
 
   def _buffer(self) -> Buffer:
