@@ -26,7 +26,7 @@ from lazynb.tensor_math import MathMixin
 from lazynb.shape.sizes import broadcast_shape
 from lazynb.tensor_dtype import DTypeMixin
 from lazynb.tensor_create import CreateMixin, _np_cast, _list_to_numpy
-from lazynb.tensor_movement import MovementMixin
+from lazynb.tensor_movement import MovementMixin, replay
 from lazynb.tensor_reduce import ReduceMixin
 from lazynb.runstate import state
 
@@ -39,7 +39,10 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
-  __slots__ = ("_uop", "_pre", "_requires_grad", "grad", "__weakref__")
+  # _view: (weakref to base, ops, seen) for a view of the tensor `base` (see MovementMixin._mv): the movement ops from base's
+  # graph to this one, and the graph of base they were applied to (when base's graph changes, the view is rebuilt); () for
+  # a new tensor made by movement ops (a pad: it may read another tensor's memory, but owns none); None for any other
+  __slots__ = ("_uop", "_view", "_pre", "_requires_grad", "grad", "__weakref__")
   __hash__ = object.__hash__
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
@@ -59,6 +62,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     if requires_grad and uop.base.op is Ops.CONST:  # a leaf must be its own node, not a shared constant
       uop = Tensor._const_buffer(uop)
     self._uop: UOp = uop
+    self._view: tuple | None = None
     state.live.add(self)
     self._pre: UOp | None = None  # the graph before the last realize (so backward still works after .item())
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
@@ -77,12 +81,22 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   # ---------------------------------------------------------------- properties
   @property
   def uop(self) -> UOp:
+    if self._view and (b := self._viewed()) is not None and (bu := b.uop) is not self._view[2]:
+      # the tensor this views has a new graph (it was assigned, realized, given memory of its own): the view follows it
+      self._uop, self._view = replay(bu, self._view[1]), (self._view[0], self._view[1], bu)
     if (r := state.realized.get(self._uop)) is not None: self._uop = r
     # a view of memory that an assign has written since: the same view, of the memory's new name
     if state.superseded and (b := self._uop.base).op is Ops.BUFFER and b in state.superseded: self._uop = self._uop.substitute({b: newest(b)})
     return self._uop
   @uop.setter
-  def uop(self, u: UOp): self._uop = u
+  def uop(self, u: UOp): self._uop, self._view = u, None  # a tensor given a graph of its own is no view any more
+  def _viewed(self) -> Tensor | None:
+    """The tensor this one is a view of, if it is one. The view holds it weakly, as a method's own temporaries (conv2d's
+    sum before its reshape) must not live on; once it is gone, nothing can see that memory but this view, which then
+    stands alone (a second view of it made before it went no longer shares the writes: numpy's and torch's would)."""
+    if not self._view: return None
+    if (b := self._view[0]()) is None: self._view = None
+    return b
   lazydata = uop
   @property
   def shape(self) -> tuple[int, ...]: return self._uop.shape
@@ -228,44 +242,56 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     """Write x into this tensor's memory, in place.
 
     A tensor that is all of a buffer it owns gets a lazy ASSIGN: the write happens when it is realized, and lazy values
-    defined before it still see the old contents. A view into another tensor's memory (`a[:4]`, `a.T`) is written
-    through at once, so that tensor sees the new values. A tensor without memory of its own (a lazy value) just takes
-    x's graph."""
+    defined before it still see the old contents. A view (`a[:4]`, `a.T`, `a.reshape(...)`) writes into the memory of the
+    tensor it views, at once, so that tensor and its other views see the new values; that tensor first gets memory of its
+    own if it has none. A tensor without memory of its own (a lazy value, a constant) just takes x's graph: its views
+    follow it."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign: shape {x.shape} does not match {self.shape}")
     if x.device != self.device: raise ValueError(f"assign: device {x.device} does not match {self.device}")
     x = x.cast(self.dtype)
+    if (base := self._viewed()) is not None: return self._write_through(base, x)
     if self.uop.op is Ops.ASSIGN: self.realize()  # an earlier assign to this tensor is still pending: it happens first
-    u = self.uop
-    if is_contiguous_view_of_buffer(u) and u.base in state.owned:
-      self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
+    if self._owns_memory():
+      self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
       state.pending_assigns.add(self.uop)
       return self
-    base = u.base
-    if base.op not in (Ops.BUFFER, Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN) and _only(u, Ops.RESHAPE, Ops.EXPAND) or _only(u, Ops.RESHAPE):
-      self.uop = x.uop  # a value (a lazy expression, a constant, a shared result), not a view into memory: take x's graph
-      return self
-    if base.op is not Ops.BUFFER:  # the memory this views is not there yet: make it (a copy or an assign gets memory of its own)
-      Tensor(base).realize()
-      base = state.realized.get(base, base).base
-      u = u.substitute({u.base: state.realized.get(u.base, u.base)})
-    if base.op is not Ops.BUFFER or base not in state.owned:
-      raise RuntimeError("assign through a view writes into the memory of the tensor it views, but that tensor has no memory of its own "
-                         "(it is a lazy value, a constant, or shares a buffer with equal expressions): make it with .contiguous().realize() first")
+    # no memory of its own: take x's graph, but never another tensor's memory (a later write would reach that tensor too)
+    self.uop = x.contiguous().uop if x.uop.base.op is Ops.BUFFER and x.uop.base in state.owned else x.uop
+    return self
+  def _write_through(self, base: Tensor, x: Tensor) -> Tensor:
+    """assign() on a view: x is written at once into the memory of the tensor this views (base), through the view."""
+    base._own_memory()
+    return self._store(replay(base.uop, tuple(o for o in self._view[1] if o[0] != "detach")), x)
+  def _store(self, u: UOp, x: Tensor) -> Tensor:
+    """Write x into the memory u is a view of, now (an ASSIGN through u's ShapeTracker into the buffer)."""
+    if prod(u.shape) == 0: return self  # no places: nothing to write
     st = chain_st(u)
-    if not _valid_everywhere(st) or any(s > 1 and st_ == 0 for v in st.views for s, st_ in zip(v.shape, v.strides)):
-      raise RuntimeError(f"assign through this view is ambiguous: it pads or broadcasts ({st}); assign to a slice of the tensor instead")
-    self.uop = UOp(Ops.ASSIGN, self.dtype, (u, x.uop))
-    state.pending_assigns.add(self.uop)
-    return self.realize()
+    if (pads := not _valid_everywhere(st)) or not _one_place_each(st):
+      raise RuntimeError(f"cannot write through this view: it {'pads' if pads else 'broadcasts'} ({st}), so some of its places are "
+                         "not one place each in memory; write to a slice of the tensor it views instead")
+    state.pending_assigns.add(a := UOp(Ops.ASSIGN, self.dtype, (u, x.uop)))
+    Tensor(a).realize()
+    return self
+  def _own_memory(self) -> None:
+    """Give this tensor memory of its own, so that a write through one of its views lands in it. A pending copy (host
+    data), contiguous() or assign is realized (its buffer is this tensor's); a lazy value, a constant or a result shared
+    with equal expressions is copied into a new buffer."""
+    if self.uop.base.op in (Ops.ASSIGN, Ops.COPY, Ops.CONTIGUOUS): self.realize()
+    if not self._owns_memory(): self.uop = self.contiguous().realize().uop
+  def _owns_memory(self) -> bool:
+    """Is this tensor all of a buffer it may write in place (not a view of another tensor, nor a pad of one)?"""
+    u = self.uop  # (a view whose base is gone stands alone from here)
+    return self._view is None and is_contiguous_view_of_buffer(u) and u.base in state.owned
   def contiguous(self) -> Tensor:
     """A tensor stored in its own buffer (each call makes a new one: the UNIQUE source keeps equal ones apart)."""
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop, new_unique())))
-  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor: return self._mv(("detach", None))  # no gradient flows through it; it shares the memory (torch)
   def to(self, device: str) -> Tensor:
     device = Device.canonicalize(device)
     if device == self.device: return self
-    return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device))))
+    # a new tensor each call (the UNIQUE source keeps equal copies apart): its buffer is its own, written in place
+    return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device), new_unique())))
   def clone(self) -> Tensor: return self.contiguous()
 
   def _buffer(self) -> Buffer:
@@ -546,12 +572,18 @@ def _valid_everywhere(st) -> bool:
   _, valid = st.to_indexed_uops([UOp(Ops.SPECIAL, dtypes.index, (), (f"i{d}", s)) for d, s in enumerate(st.shape)])
   return graph_rewrite(valid, symbolic).is_const(True)
 
-def _only(u: UOp, *ops: Ops) -> bool:
-  """Is u its base under movement ops of these kinds only?"""
-  while u.op in GroupOp.Movement:
-    if u.op not in ops: return False
-    u = u.src[0]
-  return True
+def _one_place_each(st) -> bool:
+  """Does each place of the view name a place in memory of its own (no broadcast)? A stride of 0 over more than one valid
+  index looks like one; a later view may still keep one index of it only (`t.expand(2, 3)[1]`), so then they are counted."""
+  def spread(v) -> bool: return any(s == 0 and hi - lo > 1 for s, (lo, hi) in zip(v.strides, v.mask or [(0, n) for n in v.shape]))
+  if not any(spread(v) for v in st.views): return True
+  if variables(st.shape): return False
+  idx, valid = np.arange(prod(st.shape)), np.ones(prod(st.shape), bool)
+  for v in reversed(st.views):  # outermost first: each view's memory index is an index into the view below it
+    at = np.unravel_index(idx, v.shape) if v.shape else ()
+    if v.mask: valid &= np.logical_and.reduce([(lo <= a) & (a < hi) for a, (lo, hi) in zip(at, v.mask)])
+    idx = v.offset + sum((a * s for a, s in zip(at, v.strides)), np.zeros_like(idx))
+  return len(np.unique(idx[valid])) == int(valid.sum())
 def _mag(x: Tensor) -> Tensor:
   """|x| with slope +1 at 0: a formula split at x = 0 (the activations above) takes its right-hand side there."""
   return (x < 0).where(-x, x)

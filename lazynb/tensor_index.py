@@ -91,7 +91,7 @@ class IndexMixin:
     new = _pick(j == last.unsqueeze(-1), v.reshape(R + (1,) * len(ns) + (m,)), -1)
     out = (last >= 0).where(new, x)  # (R, n1..nk)
     order = rest + dims
-    view.assign(out.permute([order.index(d) for d in range(view.ndim)])).realize()
+    view.assign(out.permute([order.index(d) for d in range(view.ndim)]))
 
   # ---------------------------------------------------------------- gather / scatter along one axis
   def _check_index(self, dim: int, index: Tensor, name: str) -> int:

@@ -2,15 +2,20 @@
 basic indexing and slice assignment, cat, stack, repeat, split). Zero-copy: only the view (ShapeTracker) changes.
 Tensor inherits them."""
 from __future__ import annotations
+import weakref
 from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes, least_upper_dtype
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, sym_eq, variables, sym_canon
-from lazynb.runstate import state
 from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge
 from lazynb.tensor_create import _check_int
 if TYPE_CHECKING: from lazynb.tensor import Tensor
+
+def replay(u: UOp, ops: tuple) -> UOp:
+  """u seen through a view's ops ((name, arg): a movement op's UOp method, or "detach")."""
+  for name, arg in ops: u = UOp(Ops.DETACH, u.dtype, (u,)) if name == "detach" else getattr(u, name)(arg)
+  return u
 
 class MovementMixin:
   __slots__ = ()
@@ -40,12 +45,12 @@ class MovementMixin:
       shape = tuple(self.numel() // known if s == -1 else s for s in shape)
     shape = _check_shape(shape)
     if not sym_eq(prod(shape), self.numel(), bound=True): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
-    return self._mv(self.uop.reshape(shape))
+    return self._mv(("reshape", shape))
   def view(self, *shape) -> Tensor: return self.reshape(*shape)
   def permute(self, *order) -> Tensor:
     order = tuple(self._resolve_axis(a) for a in _shape_arg(order))
     if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute {order} is not a permutation of the {self.ndim} axes of {self.shape}")
-    return self._mv(self.uop.permute(order))
+    return self._mv(("permute", order))
   def expand(self, *shape) -> Tensor:
     shape = _shape_arg(shape)
     if len(shape) < self.ndim: raise ValueError(f"cannot expand {self.shape} to fewer dimensions {shape}")
@@ -53,7 +58,7 @@ class MovementMixin:
     base = (1,) * (len(shape) - self.ndim) + self.shape
     for s, ns in zip(base, shape):
       if ns is None or s != ns and s != 1: raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims can grow")
-    return self._mv(self.uop.reshape(base).expand(_check_shape(shape)))
+    return self._mv(("reshape", base), ("expand", _check_shape(shape)))
   def pad(self, padding, value: float = 0.0) -> Tensor:
     if all(isinstance(p, (int, np.integer)) for p in padding):  # flat, torch order: last dim first
       if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad padding {padding} for shape {self.shape}")
@@ -66,25 +71,33 @@ class MovementMixin:
     if any(not variables(x) and x < 0 for b, a in pairs for x in (b, a)):  # negative padding shrinks
       shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
       return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
-    ret = self._mv(self.uop.pad(tuple(pairs)))
+    ret = self._mv_pad(pairs)
     if value == 0: return ret
     # the value is a weak Python scalar, as in `self + value`: an int tensor padded with -inf or 0.5 is float (tinygrad 0.10),
     # a bool one padded with 2 is int; a Python int the dtype cannot hold raises
     ret, _ = ret._broadcasted(value)
     _check_int(value, ret.dtype)
     return ret + type(self).ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(ret.dtype)
-  def _mv_pad(self, pairs) -> Tensor: return self._mv(self.uop.pad(tuple(pairs)))
+  def _mv_pad(self, pairs) -> Tensor: return self._mv(("pad", tuple(map(tuple, pairs))), link=False)  # a new tensor, as torch's pad
   def shrink(self, arg) -> Tensor:
     if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")
     arg = tuple((0, s) if a is None else _check_shape(a) if variables(tuple(a)) else (int(a[0]), int(a[1])) for a, s in zip(arg, self.shape))
     for (b, e), s in zip(arg, self.shape):
       if not all(_ge(y, x) for x, y in ((0, b), (b, e), (e, s))):  # a variable: for every value in its [min, max]
         raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}" + (" for some value of its variables" if variables((arg, self.shape)) else ""))
-    return self._mv(self.uop.shrink(arg))
+    return self._mv(("shrink", arg))
   def flip(self, axis) -> Tensor:
     axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
-    return self._mv(self.uop.flip(tuple(i in axes for i in range(self.ndim))))
-  def _mv(self, u: UOp) -> Tensor: return type(self)(u, requires_grad=None)
+    return self._mv(("flip", tuple(i in axes for i in range(self.ndim))))
+  def _mv(self, *ops: tuple, link: bool = True) -> Tensor:
+    """The movement ops `ops` ((name, arg) pairs) applied to this tensor. The result is a view (unless link=False): as in
+    numpy and torch it shows this tensor's memory, so it is rebuilt when the viewed tensor's graph changes (an assign, or
+    memory of its own) and a write through it goes into the viewed tensor (`Tensor.assign`). Views of views keep the first
+    tensor as their base, with all the ops since."""
+    t = type(self)(replay(self.uop, ops), requires_grad=None)
+    base, prior = (b, self._view[1]) if (b := self._viewed()) is not None else (self, ())
+    t._view = (weakref.ref(base), prior + ops, base.uop) if link else ()
+    return t
   @property
   def T(self) -> Tensor: return self.transpose()
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -147,15 +160,15 @@ class MovementMixin:
       # a stride of s: pad to a multiple of s, split (n, s), keep the first of each group
       shp = x.shape
       pads = tuple((0, ceildiv(d, s) * s - d) for d, s in zip(shp, steps))
-      x = x.pad(pads)
+      x = x._mv(("pad", pads))  # a view still: the padding is never read
       x = x.reshape(sum([[ceildiv(d, s), s] for d, s in zip(shp, steps)], []))
       x = x.shrink(tuple(sum([[(0, ceildiv(d, s)), (0, 1)] for d, s in zip(shp, steps)], [])))
     return x.reshape(tuple(final_shape))
   def __setitem__(self, idx, value) -> None:
-    """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and tinygrad do: a view
-    of another tensor writes into that tensor; a tensor without memory of its own (lazy, a constant) first gets some."""
-    if self.uop.op is Ops.ASSIGN: self.realize()
-    if not (self.uop.base.op is Ops.BUFFER and self.uop.base in state.owned): self.uop = self.contiguous().realize().uop
+    """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and torch do: when t is
+    a view, into the memory of the tensor it views. That tensor first gets memory of its own if it has none (a lazy value,
+    a constant, host data not yet copied to the device)."""
+    (self if (base := self._viewed()) is None else base)._own_memory()
     tup = idx if isinstance(idx, tuple) else (idx,)
     if any(isinstance(i, (type(self), list, np.ndarray)) for i in tup):
       if isinstance(value, type(self)): value = value.contiguous().realize()  # it may read self, which the write overwrites
@@ -166,7 +179,7 @@ class MovementMixin:
       if broadcast_shape(value.shape, target.shape) != target.shape:
         raise ValueError(f"cannot assign a value of shape {value.shape} to t[{idx!r}] of shape {target.shape}")
       value = value._broadcast_to(target.shape)
-    target.assign(value).realize()
+    target.assign(value)
 
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
     ts = [self, *others]
@@ -194,7 +207,7 @@ class MovementMixin:
     base = (1,) * (len(reps) - self.ndim) + self.shape
     x = self.reshape(sum([[1, s] for s in base], []))
     x = x.expand(sum([[r, s] for r, s in zip(reps, base)], []))
-    return x.reshape(tuple(r * s for r, s in zip(reps, base)))
+    return x._mv(("reshape", tuple(r * s for r, s in zip(reps, base))), link=False)  # a new tensor, as torch's repeat
   def split(self, sizes, dim: int = 0) -> list[Tensor]:
     d = self._resolve_axis(dim, what="split")
     if isinstance(sizes, int): sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)]

@@ -133,6 +133,7 @@ class Scheduler:
     self.items: dict[UOp, ScheduleItem] = {}
     self.deps: dict[UOp, list[UOp]] = {}   # root -> roots it reads
     self.reads: dict[UOp, set[UOp]] = {}   # root -> realized BUFFERs it reads directly
+    self.staged: dict[UOp, UOp] = {}       # ASSIGN root -> its value copied to a buffer first (it reads the target's memory)
 
   def root_of(self, out: UOp) -> UOp | None:
     b = out.base
@@ -228,9 +229,15 @@ class Scheduler:
     start = UOp.sink(UOp(Ops.STORE, dtypes.void, (dg, UOp(Ops.VIEW, dtypes.void, (), store_st), seen_through(root, st))))
     ast = graph_rewrite(start, cut_kernel, ctx=self, name=f"cut kernel: {root.op.name} ({self.roots[root]})", stage="kernels", bottom_up=True)
     value = ast.src[0].src[2]
-    if root.op is Ops.ASSIGN and any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
-      # the value reads the memory it overwrites through another view: compute it into a buffer of its own first
-      self.add_root(root.src[1], "realize")
+    if root.op is Ops.ASSIGN and root not in self.staged and \
+       any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
+      # the value reads the memory it overwrites through another view (m[::-1] = m): it is computed into a new buffer first,
+      # a CONTIGUOUS of its own (the value itself may be a buffer, which cannot be a root; and a root that is a view of the
+      # target would leave a cached result behind that names the target's memory)
+      v = root.src[1]
+      self.staged[root] = staged = UOp(Ops.CONTIGUOUS, v.dtype, (v, new_unique()))
+      self.consumers[v] = [staged if c is root else c for c in self.consumers.get(v, [])]
+      self.consumers[staged] = [root]
       return self.build(root)
     ast, var_vals, sub = unbind_ast(ast)
     bufs = tuple(state.buffers[b] for b in self.globals)
@@ -346,7 +353,7 @@ cut_kernel = PatternMatcher([
   (_viewed(Ops.DETACH), lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[0], v.arg))),
   # the root's own CONTIGUOUS is this kernel; the root's ASSIGN stores its value (into the target's buffer)
   (_viewed((Ops.CONTIGUOUS, Ops.ASSIGN)),
-   lambda ctx, v, x: _inherit(ctx, v, seen_through(x.src[1 if x.op is Ops.ASSIGN else 0], v.arg)) if x is ctx.root else None),
+   lambda ctx, v, x: _inherit(ctx, v, seen_through(ctx.staged.get(x, x.src[1]) if x.op is Ops.ASSIGN else x.src[0], v.arg)) if x is ctx.root else None),
   # a COPY, a CONTIGUOUS or an ASSIGN inside the graph is a kernel of its own
   (_viewed((Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN)),
    lambda ctx, v, x: ctx.load_root(ctx.root, x, "copy" if x.op is Ops.COPY else "realize", v.arg, v)),
