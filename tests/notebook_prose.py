@@ -219,6 +219,8 @@ def context(m: re.Match, wide: int = 30) -> str:
 
 def stated(m: re.Match) -> str: return m.group("n")
 
+def shown(got) -> str: return f"{got:g}" if isinstance(got, float) else str(got)  # a count of 3 reads "3", not "3.0"
+
 def measured(claim: Claim, cells, at: int) -> str | float | None:
   if claim.measure is not None: return claim.measure()
   order = range(at - 1, -1, -1) if claim.where == "above" else range(at + 1, len(cells))
@@ -263,13 +265,13 @@ def mismatches(stem: str, nb) -> list[str]:
       # name the value the text should state, where the section's cells measure one
       pieces = region(claim, cells)[0]
       got = next((g for i, _ in (pieces[::-1] if claim.where == "above" else pieces) for g in [measured(claim, cells, i)] if g is not None), None)
-      bad.append(problem + ("" if got is None else f" (the notebook measured {got})"))
+      bad.append(problem + ("" if got is None else f" (the notebook measured {shown(got)})"))
       continue
     for at, m in hits:
       got = measured(claim, cells, at)
       if got is None: bad.append(f"{claim.place()}: {context(m)!r}: no output {claim.where} it matches /{claim.out}/")
       elif not agrees(claim, stated(m), got):
-        bad.append(f"{claim.place()}: the text says {stated(m)} ({context(m)!r}, anchor '{claim.says}'), but the notebook measured {got}")
+        bad.append(f"{claim.place()}: the text says {stated(m)} ({context(m)!r}, anchor '{claim.says}'), but the notebook measured {shown(got)}")
   return bad
 
 def _fold(s: str) -> str: return re.sub(r"\s+", " ", s).strip()

@@ -55,7 +55,8 @@ def test_a_changed_number_in_the_real_text_is_read_and_refused(claim: Claim):
   """Plant a wrong number where the notebook states this one (or in its quiz's explanation): the anchor still finds
   the statement, reads the planted number, and the comparison refuses it where the run measured the old one."""
   nb = _read(claim.nb)
-  hits, _ = prose.find(claim, nb.cells)
+  hits, problem = prose.find(claim, nb.cells)
+  assert hits, problem
   at, m = hits[0]
   said = prose.stated(m)
   wrong = _planted(claim, said)
