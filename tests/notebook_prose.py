@@ -207,7 +207,8 @@ def find(claim: Claim, cells, explain: Callable[[str], str] | None = None) -> tu
   hits = [(i, m) for i, text in pieces for m in claim.pattern().finditer(text)]
   if len(hits) == claim.times: return hits, None
   if not hits:
-    return hits, (f"{claim.place()}: the number it states is gone: no '{claim.says}' there ({{N}} a number in digits or words"
+    what = "{T} a tuple of ints" if "{T}" in claim.says else "{N} a number in digits or words"
+    return hits, (f"{claim.place()}: the number it states is gone: no '{claim.says}' there ({what}"
                   f"{'' if claim.times == 1 else f', expected {claim.times} times'}); state it again, or move the claim in tests/notebook_prose.py")
   return hits, (f"{claim.place()}: '{claim.says}' is there {len(hits)} times, the claim expects {claim.times}: "
                 + "; ".join(repr(context(m)) for _, m in hits) + ": make the anchor tell them apart, or set times=")
