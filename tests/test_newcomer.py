@@ -29,9 +29,15 @@ def test_readme_has_two_setup_commands():
   assert cmds[0].endswith(OPEN) and cmds[0].startswith("pip install -e ") and "[notebook]" in cmds[0], cmds[0]
   assert cmds[1] == "bash .ci/run", cmds[1]
   readme = (ROOT / "README.md").read_text()
-  # what each path needs, and where the data comes from
-  for needed in ("Python ≥ 3.10", "C compiler", "node", "npm run build:prod", "LAZYNB_DATA", "LAZYNB_QUICK", "00_index.ipynb"):
+  # what each path needs, and where the data comes from: the names, commands and versions, however the text words them
+  for needed in ("C compiler", "node", "npm run build:prod", "LAZYNB_DATA", "LAZYNB_QUICK", "00_index.ipynb"):
     assert needed in readme, needed
+  python = re.search(r'^requires-python\s*=\s*">=\s*([\d.]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+  said = re.findall(r"Python\s*(?:≥|>=)\s*(\d+(?:\.\d+)*)|Python\s+(\d+(?:\.\d+)*)\s*(?:\+|or\s+(?:newer|later))", readme)
+  said = [a or b for a, b in said]
+  assert said and set(said) == {python}, f"the README states Python {sorted(set(said))} as the minimum, pyproject.toml requires >= {python}"
+  scripts = json.loads((ROOT / "labextension" / "package.json").read_text())["scripts"]
+  assert not set(re.findall(r"npm run ([\w:-]+)", readme)) - set(scripts), "the README runs an npm script labextension/package.json lacks"
 
 # ---------------------------------------------------------------------------------------------- the newcomer's venv
 
