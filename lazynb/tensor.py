@@ -22,7 +22,7 @@ from lazynb.gradient import compute_gradient, substitute
 from lazynb.tensor_nn import NNMixin
 from lazynb.tensor_loss import LossMixin
 from lazynb.tensor_index import IndexMixin
-from lazynb.tensor_math import MathMixin
+from lazynb.tensor_math import MathMixin, _log1p
 from lazynb.shape.sizes import broadcast_shape
 from lazynb.tensor_dtype import DTypeMixin
 from lazynb.tensor_create import CreateMixin, _np_cast, _list_to_numpy
@@ -591,7 +591,3 @@ def _expm1(x: Tensor) -> Tensor:
   """exp(x) - 1 without the cancellation near 0 (a series there); x is a float tensor."""
   s = (small := x.abs() < 1e-2).where(x, 0.0)  # the series sees small values only: a huge x**3 it discards would poison the gradient
   return small.where(s * (1 + s * (0.5 + s * (1 / 6))), x.exp() - 1)
-def _log1p(x: Tensor) -> Tensor:
-  """log(1 + x) for x >= 0 without losing x when it is tiny (a series there)."""
-  s = (small := x < 1e-2).where(x, 0.0)
-  return small.where(s * (1 - s * (0.5 - s * (1 / 3 - s * 0.25))), (1 + x).log())

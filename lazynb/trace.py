@@ -42,7 +42,7 @@ def subscribe(fn: Callable[[Event], None], rewrites: bool | Callable[[], bool] =
   is asked before each pass (the DEBUG printer wants them only while DEBUG >= 4)."""
   _subscribers.append(fn)
   if rewrites:
-    _wants_rewrites.append((fn, rewrites if callable(rewrites) else _always))
+    _wants_rewrites.append((fn, rewrites if callable(rewrites) else _rewrite.always))
     if _rewrite_hook not in _rewrite.rewrite_hooks: _rewrite.rewrite_hooks.append(_rewrite_hook)
   return fn
 
@@ -51,7 +51,6 @@ def unsubscribe(fn: Callable[[Event], None]):
   _wants_rewrites[:] = [(f, p) for f, p in _wants_rewrites if f is not fn]
   if not _wants_rewrites and _rewrite_hook in _rewrite.rewrite_hooks: _rewrite.rewrite_hooks.remove(_rewrite_hook)
 
-def _always() -> bool: return True
 
 _muted = Nesting()
 
@@ -61,11 +60,6 @@ def muted() -> Nesting:
 
 def emit(kind: str, /, **data: Any):
   if not _subscribers or _muted: return
-  ev = Event(kind, data)
-  for fn in list(_subscribers): fn(ev)
-
-def emit_unmuted(kind: str, /, **data: Any):
-  if not _subscribers: return
   ev = Event(kind, data)
   for fn in list(_subscribers): fn(ev)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib, html, os, re, shutil, subprocess, sys, threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from lazynb.notebook.stpicture import as_list as _list
 
 # node kind -> fill colour (pastels: black text stays readable in light and dark themes)
 KIND_COLORS = {"movement": "#b9dcff", "alu": "#ffe599", "reduce": "#ff9e9e", "buffer": "#b6e8b6", "memory": "#ffc98a",
@@ -56,7 +57,6 @@ def _short(s, n: int) -> str:
   s = str(s)
   return s if len(s) <= n else s[:n - 3] + "..."
 
-def _list(x) -> list: return x if isinstance(x, list) else []
 def _color(n: dict) -> str:
   k = n.get("kind")
   return KIND_COLORS[k] if isinstance(k, str) and k in KIND_COLORS else KIND_COLORS["other"]

@@ -12,10 +12,10 @@ Every string in the document is untrusted: it only reaches the page through `esc
 limits, and drawn graphs and kernel sources share byte budgets, so a huge graph still gives a small page.
 """
 from __future__ import annotations
-import base64, html, io, re, secrets
+import base64, io, re, secrets
 from lazynb import viz as _viz
 from lazynb.notebook import graphviz as gv
-from lazynb.notebook.stpicture import pictures_html
+from lazynb.notebook.stpicture import pictures_html, esc, as_list as _list, tuple_text
 
 VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
 TITLES = {"schedule": "Schedule", "graph": "Graph", "shapetracker": "ShapeTracker", "kernels": "Kernels", "timing": "Timing",
@@ -43,7 +43,6 @@ MAX_STEPS = 40
 MAX_PICTURES = 12            # ShapeTracker pictures (without per-cell tooltips) in the ShapeTracker view
 REWRITE_GRAPH_NODES = 200    # draw a rewrite's before/after graphs only up to this many nodes
 
-def esc(x) -> str: return html.escape("" if x is None else str(x), quote=True)
 
 def _num(x, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
   try: return fmt.format(float(x) * scale)
@@ -56,9 +55,6 @@ def _vars_row(k: dict) -> str:
   return ('<tr><th>variables</th><td colspan="3"><code>' + ", ".join(f"{esc(n)}={esc(vals.get(n, '?'))}" for n in k["vars"]) +
           "</code> (int arguments: one compiled kernel for every value)</td></tr>")
 
-def _tuple(xs) -> str:
-  return "(" + ", ".join(esc(x) for x in xs) + ("," if len(xs) == 1 else "") + ")" if isinstance(xs, list) else esc(xs)
-
 def _expr(x, limit: int = 2000) -> str:
   """An index/valid expression, escaped, with break opportunities after its operators."""
   x = "" if x is None else str(x)
@@ -66,7 +62,6 @@ def _expr(x, limit: int = 2000) -> str:
   return "".join(c + "<wbr>" if c in "+*" else c for c in esc(x))
 
 def _dict(x) -> dict: return x if isinstance(x, dict) else {}
-def _list(x) -> list: return x if isinstance(x, list) else []
 
 class _Ctx:
   def __init__(self, doc: dict):
@@ -205,7 +200,7 @@ def view_shapetracker(ctx: _Ctx) -> str:
   rows = []
   for v in views[:MAX_ROWS]:
     k = ctx.kernel(v.get("kernel"))
-    stack = "".join(f'<div class="lzt-view">shape {_tuple(w.get("shape"))} strides {_tuple(w.get("strides"))} offset {esc(w.get("offset"))}'
+    stack = "".join(f'<div class="lzt-view">shape {esc(tuple_text(w.get("shape")))} strides {esc(tuple_text(w.get("strides")))} offset {esc(w.get("offset"))}'
                     + (f' mask {esc(w.get("mask"))}' if w.get("mask") else "") + "</div>"
                     for w in _list(v.get("views")) if isinstance(w, dict))
     mvs = [f"{esc(m[0])} <code>{esc(m[1])}</code>" for m in reversed(_list(v.get("movement"))) if isinstance(m, list) and len(m) == 2]
@@ -215,7 +210,7 @@ def view_shapetracker(ctx: _Ctx) -> str:
     axes = " ".join(_axis(a) for a in _list(v.get("axis_names")))
     rows.append(f'<tr><td class="lzt-nw">{esc(v.get("kernel"))} {_kname(k) if k else ""}</td><td><code>{buf}</code></td>'
                 f'<td>{esc(v.get("access"))}</td>'
-                f'<td><code>{_tuple(v.get("shape"))}</code><div class="lzt-mono lzt-small">{axes}</div></td><td class="lzt-mono">{stack}</td>'
+                f'<td><code>{esc(tuple_text(v.get("shape")))}</code><div class="lzt-mono lzt-small">{axes}</div></td><td class="lzt-mono">{stack}</td>'
                 f'<td><code>{_expr(v.get("index"))}</code></td><td><code>{_expr(v.get("valid"))}</code></td>'
                 f'<td class="lzt-small">{mv or "<span class=lzt-muted>none</span>"}</td></tr>')
   more = _note(f"Showing {MAX_ROWS} of {len(views)} buffer accesses.") if len(views) > MAX_ROWS else ""
@@ -292,8 +287,8 @@ def view_kernels(ctx: _Ctx) -> str:
     ctx.src_left -= len(uops)
     out.append(f'<div class="lzt-card"><div class="lzt-title">{_kname(k)} <span class="lzt-muted">kernel {esc(k.get("id"))} &middot; '
                f'{esc(k.get("device"))} &middot; {esc(lang)}</span></div><table class="lzt-kv">'
-               f'<tr><th>global size</th><td><code>{_tuple(k.get("global_size"))}</code></td><th>local size</th>'
-               f'<td><code>{_tuple(k.get("local_size"))}</code></td></tr>'
+               f'<tr><th>global size</th><td><code>{esc(tuple_text(k.get("global_size")))}</code></td><th>local size</th>'
+               f'<td><code>{esc(tuple_text(k.get("local_size")))}</code></td></tr>'
                f'<tr><th>full shape</th><td class="lzt-mono">{shape}</td><th>applied opts</th><td>{opts}</td></tr>'
                f'<tr><th>estimates</th><td>{esc(k.get("op_estimate"))} ops, {esc(k.get("mem_estimate"))} bytes</td>'
                f'<th>codegen</th><td>{stages or "-"}</td></tr>{_vars_row(k)}</table>{srcnote}<div class="lzt-src">{body}</div>{uops}</div>')

@@ -19,6 +19,7 @@ from lazynb.uop.ops import GroupOp, UOp
 PALETTE = 10  # memory cells are coloured by index mod PALETTE; a logical cell takes the colour of what it reads
 
 def esc(x) -> str: return html.escape("" if x is None else str(x), quote=True)
+def as_list(x) -> list: return x if isinstance(x, list) else []
 
 def tensor_st(t: Tensor | UOp) -> tuple[ShapeTracker, list[list[str]], int]:
   """(the ShapeTracker of t's movement ops over its base, the ops as [name, arg] from the buffer up, the base's size)."""
@@ -63,7 +64,10 @@ def show_st(*xs, dims=None, at=None, cap: int = GRID_CAP, titles=None) -> STPict
 
 # ---------------------------------------------------------------- reading a picture as text
 
-def _tuple(xs) -> str: return "(" + ", ".join(map(str, xs)) + ("," if len(xs) == 1 else "") + ")"
+def tuple_text(xs) -> str:
+  """(1, 2) as Python prints a tuple, from a list (a JSON document's); anything else as its text."""
+  return "(" + ", ".join(map(str, xs)) + ("," if len(xs) == 1 else "") + ")" if isinstance(xs, (list, tuple)) else str(xs)
+_tuple = tuple_text
 def _mask(m) -> str: return "(" + ", ".join(_tuple(x) for x in m) + ("," if len(m) == 1 else "") + ")"
 
 def arithmetic(view: dict, step: dict) -> str:

@@ -127,11 +127,11 @@ def in_stage(stage: str):
 
 def current_stage() -> str | None: return _stage.get()[-1] if _stage.get() else None
 
-def _tracking() -> bool: return any(getattr(h, "wanted", _always)() for h in rewrite_hooks)
+def _tracking() -> bool: return any(getattr(h, "wanted", always)() for h in rewrite_hooks)
 def tracking_rewrites() -> bool:
   """Does a reader want passes reported now? (then a pass collects its steps)"""
   return bool(rewrite_hooks) and _tracking()
-def _always() -> bool: return True
+def always() -> bool: return True
 
 def report_pass(name: str, before: UOp, after: UOp, steps: list[tuple] | None = None, stage: str | None = None):
   """Report a step that is not a PatternMatcher (the linearizer's ordering) like a pass: its graph before and after."""
