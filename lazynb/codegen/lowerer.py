@@ -12,7 +12,7 @@ symbolic rules over the result (`lower_rules`).
 from __future__ import annotations
 import itertools
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, exec_alu, variables, in_stage
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, variables, in_stage
 from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
 from lazynb.shape.shapetracker import ShapeTracker
@@ -218,18 +218,10 @@ def fold_onehot(red: UOp) -> UOp | None:
       return red.replace(src=(body,) + rest) if rest else body
   return None
 
-def reduce_const(r: UOp) -> UOp | None:
-  """A sum of a constant over loops is the constant times the trip count, computed exactly here: adding it in a
-  float32 accumulator stops growing at 2**24 (and costs a loop of 2**33 steps for Tensor.ones(2**33).sum())."""
-  c = r.src[0]
-  if c.op is not Ops.CONST or not all(s.op is Ops.RANGE and not isinstance(s.arg[1], UOp) for s in r.src[1:]): return None
-  if r.arg is Ops.MAX or r.dtype is dtypes.bool: return c
-  if r.arg is Ops.ADD: return c.const_like(exec_alu(Ops.MUL, r.dtype, (c.arg, prod(s.arg[1] for s in r.src[1:]))))
-  return None
-
-# a gate that simplified to True is no gate; a one-hot sum is a gather; a reduce of a constant needs no loop
+# a gate that simplified to True is no gate; a one-hot sum is a gather (a reduce of a constant needs no loop either, but
+# that is folded in the tensor graph, before any kernel: engine/schedule.py's fold_consts)
 drop_true_gates = PatternMatcher([
   (UPat(Ops.INDEX, name="x", src=(UPat.var("b"), UPat.var("i"), UPat.const(dtypes.bool, True))), lambda x, b, i: x.replace(src=(b, i))),
   (UPat(Ops.REDUCE, name="red"), fold_onehot),
-  (UPat(Ops.REDUCE, name="r"), reduce_const)])
+])
 lower_rules = symbolic + drop_true_gates
