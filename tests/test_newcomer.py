@@ -1,6 +1,7 @@
 """The README's path, taken as a newcomer takes it: a clean virtual environment (nothing but pip), the README's first
 setup command run verbatim with node removed from PATH (the C compilers stay), and then: JupyterLab lists the lazynb
-extension as enabled and OK, `python -m lazynb.notebook` serves the checkout and opens notebooks/00_index.ipynb, and
+extension as enabled and OK, `python -m lazynb.notebook` serves the checkout and opens the learner's copy of
+00_index.ipynb (course/), and
 every notebook runs in that environment (LAZYNB_QUICK=1, MNIST from LAZYNB_DATA as in CI: ../shared/data).
 tests/test_binder.py does the same for Binder's files. pip needs to reach PyPI.
 
@@ -72,7 +73,8 @@ def _get(url: str, token: str) -> tuple[int, str]:
 
 def test_newcomer_opens_the_index(newcomer):
   """Command one's second half, `python -m lazynb.notebook`, run from elsewhere: the browser it asks for (a recorder
-  named in $BROWSER) is sent to notebooks/00_index.ipynb, which the server it started serves, with lazynb's extension."""
+  named in $BROWSER) is sent to the learner's copy of 00_index.ipynb (course/, which git ignores), which the server it
+  started serves, with lazynb's extension; the tracked notebooks are left as they are."""
   _, py, env, tmp = newcomer
   opened, recorder = tmp / "opened.txt", tmp / "browser.py"
   recorder.write_text(f"import sys, pathlib; pathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
@@ -91,8 +93,8 @@ def test_newcomer_opens_the_index(newcomer):
       page = Path(urllib.parse.unquote(urllib.parse.urlparse(target).path)).read_text()
       target = re.search(r'href="(http[^"]+)"', page).group(1)
     url = urllib.parse.urlparse(target)
-    assert url.path == "/lab/tree/notebooks/00_index.ipynb" and url.port == port, target
-    status, body = _get(f"http://127.0.0.1:{port}/api/contents/notebooks/00_index.ipynb?content=0", token)
+    assert url.path == "/lab/tree/course/00_index.ipynb" and url.port == port, target
+    status, body = _get(f"http://127.0.0.1:{port}/api/contents/course/00_index.ipynb?content=0", token)
     assert status == 200 and json.loads(body)["type"] == "notebook"   # served from the checkout's root
     status, body = _get(f"http://127.0.0.1:{port}{url.path}", token)
     config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', body, re.S).group(1))
