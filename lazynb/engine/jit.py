@@ -56,6 +56,7 @@ class TinyJit:
     """Forget the capture: the next two calls warm up and capture again (e.g. for new input shapes)."""
     self.cnt, self.captured, self.ret = 0, [], None
     self.ret_views: dict[int, tuple[int, UOp | None]] = {}
+    self.rebound: dict[int, UOp] = {}
     self.input_spec: list[tuple] = []
     self.input_bufs: list[Buffer] = []
     self.frozen_args: list = []
@@ -84,6 +85,7 @@ class TinyJit:
   def __call__(self, *args, **kwargs):
     named, frozen = self._inputs(args, kwargs)
     inputs = [t for _, t in named]
+    bufs = [t.uop.base.buffer for t in inputs]  # (before the function runs: an assign may give an input a graph of its own)
     # the kernels read an input's underlying buffer through its view: the view must stay the same (up to variables' values)
     vals: dict[UOp, int] = {}
     spec = [(n, tuple(unbind(s, vals) for s in t.shape), t.dtype, t.device, chain_st(t.uop).unbind(vals)) for n, t in named]
@@ -104,8 +106,10 @@ class TinyJit:
       raise JitError("TinyJit: the function made different data from Python values on its first two calls "
                      f"({len(self.warm_data)} then {len(data)} host arrays, or different contents). A capture would freeze those values: "
                      "pass changing values as Tensor arguments instead")
-    bufs = [t.uop.base.buffer for t in inputs]
     views = self._input_views(ret, named, bufs)
+    # an input the function gave a new graph (assign on a view whose base is gone: it took the value's graph) gets that
+    # graph again on every replay, as a plain call gives it: the capture's, whose buffers each replay writes
+    self.rebound = {i: t.uop for i, t in enumerate(inputs) if t.uop.base.op is not Ops.BUFFER or t.uop.base.buffer is not bufs[i]}
     if not any(e[0] in ("kernel", "copy", "random") for e in log) and not views:
       raise JitError("TinyJit: nothing was jitted (the function ran no kernel): return or realize the tensors it computes")
     self.input_spec, self.input_bufs, self.frozen_args, self.ret_views = spec, bufs, frozen, views
@@ -132,6 +136,7 @@ class TinyJit:
         what(bufs, {**rest[1], **{k: v for k, v in self.var_vals.items() if k in rest[1]}})
         GlobalCounters.kernel_count += 1
     trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
+    for i, u in self.rebound.items(): inputs[i].uop = u
     self.cnt += 1
     return self._returned(inputs) if self.ret_views else self.ret
 
