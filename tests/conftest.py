@@ -25,7 +25,7 @@ TIERS = {
 TIER_OF_FILE = {
   "test_newcomer.py": "integration", "test_notebooks.py": "integration", "test_binder.py": "integration",
   "test_examples.py": "integration", "test_labextension.py": "integration",
-  "test_fusion_parity.py": "slow",
+  "test_fusion_parity.py": "slow", "test_beam_safety.py": "slow",
 }
 
 def pytest_configure(config):
@@ -34,7 +34,7 @@ def pytest_configure(config):
 
 # A parametrized test's BEAM variant and its OpenCL variant are slow wherever they are (BEAM times many candidates; PoCL
 # compiles each kernel in ~0.3 s): a parameter id `beam`/`BEAM` or `CL` puts that variant in the slow tier.
-SLOW_PARAMS = {"beam", "BEAM", "CL"}
+SLOW_PARAMS = {"beam", "BEAM", "CL", "07.beat_heuristic"}
 
 def pytest_collection_modifyitems(config, items):
   for item in items:

@@ -187,6 +187,7 @@ def _strip_checks(src: str) -> str:
   src = "\n".join(ln for ln in src.splitlines() if not re.match(r"\s*if \(.*lz_oob\(lz_chk", ln))
   return src.replace(", long long* restrict lz_chk", "")
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["clang", "gcc"])
 def test_the_unchecked_source_is_the_checked_one_without_its_checks(monkeypatch, fresh_runners, cc):
   """Checks are only added: without them the C text is what LAZYNB_CHECK=0 gives, which has no trace of them (gcc: lane

@@ -10,6 +10,7 @@ Values are multiples of 1/4 and stay below 2**20, so float32 results are exact. 
 """
 import math, os
 import numpy as np
+import pytest
 from hypothesis import given, seed, settings, strategies as st, HealthCheck
 from test_fuzz_differential import Program, check, _values
 
@@ -147,7 +148,8 @@ def programs(draw):
     if int(np.prod(shape)) > MAX_SIZE or len(shape) > 4: break
   return p
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 100)), deadline=None, print_blob=True,
+# the fast tier's budget (20 examples of the fixed seed already find the chunk-of-a-matmul store); the slow tier runs long
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 25)), deadline=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 
 @seed(28)
@@ -158,3 +160,9 @@ def test_constants_and_cut_views_in_bounds_fixed_seed(p): check(p, CONFIGS[:3] i
 @settings(FUZZ, max_examples=max(1, FUZZ.max_examples // 2))
 @given(programs())
 def test_constants_and_cut_views_in_bounds_random_seed(p): check(p, CONFIGS[:3] if p.n % 4 else CONFIGS)
+
+@pytest.mark.slow
+@seed(2811)
+@settings(FUZZ, max_examples=12 * FUZZ.max_examples)
+@given(programs())
+def test_constants_and_cut_views_in_bounds_long_run(p): check(p, CONFIGS[:3] if p.n % 4 else CONFIGS)

@@ -56,7 +56,7 @@ def _cases():
   return {"matmul": (Tensor(a) @ Tensor(b), a @ b), "reduce": (Tensor(e).sum(axis=1), e.sum(axis=1)),
           "elementwise": ((Tensor(e) * 2 + 1).relu(), np.maximum(e * 2 + 1, 0)), "conv": (xt.conv2d(Tensor(w)), conv_ref)}
 
-@pytest.mark.parametrize("case", ["matmul", "reduce", "elementwise", "conv"])
+@pytest.mark.parametrize("case", ["reduce", "elementwise", pytest.param("matmul", marks=pytest.mark.slow), pytest.param("conv", marks=pytest.mark.slow)])
 def test_every_legal_opt_applies_and_keeps_the_result(case):
   t, ref = _cases()[case]
   pg = Playground(t, reference=ref, runs=1)
