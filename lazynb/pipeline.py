@@ -13,7 +13,7 @@ for "run". Each stage's time is recorded in the ProgramSpec, and the trace names
     reference(name)    lazynb's function for that stage: what a replacement must match
     use(name, fn)      `with use("render", my_render): ...`: fn runs in place of the stage for everything realized
                        inside (the block nests, restores on error, and holds for this thread only)
-    check(name, fn)    fn graded against the reference on a corpus of generated programs (lazynb/pipeline_check.py)
+    check(name, fn)    fn graded against the reference on a corpus of generated programs (lazynb/corpus.py)
 
 A replaced stage is held to its contract at the boundary: a result of the wrong kind, or one its spec rejects, stops
 with a StageError that names the stage and says what was expected; an exception inside it, the same, with the
