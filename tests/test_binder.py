@@ -14,7 +14,9 @@ BINDER = ROOT / "binder"
 APT_COMMANDS = {"graphviz": "dot", "clang": "clang"}
 # what the course notebooks use, in one notebook: the magic with its sliders and graphs, a quiz, an exercise check,
 # show_st, safetensors, the MNIST loader (from LAZYNB_DATA) and the LLVM device
-SMOKE = ["import numpy as np, graphviz, ipywidgets, matplotlib, safetensors, llvmlite",
+SMOKE = ["import numpy as np, ipywidgets, matplotlib, safetensors, llvmlite",
+         "from lazynb.notebook import graphviz as gv\nassert gv.available(), 'no dot: apt.txt or graphviz-pure'\n"
+         "assert gv.render_svg({'nodes': [{'id': 0, 'op': 'CONST'}], 'edges': []}).lstrip().startswith('<')",
          "%load_ext lazynb",
          "%%tinygrad\nfrom lazynb import Tensor\na = (Tensor([1.0, 2.0, 3.0]) * 2).realize()",
          "from lazynb.notebook import show_st\nshow_st(Tensor.arange(6).reshape(2, 3).T)",
