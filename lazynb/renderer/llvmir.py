@@ -19,7 +19,8 @@ import numpy as np
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import CHECK
 from lazynb.uop.ops import UOp, Ops, GroupOp
-from lazynb.renderer import Renderer, rendering, needs_wide_index, CHECK_HEAD
+from lazynb.renderer import Renderer, rendering, CHECK_HEAD
+from lazynb.renderer.prerender import needs_wide_index
 
 _TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
           dtypes.uint32: "i32", dtypes.int64: "i64", dtypes.uint64: "i64", dtypes.float16: "half", dtypes.float32: "float",
