@@ -1,4 +1,6 @@
-"""Renderers turn a linearized kernel (a list of UOps) into source code for one kind of device."""
+"""Renderers turn a linearized kernel (a list of UOps) into source code for one kind of device: first the rewrites they
+all share (prerender.py: the numeric rules, as UOps), then a table of rules from each op to its text, read by a walker
+(cstyle.py for C, OpenCL and CUDA; llvmir.py for LLVM IR)."""
 from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
