@@ -62,7 +62,6 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.MUL, name="ret"), lambda ctx, ret: (ret.src[1] * ctx, ret.src[0] * ctx)),
   (UPat(Ops.MAX, name="ret"), _max_grad),
   (UPat(Ops.WHERE, name="ret"), lambda ctx, ret: (None, ret.src[0].where(ctx, ctx.const_like(0)), ret.src[0].where(ctx.const_like(0), ctx))),
-  (UPat(Ops.MULACC, name="ret"), lambda ctx, ret: (ret.src[1] * ctx, ret.src[0] * ctx, ctx)),
   (UPat(Ops.REDUCE_AXIS, name="ret"), _reduce_grad),
   (UPat((Ops.CONTIGUOUS, Ops.COPY), name="ret"),
    lambda ctx, ret: (ctx if ret.op is Ops.CONTIGUOUS or ctx.device == ret.src[0].device else

@@ -1,7 +1,8 @@
-"""How the C renderer writes relu's select, max, float equality, 0/1 selects and offset loads (renderer/cstyle.py,
-_branch_free and INDEX): in forms gcc compiles without a branch per element and with one base pointer per buffer. The
-values must stay numpy's on the edge cases (NaN, infinities, signed zeros, denormals) with both compilers, and the
-forms must really be in the source (the benchmark is in docs/benchmarks.md, not here)."""
+"""How the C renderer writes relu's select, max, float equality, 0/1 selects and offset loads (rules of the C table in
+renderer/cstyle.py; max is NaN-propagating by a shared rewrite, renderer/prerender.py): in forms gcc compiles without a
+branch per element and with one base pointer per buffer, and clang makes max one masked vmaxps. The values must stay
+numpy's on the edge cases (NaN, infinities, signed zeros, denormals) with both compilers, and the forms must really be
+in the source (the benchmark is in docs/benchmarks.md, not here)."""
 import re
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ def test_edge_values_match_numpy(monkeypatch, cc):
   assert re.search(r"\(\((\w+)<=(\w+)\)&\(\1>=\2\)\)", srcs), "float equality is not written as two ordered compares"
   assert "((float)(" in srcs and "?1.0f:0.0f" not in srcs, "a 0/1 select is not written as a cast"
   assert "||" not in srcs, "float max still has its short-circuit form"
+  assert re.search(r"\(!\((\w+)==\1\)\?\1:\(\((\w+)<\1\)\?\1:\2\)\)", srcs), "float max is not `!(a==a)?a:((b<a)?a:b)` (clang: a!=a costs a blend)"
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_offset_loads_are_pointer_arithmetic(monkeypatch, cc):

@@ -92,3 +92,25 @@ def test_conv_with_stacked_views_over_2_31_is_right():
   assert len(x_view.views) == 1 and x_view.views[0].strides[0] == 32 * 25 * 24 and x_view.views[0].mask is None
   want = torch.nn.functional.conv2d(torch.from_numpy(x.numpy()), torch.from_numpy(w.numpy())).numpy()
   np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-3)
+
+@pytest.mark.parametrize("device", ["CPU", "LLVM"])
+def test_int_arguments_of_a_wide_kernel_are_widened(device):
+  """A variable and a thread id arrive as 32-bit ints; in a wide kernel each is widened where it is read
+  (renderer/prerender.py), so n*1e9 is computed in 64 bits (in C an int times an int literal would wrap around; in
+  LLVM IR an i32 would meet i64 math)."""
+  from lazynb.runtime.ops_cpu import load_library, kernel_function
+  if device == "LLVM" and not Device.available("LLVM")[0]: pytest.skip("llvmlite is not installed")
+  out = UOp(Ops.DEFINE_GLOBAL, dtypes.float.ptr(), (), 0)
+  n, t = UOp(Ops.DEFINE_VAR, dtypes.index, (), ("n", 1, 10)), UOp(Ops.SPECIAL, dtypes.index, (), ("tidx0", 4))
+  c, d = UOp.const(dtypes.index, 1_000_000_000), UOp.const(dtypes.index, 999_999_937)
+  r = UOp(Ops.RANGE, dtypes.index, (), (0, 4, "ridx0"))
+  nc, tc = UOp(Ops.MUL, dtypes.index, (n, c)), UOp(Ops.MUL, dtypes.index, (t, c))
+  q = UOp(Ops.IDIV, dtypes.index, (UOp(Ops.ADD, dtypes.index, (nc, tc)), d))
+  qr = UOp(Ops.ADD, dtypes.index, (q, r))
+  idx = UOp(Ops.INDEX, dtypes.float.ptr(), (out, r))
+  st = UOp(Ops.STORE, dtypes.void, (idx, val := UOp(Ops.CAST, dtypes.float, (qr,))))
+  uops = [out, n, t, c, d, r, nc, tc, q.src[0], q, qr, val, idx, st, UOp(Ops.ENDRANGE, dtypes.void, (r,))]
+  src = Device[device].renderer.render("k", uops)
+  got = np.zeros(4, np.float32)
+  kernel_function(load_library(Device[device].compiler.compile(src)), "k")(ctypes.c_void_p(got.ctypes.data), 3, 3)
+  np.testing.assert_array_equal(got, [(3 + 3) * 1_000_000_000 // 999_999_937 + i for i in range(4)])

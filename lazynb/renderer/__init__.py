@@ -1,9 +1,10 @@
-"""Renderers turn a linearized kernel (a list of UOps) into source code for one kind of device."""
+"""Renderers turn a linearized kernel (a list of UOps) into source code for one kind of device: first the rewrites they
+all share (prerender.py: the numeric rules, as UOps), then a table of rules from each op to its text, read by a walker
+(cstyle.py for C, OpenCL and CUDA; llvmir.py for LLVM IR)."""
 from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
-from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, Ops, smax
+from lazynb.uop.ops import UOp
 from lazynb.pipeline import implements
 
 # what one render() call decides lives per thread, not on the shared renderer: BEAM renders candidates on several threads
@@ -42,11 +43,6 @@ def workitem_ids(specials: list[UOp], kind: str) -> list[UOp]:
   """The work-item ids of one kind ("g" global, "l" local, "t" thread) in launch order: dimension 0, 1, 2. A kernel loops
   over its outer global axes past three, so its ids are the inner ones (gidx1..gidx3 of four are dimensions 0..2)."""
   return sorted((u for u in specials if u.arg[0][0] == kind), key=lambda u: int(u.arg[0][4:]))
-
-def needs_wide_index(uops: list[UOp]) -> bool:
-  """Does some index of this kernel leave the 32-bit range? A loop variable counts up to its bound (the `i < n` test
-  sees n itself), so a bound of 2**31 needs 64 bits too."""
-  return any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
 
 @dataclass
 class ProgramSpec:

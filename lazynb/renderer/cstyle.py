@@ -1,22 +1,107 @@
-"""C-family source from linearized UOps. `CStyleLanguage` is the generic base (its global ids arrive as int
-arguments, so a runtime can loop over them); `ClangRenderer` writes the CPU's loops itself.
+"""C-family source from linearized UOps: one walker, and a table of rules per dialect.
 
-Each UOp becomes a statement or, when it is used once, an inline sub-expression; loads are named valN,
-accumulators accN, shared values aluN. The renderer also records which UOps each source line came from,
-so a viewer can link the two.
+How a C-like renderer is built:
+  1. the shared pre-render rewrites (renderer/prerender.py) state the numeric rules as UOps: NaN-propagating MAX,
+     saturating float->int casts, 16-bit floats computed in float32, unrolled sums in loop order, 64-bit indices;
+  2. `string_rules`, a PatternMatcher from a UOp to its text: the first rule whose pattern matches gives the C. A rule
+     gets `ctx`, the renderer writing this kernel (a copy per kernel): ctx[x] is the text of x (its name, or its
+     expression), and ctx has the renderer's attributes (type_map, render_const, ...). Plain ALU ops take their text
+     from `code_for_op` (op -> lambda *operands, dtype: text); rules placed before that line handle special cases;
+  3. the walker (`render`, one loop, here): it names values (loads valN, accumulators accN, values read more than once
+     aluN), writes a value read once inline where it is read, opens and closes loops, guards each memory access under
+     LAZYNB_CHECK, and records which UOps each source line came from.
+What a rule returns: for a value (ALU, CAST, BITCAST, CONST, INDEX) its expression; for a LOAD or DEFINE_ACC the value
+it starts with (the walker writes the declaration); for the other ops the line of C (empty: no line). A rule may name
+a LOAD or DEFINE_ACC itself (ctx.r[x] = ...), and then returns a line to write as it is.
+
+CStyleLanguage writes plain C whose global ids arrive as int arguments (a runtime loops over them); ClangRenderer (the
+CPU) writes its own loops, takes thread ids, and adds rules for half and gcc's vectors; OpenCLRenderer and CUDARenderer
+change the table and a few prefixes. tests/test_render_table.py writes a renderer for a small C dialect by table alone.
 """
 from __future__ import annotations
-import math, re
+import copy, math, re
 from typing import Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import CHECK
-from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
-from lazynb.renderer import Renderer, rendering, needs_wide_index, CHECK_HEAD, workitem_ids
+from lazynb.uop.ops import UOp, Ops, GroupOp, UPat, PatternMatcher, sym_str
+from lazynb.renderer import Renderer, rendering, CHECK_HEAD, workitem_ids
+from lazynb.renderer.prerender import prepare, Linear
 from lazynb.renderer.lanes import LaneGroup, lane_groups
 
 _C_WORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int long register restrict
 return short signed sizeof static struct switch typedef union unsigned void volatile while half bool kernel global local constant
 blockIdx threadIdx blockDim gridDim get_global_id get_local_id get_group_id INFINITY NAN""".split())
+
+def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's float or double math function
+def _f32(dt: DType) -> bool: return dt in (dtypes.float32, dtypes.float64)  # gcc's forms below: not for 16-bit floats
+def _offset(i: UOp) -> bool: return i.op is Ops.ADD and i.src[1].op is Ops.CONST  # an index i+k
+def _is(dt: DType, want: DType) -> bool: return dt is want or getattr(dt, "base", None) is want
+
+# ---------------------------------------------------------------- the rules of C
+def _index(ctx, x: UOp) -> str:
+  # buf+(i+3) as buf+i+3, pointer arithmetic: with -fwrapv, (i+3) is int math that may wrap, so gcc gave each offset
+  # load its own pointer (40 in a conv's inner loop, spilled) instead of one base and displacements
+  buf, i = ctx[x.src[0]], x.src[1]
+  if not _offset(i): return f"({buf}+{ctx[i]})"
+  k = ctx[i.src[1]]
+  return f"({buf}+{ctx[i.src[0]]}{'' if k[0] == '-' else '+'}{k})"
+
+def _load(ctx, x: UOp) -> str:
+  idx, zero = x.src[0], ctx.render_const(0, x.dtype)
+  v = f"*{ctx[idx]}"
+  if idx.src[0].op is Ops.DEFINE_GLOBAL: v = ctx.render_load(v, x.dtype)  # (local memory holds the registers' type)
+  if len(idx.src) > 2: v = f"({ctx[idx.src[2]]}?{v}:{zero})"  # a gated load reads 0 where its gate is off
+  return f"({ctx.ok[idx]}?{v}:{zero})" if idx in ctx.ok else v
+
+def _store(ctx, x: UOp) -> str:
+  idx, v = x.src
+  line = f"*{ctx[idx]} = {ctx.render_store(ctx[v], v.dtype) if idx.src[0].op is Ops.DEFINE_GLOBAL else ctx[v]};"
+  if len(idx.src) > 2: line = f"if ({ctx[idx.src[2]]}) {{ {line} }}"
+  return f"if ({ctx.ok[idx]}) {{ {line} }}" if idx in ctx.ok else line
+
+def _special(ctx, x: UOp) -> str:
+  """A GPU's global or local id is read into a variable; ids that arrive as int arguments need no line."""
+  if ctx.global_style != "special" or x.arg[0][0] not in "gl": return ""
+  return f"{ctx.render_dtype(x.dtype)} {ctx[x]} = {ctx.code_for_workitem[x.arg[0][0]](ctx.dims[x])}; /* {sym_str(x.arg[1])} */"
+
+def _cast(ctx, x: UOp) -> str:
+  # an emulated 16-bit value is a float in registers: its cast to float32 (the only one left) writes nothing
+  return ctx[x.src[0]] if x.src[0].dtype in ctx.lin.emulated else ctx.render_cast(ctx[x.src[0]], x.dtype)
+
+# gcc 12 compiles a select whose condition needs two flag tests (x==y, x!=y, an OR of two compares) with branches; on
+# data with a random sign or a 1-in-4 maximum they mispredict often (its relu and max-pool kernels ran 3-10x slower
+# than clang's). These forms compute the same with one compare per select, which it makes blends (NaN-propagating MAX
+# is already one compare per select: prerender.py).
+def _above_or_nan(ctx, x: UOp, cmp: UOp, nan: UOp) -> str | None:
+  """`(c<v)|(v!=v)` (relu's "above c or NaN", c a constant, not NaN) as `!(v<=c)`; `(v<c)|(v!=v)` as `!(v>=c)`."""
+  v, (lo, hi) = nan.src[0], cmp.src
+  if nan.src[1] is not v or not _f32(v.dtype): return None
+  c, test = (lo, "<=") if hi is v else (hi, ">=") if lo is v else (None, "")
+  return None if c is None or c.op is not Ops.CONST or c.arg != c.arg else f"(!({ctx[v]}{test}{ctx[c]}))"
+
+def _zero_one(ctx, x: UOp, c: UOp, one: UOp, zero: UOp) -> str | None:
+  """`c?1.0f:0.0f` as `(float)(c)` (not for -0.0: the cast makes +0.0)."""
+  if not _f32(x.dtype) or (one.arg, zero.arg) != (1, 0) or math.copysign(1, zero.arg) < 0: return None
+  return ctx.render_cast(ctx[c], x.dtype)
+
+def _nan_first(ctx, a: UOp, b: UOp) -> str | None:
+  """MAX's NaN test, `a!=a ? a : b`, as `!(a==a) ? a : b`: the same for gcc, and clang then makes b (b<a ? a : b) one
+  masked vmaxps (with `a!=a` it kept two compares, an OR of masks and a blend)."""
+  return f"(!({ctx[a]}=={ctx[a]})?{ctx[a]}:{ctx[b]})" if _f32(a.dtype) else None
+
+def _float_eq(x: UOp) -> tuple[UOp, UOp] | None:
+  """(a!=b)!=True or (a!=b)^True over float32/64: a==b. Its operands (read twice by the rule below) are named."""
+  if x.op in (Ops.CMPNE, Ops.XOR) and x.src[0].op is Ops.CMPNE and x.src[1].op is Ops.CONST and x.src[1].arg is True and _f32(x.src[0].src[0].dtype):
+    return x.src[0].src[0], x.src[0].src[1]
+  return None
+
+def _equal(ctx, x: UOp) -> str | None:
+  """Float a==b as `(a<=b)&(a>=b)`: two compares of one flag test each."""
+  if (ab := _float_eq(x)) is None: return None
+  a, b = ctx[ab[0]], ctx[ab[1]]
+  return f"(({a}<={b})&({a}>={b}))"
+
+NARROW_INTS = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)
 
 class CStyleLanguage(Renderer):
   global_style = "args"
@@ -25,18 +110,18 @@ class CStyleLanguage(Renderer):
   buffer_prefix = ""
   buffer_suffix = " restrict"
   arg_int_prefix = "const int"
-  wide_index = "long long"  # index math of kernels whose indices do not all fit in 32 bits
   smem_prefix = ""
   barrier = ""
   code_for_workitem: dict[str, Callable] = {}
   extra_header = ""
+  # int64 is also the type of index math in kernels whose indices do not all fit in 32 bits
   type_map: dict[DType, str] = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
                                 dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int",
                                 dtypes.int64: "long long", dtypes.uint64: "unsigned long long", dtypes.float16: "_Float16",
                                 dtypes.float32: "float", dtypes.float64: "double"}
   infinity, nan = "__builtin_inff()", '__builtin_nanf("")'
-  # bfloat16 (and float16 where the compiler lacks it) is emulated: 16 bits in memory, float in registers, every
-  # operation rounded back. emu_fns: the functions that read and write the 16 bits; emu_header: their source.
+  # bfloat16 (and float16 where the compiler lacks it) is emulated: 16 bits in memory, float in registers (the
+  # pre-render rewrites compute it in float32). emu_fns: the functions that read and write the 16 bits; emu_header: their source.
   emu_fns: dict[DType, tuple[str, str]] = {dtypes.bfloat16: ("lz_bf2f", "lz_f2bf"), dtypes.float16: ("lz_h2f", "lz_f2h")}
   emu_storage = "unsigned short"
   code_for_op: dict[Ops, Callable] = {
@@ -44,20 +129,38 @@ class CStyleLanguage(Renderer):
     Ops.EXP2: lambda x, dt: f"__builtin_exp2{_f(dt)}({x})", Ops.LOG2: lambda x, dt: f"__builtin_log2{_f(dt)}({x})",
     Ops.SIN: lambda x, dt: f"__builtin_sin{_f(dt)}({x})", Ops.SQRT: lambda x, dt: f"__builtin_sqrt{_f(dt)}({x})",
     Ops.TRUNC: lambda x, dt: f"__builtin_trunc{_f(dt)}({x})",
-    Ops.RECIP: lambda x, dt: f"(1.0f/{x})",
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
     Ops.MOD: lambda a, b, dt: f"__builtin_fmod{_f(dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})",
-    # MAX propagates NaN from either side (a NaN `a` fails a>b, so it needs its own test), as the PYTHON device does;
-    # written as two selects of one compare each, gcc makes it a max and a blend, not branches (one per element)
-    # (not for 16-bit floats: gcc 12's blend of _Float16 is a masked vmovsh, which its assembler rejects)
-    Ops.MAX: lambda a, b, dt: f"(!({a}=={a})?{a}:(({a}>{b})?{a}:{b}))" if _f32(dt) else
-                              f"((({a}>{b})||({a}!={a}))?{a}:{b})" if dtypes.is_float(dt) else f"(({a}>{b})?{a}:{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
     Ops.AND: lambda a, b, dt: f"({a}&{b})", Ops.OR: lambda a, b, dt: f"({a}|{b})", Ops.XOR: lambda a, b, dt: f"({a}^{b})",
     Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
-    Ops.WHERE: lambda c, a, b, dt: f"({c}?{a}:{b})", Ops.MULACC: lambda a, b, c, dt: f"(({a}*{b})+{c})"}
-
-  exact_emu_ops = {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC}  # their result is one of their (16-bit) inputs, or exact
+    Ops.WHERE: lambda c, a, b, dt: f"({c}?{a}:{b})"}
+  string_rules = PatternMatcher([
+    (UPat((Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR)), lambda: ""),  # the kernel's parameters (render_kernel)
+    (UPat(Ops.SPECIAL, name="x"), _special),
+    (UPat(Ops.DEFINE_LOCAL, name="x"), lambda ctx, x: f"{ctx.smem_prefix}{ctx.render_dtype(x.dtype.base)} {ctx[x]}[{x.arg[1]}];"),
+    (UPat(Ops.BARRIER), lambda ctx: ctx.barrier),
+    (UPat(Ops.RANGE, name="x"), lambda ctx, x: f"for ({ctx.render_dtype(x.dtype)} {ctx[x]} = 0; {ctx[x]} < {sym_str(x.arg[1], c=True)}; {ctx[x]}++) {{"),
+    (UPat(Ops.ENDRANGE), lambda: "}"),
+    (UPat(Ops.CONST, name="x"), lambda ctx, x: ctx.render_const(x.arg, x.dtype)),
+    (UPat(Ops.INDEX, name="x"), _index),
+    (UPat(Ops.LOAD, name="x"), _load),
+    (UPat(Ops.STORE, name="x"), _store),
+    (UPat(Ops.DEFINE_ACC, name="x"), lambda ctx, x: ctx[x.src[0]]),
+    (UPat(Ops.ASSIGN, name="x"), lambda ctx, x: f"{ctx[x]} = {ctx[x.src[1]]};"),
+    (UPat(Ops.CAST, name="x"), _cast),
+    (UPat(Ops.BITCAST, name="x"), lambda ctx, x: ctx.render_bitcast(ctx[x.src[0]], x.dtype, x.src[0].dtype)),
+    # special forms (gcc's and clang's, above), before the plain ops
+    (UPat(Ops.OR, name="x", src=[UPat(Ops.CMPLT, name="cmp"), UPat(Ops.CMPNE, name="nan")]), _above_or_nan),
+    (UPat((Ops.CMPNE, Ops.XOR), name="x"), _equal),
+    (UPat(Ops.WHERE, name="x", src=(UPat.var("c"), UPat.cvar("one"), UPat.cvar("zero"))), _zero_one),
+    (UPat(Ops.WHERE, src=(UPat(Ops.CMPNE, src=(UPat.var("a"), UPat.var("a"))), UPat.var("a"), UPat.var("b"))), _nan_first),
+    (UPat(Ops.RECIP, name="x"), lambda ctx, x: f"({ctx.render_const(1, x.dtype)}/{ctx[x.src[0]]})"),
+    # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
+    # (a select needs none: it picks one of two values in range)
+    (UPat(GroupOp.ALU - {Ops.WHERE}, dtype=NARROW_INTS, name="x"), lambda ctx, x: ctx.render_cast(ctx.op_text(x), x.dtype)),
+    (UPat(GroupOp.ALU, name="x"), lambda ctx, x: ctx.op_text(x)),
+  ])
   # LAZYNB_CHECK=1: before each access to a buffer, its index is compared with the buffer's size (lz_chk[CHECK_HEAD + n],
   # filled from the real Buffers at each run); the first failure is recorded in lz_chk[0..3] by lz_oob. "return": the
   # kernel (or this thread's share of it) stops there; "mask": the access is skipped and the kernel goes on (work-items
@@ -68,36 +171,25 @@ class CStyleLanguage(Renderer):
 }
 """
 
-  # what one render() call decides lives per thread (lazynb.renderer.rendering), not on the shared renderer
-  @property
-  def emu(self) -> frozenset:
-    """The dtypes emulated in the kernel this thread is rendering."""
-    return getattr(rendering, "emu", frozenset())
-  @property
-  def index_type(self) -> str:
-    """The C type of index math in the kernel this thread is rendering: int, or wide_index when indices pass 2^31."""
-    return getattr(rendering, "index_type", "int")
+  # ---- types, constants and conversions (per kernel: which types are emulated, how wide indices are)
   def emulated(self, uops: list[UOp]) -> frozenset:
     """Which dtypes of these uops to emulate: bfloat16 always (no C type for it everywhere)."""
     return frozenset({dtypes.bfloat16}) if any(_is(u.dtype, dtypes.bfloat16) for u in uops) else frozenset()
   def emu_header(self, emu: frozenset) -> str:
     return EMU_BITS_C + (HALF_EMULATION_C if dtypes.float16 in emu else "") + (BF16_EMULATION_C if dtypes.bfloat16 in emu else "")
-  def _round(self, x: str, dt: DType) -> str:
-    load, store = self.emu_fns[dt]
-    return f"{load}({store}({x}))"
   def render_dtype(self, dt: DType) -> str:
-    if dt is dtypes.index: return self.index_type
-    if dt in self.emu: return "float"
+    if dt is dtypes.index: return self.type_map[self.lin.index]
+    if dt in self.lin.emulated: return "float"
     if dt not in self.type_map: raise NotImplementedError(f"{type(self).__name__} cannot render {dt}")
     return self.type_map[dt]
-  def render_buffer_dtype(self, dt: DType) -> str: return self.emu_storage if dt in self.emu else self.render_dtype(dt)
+  def render_buffer_dtype(self, dt: DType) -> str: return self.emu_storage if dt in self.lin.emulated else self.render_dtype(dt)
   def render_const(self, x, dt: DType) -> str:
-    if dt in self.emu and math.isfinite(x): return self.render_const(truncate(dt, x), dtypes.float32)  # the 16-bit value
+    if dt in self.lin.emulated and math.isfinite(x): return self.render_const(truncate(dt, x), dtypes.float32)  # the 16-bit value
     if dtypes.is_float(dt):
       if math.isnan(x): s = self.nan
       elif math.isinf(x): s = ("-" if x < 0 else "") + self.infinity
       else: s = (repr(float(x)) if "e" in repr(float(x)) or "." in repr(float(x)) else f"{float(x)}.0") + _f(dt)
-      return s if dt in (dtypes.float32, dtypes.float64) or dt in self.emu else f"(({self.render_dtype(dt)}){s})"
+      return s if dt in (dtypes.float32, dtypes.float64) or dt in self.lin.emulated else f"(({self.render_dtype(dt)}){s})"
     if dt is dtypes.bool: return "1" if x else "0"
     if dt in (dtypes.int64, dtypes.uint64, dtypes.uint32):
       suffix = {dtypes.int64: "ll", dtypes.uint64: "ull", dtypes.uint32: "u"}[dt]
@@ -105,30 +197,25 @@ class CStyleLanguage(Renderer):
     if dt.itemsize < 4: return f"(({self.render_dtype(dt)}){int(x)})"
     return str(int(x)) if x != -2**31 else "(-2147483647-1)"
   def render_cast(self, x: str, dt: DType) -> str:
-    return self._round(f"(float)({x})", dt) if dt in self.emu else f"(({self.render_dtype(dt)})({x}))"
+    if dt in self.lin.emulated:  # rounded to the 16-bit value, kept as a float
+      load, store = self.emu_fns[dt]
+      return f"{load}({store}({x}))"  # (from a float: the pre-render rewrites cast to it through float32)
+    return f"(({self.render_dtype(dt)})({x}))"
   def render_bitcast(self, x: str, dt: DType, src: DType) -> str:
-    if src in self.emu: x = f"{self.emu_fns[src][1]}({x})"  # reinterpret the 16 stored bits, not the float
-    frm = self.emu_storage if src in self.emu else self.render_dtype(src)
-    if dt in self.emu: return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage, frm)})"
+    emu = self.lin.emulated
+    if src in emu: x = f"{self.emu_fns[src][1]}({x})"  # reinterpret the 16 stored bits, not the float
+    frm = self.emu_storage if src in emu else self.render_dtype(src)
+    if dt in emu: return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage, frm)})"
     return self._bitcast(x, self.render_dtype(dt), frm)
   def _bitcast(self, x: str, ctype: str, frm: str) -> str: return f"__builtin_bit_cast({ctype}, {x})"
-  def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
-    if dt in self.emu and op not in self.exact_emu_ops:
-      if op is Ops.MULACC: return self._round(f"{self._round(f'{srcs[0]}*{srcs[1]}', dt)}+{srcs[2]}", dt)  # two roundings, as numpy
-      return self._round(self.render_alu(op, srcs, dtypes.float32), dt)
-    if op is Ops.RECIP and dt is not dtypes.float32: return f"({self.render_const(1, dt)}/{srcs[0]})"
-    return self.code_for_op[op](*srcs, dt)
   # how a value of dtype dt is read from / written to memory (emulated types are kept in 16 bits)
-  def render_load(self, ptr: str, dt: DType) -> str: return f"{self.emu_fns[dt][0]}({ptr})" if dt in self.emu else ptr
-  def render_store(self, val: str, dt: DType) -> str: return f"{self.emu_fns[dt][1]}({val})" if dt in self.emu else val
-  def render_float_to_int(self, x: str, dt: DType) -> str:
-    """C leaves float->int casts of NaN, inf and out-of-range values undefined: saturate to the int range, NaN -> 0
-    (the rule cast_scalar follows, so folded and run casts agree). `x` must be a name: it is read four times."""
-    lo, hi = dtypes.min(dt), dtypes.max(dt)
-    return (f"(({x}!={x})?{self.render_const(0, dt)}:({x}>={float(hi + 1)!r}f)?{self.render_const(hi, dt)}:"
-            f"({x}<={float(lo)!r}f)?{self.render_const(lo, dt)}:{self.render_cast(x, dt)})")
-  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
-    params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt, _ in bufs]
+  def render_load(self, ptr: str, dt: DType) -> str: return f"{self.emu_fns[dt][0]}({ptr})" if dt in self.lin.emulated else ptr
+  def render_store(self, val: str, dt: DType) -> str: return f"{self.emu_fns[dt][1]}({val})" if dt in self.lin.emulated else val
+  def op_text(self, x: UOp) -> str:
+    """An ALU op as `code_for_op` writes it."""
+    return self.code_for_op[x.op](*[self[s] for s in x.src], x.dtype)
+  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType]], specials: list[UOp], vars_: tuple = ()) -> str:
+    params = [f"{self.buffer_prefix}{self.render_buffer_dtype(dt)}*{self.buffer_suffix} {n}" for n, dt in bufs]
     for v in vars_:  # a variable named like a kernel's own names (ridx0, data1) or a C word would silently shadow it
       if re.fullmatch(r"(data|val|acc|accv|alu|gidx|lidx|ridx|tidx|unused|temp|upcast|unroll)\d+|lz_\w*", v.arg[0]) or v.arg[0] in _C_WORDS:
         raise ValueError(f"variable name {v.arg[0]!r} clashes with a name in the generated kernel; rename the Variable")
@@ -136,202 +223,112 @@ class CStyleLanguage(Renderer):
     ids = [u.arg[0] for u in (workitem_ids(specials, "g") if self.global_style == "args" else []) + workitem_ids(specials, "t")]
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
     params += [f"{self.arg_int_prefix} {n}" for n in ids]
+    header = ""
     if getattr(rendering, "checked", False):
       self.line_map[:0] = [[] for _ in self.check_header.splitlines()]
       header = self.check_header
-    else: header = ""
-    if self.emu and (emu := self.emu_header(self.emu)):
+    if self.lin.emulated and (emu := self.emu_header(self.lin.emulated)):
       self.line_map[:0] = [[] for _ in emu.splitlines()]  # the viewer maps source lines to UOps
       header = emu + header
+    self.line_map[:0] = [[] for _ in self.extra_header.splitlines()]
+    self.line_map.append([])  # the closing brace
     return self.extra_header + header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
-  def _accumulate(self, u: UOp, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
-    """The new value of an accumulator. An unrolled sum arrives as acc + (((t0+t1)+t2)+t3): it is written
-    (((acc+t0)+t1)+t2)+t3 instead, the order the plain loop adds in, so each product becomes one fused
-    multiply-add into the accumulator (-ffp-contract) and no separate multiply and add are left over.
-    Only for a chain of ADDs that exists just for this update (each used once, written inline)."""
-    acc, val = u.src
-    if val.op is not Ops.ADD or val.src[0] is not acc or not dtypes.is_float(u.dtype): return r[val]
-    terms, x = [], val.src[1]
-    while x.op is Ops.ADD and uses.get(x, 0) == 1 and r[x].startswith("("):  # inline: its text is the expression
-      terms.append(x.src[1])
-      x = x.src[0]
-    if not terms: return r[val]
-    expr = r[acc]
-    for t in [x] + terms[::-1]: expr = self.render_alu(Ops.ADD, [expr, r[t]], u.dtype)
-    return expr
-  # gcc 12 compiles a select whose condition needs two flag tests (x==y, x!=y, an OR of two compares) with branches;
-  # on data with a random sign or a 1-in-4 maximum they mispredict often (its relu and max-pool kernels ran 3-10x
-  # slower than clang's). These forms compute the same with one compare per select, which it makes blends:
-  def _branch_free(self, u: UOp, r: dict[UOp, str]) -> str | None:
-    """`(c<x)|(x!=x)` (relu's "above c or NaN", c a constant, not NaN) as `!(x<=c)` (`(x<c)|(x!=x)` as `!(x>=c)`);
-    `(a!=b)!=1` or `(a!=b)^1` (a==b for floats) as `(a<=b)&(a>=b)`; `cond?1.0f:0.0f` as `(float)(cond)`. None: no such form."""
-    if u.op is Ops.OR:
-      cmp, nan = sorted(u.src, key=lambda s: s.op is Ops.CMPNE)
-      if cmp.op is not Ops.CMPLT or nan.op is not Ops.CMPNE or nan.src[0] is not nan.src[1] or not _f32(nan.src[0].dtype): return None
-      x, (lo, hi) = nan.src[0], cmp.src
-      c, test = (lo, "<=") if hi is x else (hi, ">=") if lo is x else (None, "")
-      return None if c is None or c.op is not Ops.CONST or c.arg != c.arg else f"(!({r[x]}{test}{r[c]}))"
-    if _float_eq(u): return f"(({r[u.src[0].src[0]]}<={r[u.src[0].src[1]]})&({r[u.src[0].src[0]]}>={r[u.src[0].src[1]]}))"
-    if u.op is Ops.WHERE and _f32(u.dtype) and all(s.op is Ops.CONST for s in u.src[1:]) \
-       and (u.src[1].arg, u.src[2].arg) == (1, 0) and math.copysign(1, u.src[2].arg) > 0:  # (not -0.0)
-      return self.render_cast(r[u.src[0]], u.dtype)
-    return None
-  def _vector_update(self, g: LaneGroup, name: str, r: dict[UOp, str], uses: dict[UOp, int]) -> str:
-    """The update of a lane group as one vector expression: lane 0's, with each shifted load a vector load from its
-    address, and a value the same in every lane written as the scalar (C widens it to every lane)."""
-    first = g.assigns[0]
-    rv: dict[UOp, str] = {first.src[0]: name}
-    def vec(x: UOp) -> str:
-      if x not in rv:
-        if g.kinds.get(x): rv[x] = f"(*(lz_v{len(g.accs)}*){r[x.src[0]]})"
-        elif x not in g.inside: rv[x] = r[x]
-        else: rv[x] = self.render_alu(x.op, [vec(s) for s in x.src], x.dtype)
-      return rv[x]
-    vec(first.src[1])
-    return self._accumulate(first, rv, uses)
-  def render_range(self, u: UOp) -> list[str]:
-    name = u.arg[2]
-    return [f"for ({self.index_type} {name} = 0; {name} < {sym_str(u.arg[1], c=True)}; {name}++) {{"]
 
+  # ---- the walker
   def render(self, name: str, uops: list[UOp]) -> str:
-    rendering.emu = self.emulated(uops)
-    self.line_map = []
-    wide = needs_wide_index(uops)
-    rendering.index_type = self.wide_index if wide else "int"
-    pos = {u: i for i, u in enumerate(uops)}
-    uses: dict[UOp, int] = {}
-    for u in uops:
-      for s in u.src: uses[s] = uses.get(s, 0) + 1
-    must_name = {s for u in uops if u.op is Ops.MAX or u.op is Ops.CAST and _float_to_int(u) for s in u.src}
-    must_name |= {s for u in uops if _float_eq(u) for s in u.src[0].src}  # read twice by _branch_free
-    # an index i+k that only addresses memory is written into each address (buf+i+k, below): no variable of its own
-    in_address = {u.src[1] for u in uops if u.op is Ops.INDEX and _offset(u.src[1])} - {s for u in uops if u.op is not Ops.INDEX for s in u.src}
-    # accumulators written as vectors (lanes.py): an accumulator is lane l of a vector; its group is updated in one
-    # statement (at the group's last update); a load only those statements read is left out (they load vectors)
-    widths = (self.simd_floats, self.simd_floats // 2) if self.simd_floats >= 8 else (self.simd_floats,)
-    groups = lane_groups(uops, widths, uses) if self.lane_vectors else []
-    rendering.lanes = sorted({len(g.accs) for g in groups}, reverse=True)
-    group_of = {x: g for g in groups for x in g.accs + g.assigns}
-    unread: set[UOp] = set()
-    if groups:
-      inside = {x for g in groups for x in g.inside}
-      unread = {u for u in uops if u.op is Ops.LOAD and not any(g.kinds.get(u) is False for g in groups)}
-      unread -= {s for u in uops if u not in inside for s in u.src}
-    vec_names: dict[int, str] = {}
-    r: dict[UOp, str] = {}
-    members: dict[UOp, list[int]] = {}  # which uops an inline expression is made of
-    nest: dict[UOp, int] = {}           # nesting depth of an inline expression
-    body: list[str] = []
-    depth = 1
-    counters: dict[str, int] = {}
-    def fresh(prefix: str) -> str:
-      counters[prefix] = counters.get(prefix, 0) + 1
-      return f"{prefix}{counters[prefix] - 1}"
-    def emit(line: str, us: list[int]):
-      body.append("  " * depth + line)
-      self.line_map.append(us)
-    def mem(u: UOp) -> list[int]: return sorted(set([pos[u]] + [m for s in u.src if s in members for m in members[s]]))
-    bufs: list[tuple[str, DType, bool]] = []
-    specials = [u for u in uops if u.op is Ops.SPECIAL]
-    dim = {u: i for k in "gl" for i, u in enumerate(workitem_ids(specials, k))}
-    stored = {u.src[0].src[0] for u in uops if u.op is Ops.STORE}
+    # what one kernel decides (its names, lines, types) lives on a copy: BEAM renders candidates on several threads
+    return copy.copy(self)._write(name, prepare(uops, self.emulated(uops), "gt" if self.global_style == "args" else "t"))
+
+  def __getitem__(self, u: UOp) -> str:
+    """The text of u here: its name, or its expression (a value is written where it is read when it has no name in
+    scope: read once, built by a pre-render rule, or named inside a loop that has ended)."""
+    return t if (t := self.r.get(u)) is not None else self._value(u, listed=False)
+
+  def naming(self, lin: Linear) -> tuple[set[UOp], set[UOp]]:
+    """Values the rules need named (a float equality reads its operands twice) or never named (an index i+k that only
+    addresses memory is written into each address: buf+i+k)."""
+    must = {s for u in lin.uops if (ab := _float_eq(u)) for s in ab}
+    readers = lin.uops + list(lin.built)
+    never = {u.src[1] for u in readers if u.op is Ops.INDEX and _offset(u.src[1])} - {s for u in readers if u.op is not Ops.INDEX for s in u.src}
+    return must, never
+
+  def _write(self, name: str, lin: Linear) -> str:
+    self.lin, self.r, self.level, self.nest, self.members, self.ok = lin, {}, {}, {}, {}, {}
+    self.body, self.depth, self.counters, self.scopes = [], 1, {}, [[]]
+    self.line_map = [[]]  # [] for the signature line
+    self.must, self.never = self.naming(lin)
+    self.dims = {u: i for k in "gl" for i, u in enumerate(workitem_ids([u for u in lin.uops if u.op is Ops.SPECIAL], k))}
+    self.setup(lin)
     rendering.checked = check = bool(CHECK)
-    ok: dict[UOp, str] = {}  # check_style "mask": an access's in-bounds test, by its INDEX
-    def guard(u: UOp):
-      """LAZYNB_CHECK: the test of one load or store's index against its buffer's size, before the access."""
-      idx = u.src[0]
-      i, gate = f"(({self.render_dtype(dtypes.int64)})({r[idx.src[1]]}))", r[idx.src[2]] if len(idx.src) > 2 else None
-      inside = f"(({self.render_dtype(dtypes.uint64)}){i}<({self.render_dtype(dtypes.uint64)})lz_chk[{CHECK_HEAD + idx.src[0].arg}])"
-      fail = f"lz_oob(lz_chk, {idx.src[0].arg}, {i}, {int(u.op is Ops.STORE)});"
-      if self.check_style == "return": emit(f"if ({f'({gate})&&' if gate else ''}!{inside}) {{ {fail} return; }}", [pos[u]])
-      else:
-        ok[idx] = fresh("lz_ok")
-        emit(f"int {ok[idx]} = {inside};", [pos[u]])
-        emit(f"if ({f'({gate})&&' if gate else ''}!{ok[idx]}) {{ {fail} }}", [pos[u]])
-    self.line_map.append([])  # the signature line
-    for u in uops:
+    for u in lin.uops:
       op = u.op
-      if check and op in (Ops.LOAD, Ops.STORE) and u.src[0].src[0].op is Ops.DEFINE_GLOBAL: guard(u)
-      if op is Ops.DEFINE_GLOBAL:
-        r[u] = f"data{u.arg}"
-        bufs.append((r[u], u.dtype.base, u in stored))
-      elif op is Ops.SPECIAL:
-        r[u] = u.arg[0]
-        if self.global_style == "special" and not u.arg[0].startswith("t"):
-          emit(f"{self.index_type} {u.arg[0]} = {self.code_for_workitem[u.arg[0][0]](dim[u])}; /* {sym_str(u.arg[1])} */", [pos[u]])
-        elif wide: r[u] = f"(({self.index_type}){u.arg[0]})"  # an int argument: widen before multiplying
-      elif op is Ops.DEFINE_VAR: r[u] = u.arg[0] if not wide else f"(({self.index_type}){u.arg[0]})"
-      elif op is Ops.DEFINE_LOCAL:
-        r[u] = u.arg[0]
-        emit(f"{self.smem_prefix}{self.render_dtype(u.dtype.base)} {u.arg[0]}[{u.arg[1]}];", [pos[u]])
-      elif op is Ops.BARRIER: emit(self.barrier, [pos[u]])
-      elif op is Ops.RANGE:
-        r[u] = u.arg[2]
-        for line in self.render_range(u): emit(line, [pos[u]])
-        depth += 1
-      elif op is Ops.ENDRANGE:
-        depth -= 1
-        emit("}", [pos[u]])
-      elif op is Ops.CONST: r[u] = self.render_const(u.arg, u.dtype)
-      elif op is Ops.INDEX:
-        # buf+(i+3) as buf+i+3, pointer arithmetic: with -fwrapv, (i+3) is int math that may wrap, so gcc gave each
-        # offset load its own pointer (40 in a conv's inner loop, spilled) instead of one base and displacements
-        i = u.src[1]
-        if _offset(i): r[u] = f"({r[u.src[0]]}+{r[i.src[0]]}{'' if r[i.src[1]][0] == '-' else '+'}{r[i.src[1]]})"
-        else: r[u] = f"({r[u.src[0]]}+{r[i]})"
-        members[u] = mem(u)
-      elif op is Ops.LOAD and u in unread: r[u] = "/* read as a vector */"
-      elif op is Ops.LOAD:
-        idx = u.src[0]
-        ptr = f"*{r[idx]}"
-        if idx.src[0].op is Ops.DEFINE_GLOBAL: ptr = self.render_load(ptr, u.dtype)  # local memory holds registers' type
-        val = f"({r[idx.src[2]]}?{ptr}:{self.render_const(0, u.dtype)})" if len(idx.src) > 2 else ptr
-        if idx in ok: val = f"({ok[idx]}?{val}:{self.render_const(0, u.dtype)})"
-        r[u] = fresh("val")
-        emit(f"{self.render_dtype(u.dtype)} {r[u]} = {val};", mem(u) + members.get(idx, []))
-      elif op is Ops.STORE:
-        idx, val = u.src
-        line = f"*{r[idx]} = {self.render_store(r[val], val.dtype) if idx.src[0].op is Ops.DEFINE_GLOBAL else r[val]};"
-        if len(idx.src) > 2: line = f"if ({r[idx.src[2]]}) {{ {line} }}"
-        if idx in ok: line = f"if ({ok[idx]}) {{ {line} }}"
-        emit(line, sorted(set(mem(u) + members.get(idx, []) + members.get(val, []))))
-      elif op is Ops.DEFINE_ACC and u in group_of:
-        g = group_of[u]
-        if id(g) not in vec_names:
-          vec_names[id(g)] = fresh("accv")
-          emit(f"lz_v{len(g.accs)} {vec_names[id(g)]} = {{0}};", [pos[a] for a in g.accs])
-        r[u] = f"{vec_names[id(g)]}[{g.accs.index(u)}]"
-      elif op is Ops.ASSIGN and u in group_of:
-        r[u] = r[u.src[0]]
-        if u is (g := group_of[u]).assigns[-1]:
-          emit(f"{vec_names[id(g)]} = {self._vector_update(g, vec_names[id(g)], r, uses)};",
-               sorted({pos[a] for a in g.assigns} | {m for a in g.assigns for m in members.get(a.src[1], [])}))
-      elif op is Ops.DEFINE_ACC:
-        r[u] = fresh("acc")
-        emit(f"{self.render_dtype(u.dtype)} {r[u]} = {r[u.src[0]]};", [pos[u]])
-      elif op is Ops.ASSIGN:
-        r[u] = r[u.src[0]]
-        emit(f"{r[u]} = {self._accumulate(u, r, uses)};", sorted(set([pos[u]] + members.get(u.src[1], []))))
-      elif op in GroupOp.ALU or op is Ops.CAST or op is Ops.BITCAST:
-        srcs = [r[s] for s in u.src]
-        if op is Ops.CAST: expr = self.render_float_to_int(srcs[0], u.dtype) if _float_to_int(u) else self.render_cast(srcs[0], u.dtype)
-        elif op is Ops.BITCAST: expr = self.render_bitcast(srcs[0], u.dtype, u.src[0].dtype)
-        elif op in (Ops.OR, Ops.CMPNE, Ops.XOR, Ops.WHERE) and (free := self._branch_free(u, r)): expr = free
-        else: expr = self.render_alu(op, srcs, u.dtype)
-        # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
-        if op in GroupOp.ALU and dtypes.is_int(u.dtype) and u.dtype.itemsize < 4: expr = self.render_cast(expr, u.dtype)
-        nest[u] = 1 + max((nest.get(s, 0) for s in u.src), default=0)
-        if (uses.get(u, 0) > 1 or u in must_name or nest[u] > 64) and u not in in_address:  # long inline chains overflow C's nesting limit
-          nest[u] = 0
-          r[u] = fresh("alu")
-          emit(f"{self.render_dtype(u.dtype)} {r[u]} = {expr};", mem(u))
-          members[u] = [pos[u]]
-        else:
-          r[u] = expr
-          members[u] = mem(u)
-      else: raise NotImplementedError(f"{type(self).__name__} cannot render {op}")
-    if check: bufs.append(("lz_chk", dtypes.int64, True))  # sizes in, the first failure out (see check_style)
-    return self.render_kernel(name, body, bufs, specials, tuple(u for u in uops if u.op is Ops.DEFINE_VAR))
+      if check and op in (Ops.LOAD, Ops.STORE) and u.src[0].src[0].op is Ops.DEFINE_GLOBAL: self._guard(u)
+      if op in _VALUES:
+        if u not in self.r: self._value(u, listed=True)
+        continue
+      if op is Ops.ENDRANGE:
+        for x in self.scopes.pop(): self.r.pop(x, None), self.nest.pop(x, None)  # names declared in the loop are gone
+        self.depth -= 1
+      if op in _NAMES: self._name(u, _NAMES[op](u))
+      elif op is Ops.ASSIGN: self._name(u, self.r[u.src[0]], self.level[u.src[0]])  # the accumulator's variable
+      text = self._rule(u)
+      if op in (Ops.LOAD, Ops.DEFINE_ACC) and u not in self.r:
+        self._name(u, self.fresh("val" if op is Ops.LOAD else "acc"))
+        self.emit(f"{self.render_dtype(u.dtype)} {self.r[u]} = {text};", self._mem(u))
+      elif text: self.emit(text, self._mem(u))
+      if op is Ops.RANGE:
+        self.depth += 1
+        self.scopes.append([])
+    bufs = [(self.r[u], u.dtype.base) for u in lin.uops if u.op is Ops.DEFINE_GLOBAL]
+    if check: bufs.append(("lz_chk", dtypes.int64))  # sizes in, the first failure out (see check_style)
+    return self.render_kernel(name, self.body, bufs, [u for u in lin.uops if u.op is Ops.SPECIAL], tuple(u for u in lin.uops if u.op is Ops.DEFINE_VAR))
+
+  def setup(self, lin: Linear): pass  # a dialect's look at the whole kernel first (ClangRenderer: lane groups)
+  def fresh(self, prefix: str) -> str:
+    self.counters[prefix] = self.counters.get(prefix, 0) + 1
+    return f"{prefix}{self.counters[prefix] - 1}"
+  def emit(self, line: str, us: list[int]):
+    self.body.append("  " * self.depth + line)
+    self.line_map.append(us)
+  def _name(self, u: UOp, text: str, level: int | None = None):
+    self.r[u] = text
+    self.level[u] = len(self.scopes) - 1 if level is None else level
+    self.scopes[self.level[u]].append(u)
+  def _rule(self, u: UOp) -> str:
+    if (text := self.string_rules.rewrite(u, self)) is None: raise NotImplementedError(f"{type(self).__name__} has no rule for {u.op} ({u.dtype})")
+    return text
+  def _mem(self, u: UOp) -> list[int]: return sorted({self.lin.pos[u]} | {m for s in u.src for m in self.members.get(s, ())})
+  def _value(self, u: UOp, listed: bool) -> str:
+    """Write a value: named (declared here) when it is read more than once or its inline expression grows too deep for
+    C's nesting limit, else kept as an expression for where it is read."""
+    text = self._rule(u)
+    nest = 1 + max((self.nest.get(s, 0) for s in u.src), default=0)
+    if u.op in _NAMEABLE and u not in self.never and (nest > 64 or listed and (self.lin.uses.get(u, 0) > 1 or u in self.must)):
+      self._name(u, self.fresh("alu"))
+      self.emit(f"{self.render_dtype(u.dtype)} {self.r[u]} = {text};", self._mem(u))
+      self.nest[u], self.members[u] = 0, [self.lin.pos[u]]
+    else:
+      self._name(u, text)
+      self.nest[u] = nest
+      if u.op is not Ops.CONST: self.members[u] = self._mem(u)
+    return self.r[u]
+  def _guard(self, u: UOp):
+    """LAZYNB_CHECK: the test of one load or store's index against its buffer's size, before the access."""
+    idx = u.src[0]
+    i, gate = f"(({self.render_dtype(dtypes.int64)})({self[idx.src[1]]}))", self[idx.src[2]] if len(idx.src) > 2 else None
+    u64 = self.render_dtype(dtypes.uint64)
+    inside = f"(({u64}){i}<({u64})lz_chk[{CHECK_HEAD + idx.src[0].arg}])"
+    fail, pos = f"lz_oob(lz_chk, {idx.src[0].arg}, {i}, {int(u.op is Ops.STORE)});", [self.lin.pos[u]]
+    if self.check_style == "return": self.emit(f"if ({f'({gate})&&' if gate else ''}!{inside}) {{ {fail} return; }}", pos)
+    else:
+      self.ok[idx] = self.fresh("lz_ok")
+      self.emit(f"int {self.ok[idx]} = {inside};", pos)
+      self.emit(f"if ({f'({gate})&&' if gate else ''}!{self.ok[idx]}) {{ {fail} }}", pos)
+
+_VALUES = GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.CONST, Ops.INDEX}  # the walker writes these inline or names them
+_NAMEABLE = GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
+_NAMES: dict[Ops, Callable[[UOp], str]] = {Ops.DEFINE_GLOBAL: lambda u: f"data{u.arg}", Ops.DEFINE_VAR: lambda u: u.arg[0],
+                                           Ops.SPECIAL: lambda u: u.arg[0], Ops.RANGE: lambda u: u.arg[2], Ops.DEFINE_LOCAL: lambda u: u.arg[0]}
 
 # float16 without the compiler's _Float16: 16 bits in memory, float in registers. The conversions follow IEEE (and
 # numpy): round to nearest even, subnormals, overflow to inf, NaN payloads kept (a NaN never becomes inf).
@@ -365,15 +362,21 @@ static inline unsigned short lz_f2bf(float f) {
 }
 """
 
+# ---------------------------------------------------------------- the CPU: loops, threads, half, gcc's vectors
+def _lane_acc(ctx, x: UOp) -> str | None:
+  """An accumulator of a lane group is lane l of one vector variable, declared with the group's first."""
+  if (g := ctx.group_of.get(x)) is None: return None
+  first = id(g) not in ctx.vec_names
+  if first: ctx.vec_names[id(g)] = ctx.fresh("accv")
+  ctx._name(x, f"{ctx.vec_names[id(g)]}[{g.accs.index(x)}]")
+  return f"lz_v{len(g.accs)} {ctx.vec_names[id(g)]} = {{0}};" if first else ""
 
-def _is(dt: DType, want: DType) -> bool: return dt is want or getattr(dt, "base", None) is want
-def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's float or double math function
-def _float_eq(u: UOp) -> bool:
-  """(a!=b)!=True or (a!=b)^True over floats: a==b."""
-  return u.op in (Ops.CMPNE, Ops.XOR) and u.src[0].op is Ops.CMPNE and u.src[1].op is Ops.CONST and u.src[1].arg is True and _f32(u.src[0].src[0].dtype)
-def _offset(i: UOp) -> bool: return i.op is Ops.ADD and i.src[1].op is Ops.CONST  # an index i+k
-def _f32(dt: DType) -> bool: return dt in (dtypes.float32, dtypes.float64)  # the branch-free forms: not for 16-bit floats
-def _float_to_int(u: UOp) -> bool: return dtypes.is_float(u.src[0].dtype) and dtypes.is_int(u.dtype)
+def _lane_update(ctx, x: UOp) -> str | None:
+  """A lane group's updates are one vector statement, written at its last update."""
+  if (g := ctx.group_of.get(x)) is None: return None
+  return f"{ctx.vec_names[id(g)]} = {ctx.vector_update(g, ctx.vec_names[id(g)])};" if x is g.assigns[-1] else ""
+
+_HALF_EXACT = {Ops.NEG, Ops.WHERE, Ops.TRUNC}  # their result is one of their inputs, or exact: nothing to round
 
 class ClangRenderer(CStyleLanguage):
   """C for the CPU: the kernel walks its own output with for-loops. A THREAD axis becomes a `tidx0` argument:
@@ -386,12 +389,44 @@ class ClangRenderer(CStyleLanguage):
   global_style = "loop"
   has_threads = True
   half_native: Callable[[], bool] = staticmethod(lambda: True)
+  string_rules = PatternMatcher([
+    # native half: each operation's result rounded to half (what C would write, cast)
+    (UPat(GroupOp.ALU - _HALF_EXACT, dtype=dtypes.float16, name="x"), lambda ctx, x: f"((_Float16)({CStyleLanguage.string_rules.rewrite(x, ctx)}))"),
+    (UPat(Ops.DEFINE_ACC, name="x"), _lane_acc),
+    (UPat(Ops.ASSIGN, name="x"), _lane_update),
+    (UPat(Ops.LOAD, name="x"), lambda ctx, x: (ctx._name(x, "/* read as a vector */"), "")[1] if x in ctx.unread else None),
+  ]) + CStyleLanguage.string_rules
   def emulated(self, uops: list[UOp]) -> frozenset:
     half = any(_is(u.dtype, dtypes.float16) for u in uops) and not self.half_native()
     return super().emulated(uops) | ({dtypes.float16} if half else set())
   def _bitcast(self, x: str, ctype: str, frm: str) -> str:  # gcc has __builtin_bit_cast only in C++; a union is C's
     return f"(((union {{ {frm} from; {ctype} to; }}){{{x}}}).to)"
-  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType, bool]], specials: list[UOp], vars_: tuple = ()) -> str:
+  def setup(self, lin: Linear):
+    # accumulators written as vectors (lanes.py): an accumulator is lane l of a vector; its group is updated in one
+    # statement (at the group's last update); a load only those statements read is left out (they load vectors)
+    widths = (self.simd_floats, self.simd_floats // 2) if self.simd_floats >= 8 else (self.simd_floats,)
+    groups = lane_groups(lin.uops, widths, lin.uses) if self.lane_vectors else []
+    self.lanes = sorted({len(g.accs) for g in groups}, reverse=True)
+    self.group_of = {x: g for g in groups for x in g.accs + g.assigns}
+    self.vec_names: dict[int, str] = {}
+    self.unread: set[UOp] = set()
+    if groups:
+      inside = {x for g in groups for x in g.inside}
+      self.unread = {u for u in lin.uops if u.op is Ops.LOAD and not any(g.kinds.get(u) is False for g in groups)}
+      self.unread -= {s for u in lin.uops + list(lin.built) if u not in inside for s in u.src}
+  def vector_update(self, g: LaneGroup, name: str) -> str:
+    """The update of a lane group as one vector expression: lane 0's, with each shifted load a vector load from its
+    address, and a value the same in every lane written as the scalar (C widens it to every lane)."""
+    first = g.assigns[0]
+    rv: dict[UOp, str] = {first.src[0]: name}
+    def vec(x: UOp) -> str:
+      if x not in rv:
+        if g.kinds.get(x): rv[x] = f"(*(lz_v{len(g.accs)}*){self[x.src[0]]})"
+        elif x not in g.inside: rv[x] = self[x]
+        else: rv[x] = self.code_for_op[x.op](*[vec(s) for s in x.src], x.dtype)
+      return rv[x]
+    return vec(first.src[1])
+  def render_kernel(self, name: str, body: list[str], bufs: list[tuple[str, DType]], specials: list[UOp], vars_: tuple = ()) -> str:
     # The thread id arrives as an argument; clang cannot bound it, so with -fwrapv it could not prove that lane i+1 of
     # an index built from it is next to lane i, and left a whole kernel scalar (the course CNN's 5x5 conv: 320 scalar
     # FMAs, 7x slower with two threads than with one). Reduced modulo the thread count, the id has a known range.
@@ -400,15 +435,12 @@ class ClangRenderer(CStyleLanguage):
     self.line_map[1:1] = [[] for _ in decls]  # after the signature line
     src = super().render_kernel(name, decls + body, bufs, specials, vars_)
     for t, _ in tids: src = src.replace(f"const int {t})", f"const int {t}_arg)", 1)
-    if lanes := getattr(rendering, "lanes", []):  # GCC's vector types (clang reads them too): n floats, read at any float's address
-      self.line_map[:0] = [[] for _ in lanes]
-      src = "".join(f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" for n in lanes) + src
+    if self.lanes:  # GCC's vector types (clang reads them too): n floats, read at any float's address
+      self.line_map[:0] = [[] for _ in self.lanes]
+      src = "".join(f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" for n in self.lanes) + src
     return src
-  def render_alu(self, op: Ops, srcs: list[str], dt: DType) -> str:
-    if dt is not dtypes.float16 or dt in self.emu or op in self.exact_emu_ops: return super().render_alu(op, srcs, dt)
-    if op is Ops.MULACC: return f"((_Float16)(((_Float16)({srcs[0]}*{srcs[1]}))+{srcs[2]}))"  # two roundings, as numpy's a*b+c
-    return f"((_Float16)({super().render_alu(op, srcs, dt)}))"
 
+# ---------------------------------------------------------------- GPU dialects: their table and a few prefixes
 class OpenCLRenderer(CStyleLanguage):
   """OpenCL C: global ids are work-group ids, local ids index the work-group, partial sums meet in __local memory."""
   global_style = "special"
@@ -422,7 +454,6 @@ class OpenCLRenderer(CStyleLanguage):
   # for AVX2 (znver3), whatever the CPU has. Its work-group loop did not vectorize our kernels: local sizes above 1 ran
   # the 1024 matmul 5-10x slower, so the heuristic uses no LOCAL axis and each work-item computes a whole tile
   simd_floats, simd_regs = 8, 16
-  wide_index = "long"
   code_for_workitem = {"g": lambda i: f"get_group_id({i})", "l": lambda i: f"get_local_id({i})"}
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
               dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong", dtypes.float16: "half"}

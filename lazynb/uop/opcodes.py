@@ -24,11 +24,11 @@ class Ops(enum.Enum):
   CMPLT = enum.auto(); CMPNE = enum.auto(); AND = enum.auto(); OR = enum.auto(); XOR = enum.auto()  # noqa: E702
   SHL = enum.auto(); SHR = enum.auto()  # noqa: E702
   # ternary
-  WHERE = enum.auto(); MULACC = enum.auto()  # noqa: E702
+  WHERE = enum.auto()
   # kernel level
   DEFINE_GLOBAL = enum.auto(); DEFINE_LOCAL = enum.auto(); DEFINE_ACC = enum.auto()  # noqa: E702
   LOAD = enum.auto(); STORE = enum.auto(); INDEX = enum.auto(); RANGE = enum.auto(); ENDRANGE = enum.auto()  # noqa: E702
-  SPECIAL = enum.auto(); IF = enum.auto(); ENDIF = enum.auto(); BARRIER = enum.auto(); NOOP = enum.auto()  # noqa: E702
+  SPECIAL = enum.auto(); BARRIER = enum.auto()  # noqa: E702
   LANE = enum.auto()  # lowering's marker: LANE(ast node) = that node for one upcast/unroll lane (arg: ((axis, value), ...))
   def __repr__(self): return f"Ops.{self.name}"
   __hash__ = object.__hash__  # members are singletons; Enum's own hash is a Python call, and ops key every matcher lookup
@@ -36,7 +36,7 @@ class Ops(enum.Enum):
 class GroupOp:
   Unary = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIP, Ops.NEG, Ops.TRUNC}
   Binary = {Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
-  Ternary = {Ops.WHERE, Ops.MULACC}
+  Ternary = {Ops.WHERE}
   ALU = Unary | Binary | Ternary
   Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
   Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
@@ -72,7 +72,7 @@ python_alu: dict[Ops, Callable] = {
   Ops.MAX: _safe(lambda a, b: a if (a >= b or math.isnan(a)) else b), Ops.CMPLT: lambda a, b: a < b, Ops.CMPNE: lambda a, b: a != b,
   Ops.AND: lambda a, b: a & b, Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b,
   Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b,
-  Ops.WHERE: lambda c, a, b: a if c else b, Ops.MULACC: lambda a, b, c: a * b + c}
+  Ops.WHERE: lambda c, a, b: a if c else b}
 
 def exec_alu(op: Ops, dtype: DType, srcs: tuple) -> Any:
   """Evaluate one ALU op on Python numbers, with the wrap-around and rounding of `dtype`."""

@@ -91,10 +91,10 @@ class PatternMatcher:
     return None if r is None else r[0]
   def rewrite_with_pattern(self, u: UOp, ctx=None) -> tuple[UOp, UPat] | None:
     for pat, fn, wants_ctx, wants_ret, (nsrc, first) in self.by_op[u.op]:
-      # a cheap test first: the number of sources, and the first source's op
+      # cheap tests first: the dtype, the number of sources, and the first source's op
+      if pat.dtype is not None and u.dtype not in pat.dtype: continue
       if nsrc is not None and (len(u.src) != nsrc or first is not None and (not nsrc or u.src[0].op not in first)): continue
-      for store in pat.match(u, {}):
-        kw = {k: v for k, v in store.items()}
+      for kw in pat.match(u, {}):  # (each match is a dict of its own)
         if wants_ctx: kw["ctx"] = ctx
         if wants_ret: kw["ret"] = u
         if (ret := fn(**kw)) is not None and ret is not u: return ret, pat

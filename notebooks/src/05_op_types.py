@@ -38,9 +38,9 @@ print("plus    ", ["CAST", "BITCAST"])
 # among the unary ops. CMPNE (not equal) and the bit ops serve comparisons, booleans and integer math. There is no
 # RELU and no EXP either: they are built from the list above.
 #
-# The course's table also lists **MULACC** (`a*b+c` as one op) among the ternary ops. lazynb has it too (see the
-# list), and the C renderer can write it, but no rule in lazynb produces it: `a * b + c` stays a MUL feeding an ADD
-# in the kernel, and it is left to the C compiler to fuse them into one fused multiply-add instruction if it wants.
+# The course's table also lists **MULACC** (`a*b+c` as one op) among the ternary ops. lazynb has no such op: no rule
+# would produce it, so `a * b + c` stays a MUL feeding an ADD in the kernel, and the C compiler fuses them into one
+# fused multiply-add instruction where it can.
 
 # %%
 ma, mb, mc = [Tensor.randn(8).realize() for _ in range(3)]
