@@ -25,6 +25,7 @@ import contextlib, contextvars, faulthandler, io, os, pickle, select, signal, ti
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 import numpy as np
+from lazynb import trace
 from lazynb.helpers import CHECK, Context
 from lazynb.uop.ops import UOp, Ops, GroupOp
 
@@ -166,41 +167,70 @@ def _describe(fn: Callable) -> str: return getattr(fn, "__qualname__", None) or 
 
 def call(name: str, *args):
   """One stage on its arguments: the replacement if this thread has one, else lazynb's own. A replacement's result is
-  held to the contract (its kind and its spec); under LAZYNB_CHECK=1 lazynb's own results are too."""
+  held to the contract (its kind and its spec); under LAZYNB_CHECK=1 lazynb's own results are too. A replacement's run
+  is bracketed on the trace bus by `stage` events, so a trace can say which passes ran inside it; a replaced schedule's
+  items go on the bus with the closing event (the trace shows the learner's schedule)."""
   st, fn = stage(name), replacement(name)
   if fn is None:
     out = reference(name)(*args)
     if CHECK and st.spec is not None and (problem := st.spec(out)) is not None:
       raise StageError(f"lazynb's own {name} stage broke its contract ({problem}): this is a bug in lazynb, please report it")
     return out
-  try: out = fn(*args)
-  except StageError: raise
-  except Exception as e:
-    raise StageError(f"your {name} stage ({_describe(fn)}) raised {type(e).__name__}: {e}\n"
-                     f"  the {name} stage takes {st.takes} and gives {st.gives}") from e
-  if not isinstance(out, st.kind):
-    raise StageError(f"your {name} stage ({_describe(fn)}) returned a {type(out).__name__}; it must give {st.gives}")
-  if st.spec is not None and (problem := st.spec(out)) is not None:
-    raise StageError(f"your {name} stage ({_describe(fn)}) returned something the next stages cannot take: {problem}.\n"
-                     f"  the {name} stage gives {st.gives}")
+  trace.emit("stage", name=name, phase="start")
+  try:
+    try: out = fn(*args)
+    except StageError: raise
+    except Exception as e:
+      raise StageError(f"your {name} stage ({_describe(fn)}) raised {type(e).__name__}: {e}\n"
+                       f"  the {name} stage takes {st.takes} and gives {st.gives}") from e
+    if not isinstance(out, st.kind):
+      raise StageError(f"your {name} stage ({_describe(fn)}) returned a {type(out).__name__}; it must give {st.gives}")
+    if st.spec is not None and (problem := st.spec(out)) is not None:
+      raise StageError(f"your {name} stage ({_describe(fn)}) returned something the next stages cannot take: {problem}.\n"
+                       f"  the {name} stage gives {st.gives}")
+  except BaseException:
+    trace.emit("stage", name=name, phase="end")
+    raise
+  trace.emit("stage", name=name, phase="end", **({"items": list(out[0]), "outs": list(args[0])} if name == "schedule" else {}))
   return out
 
 def run_stages(first: str, last: str, **values) -> dict:
   """Run the stages from `first` to `last` (pipeline order), each on the values it reads (given here, or made by an
-  earlier stage); returns every value, with `seconds` per stage. The one place stages are wired together."""
+  earlier stage); returns every value, with `seconds` per stage. The one place stages are wired together.
+  When a code stage is replaced and a reader wants to compare (trace.wants_reference()), lazynb's own stages also run,
+  from the first replaced one on, on the same input: `reference` holds their results by stage name, and `differences`
+  where yours first differs from each ({stage, message, line | index | node}, see `difference`)."""
   names = stages()
   todo = names[names.index(first):names.index(last) + 1]
   times: dict[str, float] = {}
   # a replaced code stage's kernel is rendered bounds-checked (lazynb's own function swapped in makes lazynb's kernel)
   checked = any(n in _SAFE_AFTER and f is not stage(n).ref for n, f in _replaced.get() if n in todo)
+  compare = trace.wants_reference() and any(replacement(n) is not None for n in todo if n in CODEGEN)
+  ref: dict[str, Any] | None = None
   with _checked() if checked else contextlib.nullcontext():
     for n in todo:
       st = stage(n)
+      if compare and ref is None and replacement(n) is not None:
+        ref = _reference_run([m for m in todo[todo.index(n):] if m in CODEGEN], values)
       t0 = time.perf_counter()
       values[st.writes] = call(n, *[_read(values, k) for k in st.reads])
       times[n] = time.perf_counter() - t0
   values["seconds"] = times
+  if ref is not None:
+    values["reference"] = ref
+    values["differences"] = [{"stage": m, **d} for m, r in ref.items() if (d := difference(values[stage(m).writes], r)) is not None]
   return values
+
+def _reference_run(todo: list[str], values: dict) -> dict[str, Any]:
+  """lazynb's own functions for the stages `todo` on a copy of the run's values (they are pure), off the trace bus: their
+  results by stage name. A failure is not the learner's: what is missing stays missing."""
+  ref, out = dict(values), {}
+  with trace.muted():
+    for m in todo:
+      st = stage(m)
+      try: ref[st.writes] = out[m] = reference(m)(*[_read(ref, k) for k in st.reads])
+      except Exception: break
+  return out
 
 def _checked() -> Context: return Context(LAZYNB_CHECK=1)
 
@@ -235,30 +265,37 @@ def _label(args: tuple) -> str:
     if isinstance(getattr(a, "function_name", None), str): return a.function_name
   return next((a for a in args if isinstance(a, str) and a.isidentifier()), "")
 
-def _differs(out, ref) -> str | None:
-  """Where a stage's result first differs from the reference's result on the same input, in words (None: the same)."""
+def difference(out, ref) -> dict | None:
+  """Where a stage's result first differs from the reference's result on the same input: {"message": in words, and
+  where: "line" (a source, from 1), "index" (a UOp list) or "node" (a graph, its place in toposort order)}; None: the same."""
   if isinstance(ref, UOp) and isinstance(out, UOp):
     if out is ref: return None
     a, b = out.toposort(), ref.toposort()
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if (x.op, x.dtype, x.arg) != (y.op, y.dtype, y.arg)), min(len(a), len(b)))
     def say(u: UOp) -> str: return f"{u.op.name} {u.arg!r}" if u.arg is not None else f"{u.op.name} ({u.dtype})"
     at = f"node {i} in order: yours is {say(a[i])}, the reference's {say(b[i])}" if i < min(len(a), len(b)) else "one graph continues"
-    return f"your graph has {len(a)} nodes, the reference's {len(b)}; the first difference is at {at}"
+    return {"message": f"your graph has {len(a)} nodes, the reference's {len(b)}; the first difference is at {at}", "node": i}
   if isinstance(ref, list) and isinstance(out, list):
     if len(out) == len(ref) and all(x is y for x, y in zip(out, ref)): return None
     i = next((i for i, (x, y) in enumerate(zip(out, ref)) if x is not y), min(len(out), len(ref)))
-    if i >= min(len(out), len(ref)): return f"your list has {len(out)} entries, the reference's {len(ref)}"
-    return f"entry {i} differs: yours is {getattr(out[i], 'op', out[i])!s}, the reference's {getattr(ref[i], 'op', ref[i])!s} ({len(out)} and {len(ref)} entries)"
+    if i >= min(len(out), len(ref)): return {"message": f"your list has {len(out)} entries, the reference's {len(ref)}", "index": i}
+    return {"message": f"entry {i} differs: yours is {getattr(out[i], 'op', out[i])!s}, the reference's {getattr(ref[i], 'op', ref[i])!s} "
+                       f"({len(out)} and {len(ref)} entries)", "index": i}
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
     a, b = out.splitlines(), ref.splitlines()
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    if i >= min(len(a), len(b)): return f"your source has {len(a)} lines, the reference's {len(b)}"
-    return f"line {i + 1} differs:\n    yours:     {a[i].strip()}\n    reference: {b[i].strip()}"
+    if i >= min(len(a), len(b)): return {"message": f"your source has {len(a)} lines, the reference's {len(b)}", "line": i + 1}
+    return {"message": f"line {i + 1} differs:\n    yours:     {a[i].strip()}\n    reference: {b[i].strip()}", "line": i + 1}
   if hasattr(ref, "applied_opts") and hasattr(out, "applied_opts"):
-    if tuple(out.full_shape) != tuple(ref.full_shape): return f"your kernel's loop shape is {tuple(out.full_shape)}, the reference's {tuple(ref.full_shape)}"
-    return None if list(out.applied_opts) == list(ref.applied_opts) else f"your opts are {out.applied_opts}, the reference's {ref.applied_opts}"
+    if tuple(out.full_shape) != tuple(ref.full_shape):
+      return {"message": f"your kernel's loop shape is {tuple(out.full_shape)}, the reference's {tuple(ref.full_shape)}"}
+    return None if list(out.applied_opts) == list(ref.applied_opts) else {"message": f"your opts are {out.applied_opts}, the reference's {ref.applied_opts}"}
   return None
+
+def _differs(out, ref) -> str | None:
+  """difference(out, ref) in words, or None."""
+  return None if (d := difference(out, ref)) is None else d["message"]
 
 def _schedule_said(items: list) -> str:
   """A schedule in words: its items in order, each with what it writes and reads (a schedule has side effects, so it is

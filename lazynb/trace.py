@@ -8,7 +8,11 @@ Event kinds and their data:
   schedule   items (list of ScheduleItem)                     after the scheduler runs
   rewrite    name, stage, before, after, steps [(before, after, UPat)]   after a graph_rewrite or a reported step (only if a
              reader asked); stage is one of uop.ops.STAGES ("tensor graph" ... "linearized"), or None outside the compiler
-  program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times
+  program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times; under a
+                                                              reader that compares (subscribe(reference=True)), its
+                                                              `reference` and `differences` (lazynb.pipeline.run_stages)
+  stage      name, phase ("start" | "end"), and at the end of    around a stage a learner's function ran in place of
+             a replaced schedule its items and outs               lazynb's (lazynb.pipeline.use)
   compile    name, device, seconds, cached, batch             after the device compiler ran (batch: kernels compiled in
                                                               that compiler call, seconds is this one's share; 0 if cached)
   exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs, var_vals (name -> int)
@@ -36,11 +40,15 @@ _subscribers: list[Callable[[Event], None]] = []
 # the notebook layer adds functions Trace -> {mimetype: data} here (core never imports it)
 mime_renderers: list[Callable] = []
 _wants_rewrites: list[tuple[Callable, Callable[[], bool]]] = []  # (reader, does it want passes now?)
+_wants_reference: list[Callable] = []  # readers that show a replaced stage's result next to lazynb's own
 
-def subscribe(fn: Callable[[Event], None], rewrites: bool | Callable[[], bool] = False) -> Callable[[Event], None]:
+def subscribe(fn: Callable[[Event], None], rewrites: bool | Callable[[], bool] = False, reference: bool = False) -> Callable[[Event], None]:
   """Call `fn(event)` for every event. rewrites=True: graph_rewrite also reports each pass; a function instead of True
-  is asked before each pass (the DEBUG printer wants them only while DEBUG >= 4)."""
+  is asked before each pass (the DEBUG printer wants them only while DEBUG >= 4). reference=True: where a learner's
+  function replaced a code stage, the pipeline also computes lazynb's own result, for the reader to compare (it costs
+  a second codegen per such kernel, so only readers that show it ask)."""
   _subscribers.append(fn)
+  if reference: _wants_reference.append(fn)
   if rewrites:
     _wants_rewrites.append((fn, rewrites if callable(rewrites) else _rewrite.always))
     if _rewrite_hook not in _rewrite.rewrite_hooks: _rewrite.rewrite_hooks.append(_rewrite_hook)
@@ -49,6 +57,7 @@ def subscribe(fn: Callable[[Event], None], rewrites: bool | Callable[[], bool] =
 def unsubscribe(fn: Callable[[Event], None]):
   if fn in _subscribers: _subscribers.remove(fn)
   _wants_rewrites[:] = [(f, p) for f, p in _wants_rewrites if f is not fn]
+  _wants_reference[:] = [f for f in _wants_reference if f is not fn]
   if not _wants_rewrites and _rewrite_hook in _rewrite.rewrite_hooks: _rewrite.rewrite_hooks.remove(_rewrite_hook)
 
 
@@ -65,6 +74,10 @@ def emit(kind: str, /, **data: Any):
 
 def active() -> bool: return bool(_subscribers)
 
+def wants_reference() -> bool:
+  """Does a reader want lazynb's own result next to a replaced stage's (and is the bus not muted)?"""
+  return bool(_wants_reference) and not _muted
+
 def _rewrite_hook(name: str, before, after, steps, stage):
   emit("rewrite", name=name, stage=stage, before=before, after=after, steps=steps)
 _rewrite_hook.wanted = lambda: not _muted and any(p() for _, p in _wants_rewrites)  # type: ignore[attr-defined]
@@ -76,7 +89,7 @@ class Recorder:
     self.rewrites = rewrites
   def __call__(self, ev: Event): self.events.append(ev)
   def __enter__(self):
-    subscribe(self, rewrites=self.rewrites)
+    subscribe(self, rewrites=self.rewrites, reference=True)
     return self
   def __exit__(self, *exc): unsubscribe(self)
   def of(self, kind: str) -> list[Event]: return [e for e in self.events if e.kind == kind]

@@ -7,13 +7,18 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
   schedule   [{index, kind, reason, kernel, bufs: [{buf, role, size, dtype, device}], graph}]
   kernels    [{id, name, name_parts, device, language, source, global_size, local_size, opts, full_shape,
                axis_types, time_s, runs, compile_s, op_estimate, mem_estimate, gflops, gbs, uops, line_map,
-               views, graph, lowered_graph, timings}]
+               views, graph, lowered_graph, timings, replaced, reference}]
+             replaced: the code stages a learner's function ran (lazynb.pipeline.use); reference: null, or lazynb's own
+             results from the first replaced stage on, as the views show them: {stages, opts, lowered_graph, uops,
+             source, differences: [{stage, message, line, index, node}]} (where yours first differs, per stage)
+  replaced_stages  every stage a learner's function ran in this block, in pipeline order
   graphs     {id: {nodes: [{id, op, dtype, arg, shape, kind}], edges: [[src, dst]], total_nodes, truncated}}
   views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement, picture}
              (picture: lazynb.shape.picture's data for loads and stores; null for symbolic sizes and past PICTURE_LIMIT)
   pictures   only in show_st's documents (show: ["stpicture"]): [picture + {title, movement}]
-  rewrites   [{name, stage, steps: [{pattern, before, after}], before_graph, after_graph}] in the order they ran; stage
-             is the pipeline stage (uop.ops.STAGES: tensor graph, kernels, lowered, simplified, linearized) or null
+  rewrites   [{name, stage, steps: [{pattern, before, after}], before_graph, after_graph, replaced_stage}] in the order
+             they ran; stage is the pipeline stage (uop.ops.STAGES: tensor graph, kernels, lowered, simplified, linearized)
+             or null; replaced_stage names the learner's stage the pass ran inside (lazynb.pipeline.use), or is null
   tensor_graphs [graph ids of the lazy graphs that were scheduled]
   folded_constants  how many realized tensors were constants after folding (no kernel)
   timing     {total_s, compile_s, run_s}
@@ -22,7 +27,7 @@ Everything is plain data (strings, numbers, lists): the renderers treat it as un
 """
 from __future__ import annotations
 import json, re, time
-from lazynb import trace
+from lazynb import trace, pipeline
 from lazynb.device import Device
 from lazynb.helpers import strip_ansi, ContextVar
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
@@ -150,7 +155,7 @@ class Trace:
            "mem_estimate": 0, "gflops": 0.0, "gbs": 0.0, "timings": dict(prg.timings),
            "uops": uop_rows(prg.uops), "uops_total": len(prg.uops),
            "line_map": prg.line_map, "graph": graphs.add(prg.ast), "lowered_graph": graphs.add(lowered) if lowered is not None else None,
-           "views": []}
+           "views": [], "replaced": list(prg.replaced), "reference": reference_doc(prg, graphs)}
       kv = kernel_views(prg.ast, kernel, item, PICTURE_LIMIT - sum(1 for v in views if v["picture"] is not None))
       for v in kv: v["kernel"] = k["id"]
       k["views"] = kv
@@ -158,7 +163,15 @@ class Trace:
       kernels.append(k)
       by_prog[id(prg)] = k
       return k
+    def add_items(items):
+      for si in items:
+        schedule.append({"index": len(schedule), "kind": si.kind, "reason": getattr(si, "reason", ""), "kernel": None,
+                         "bufs": [{"buf": buf_id(b), "role": "out" if i == 0 else "in", "size": b.size, "dtype": b.dtype.name, "device": b.device}
+                                  for i, b in enumerate(si.bufs)],
+                         "graph": graphs.add(si.ast), "var_vals": dict(getattr(si, "var_vals", {})), "_item": si})
     pending_kernel: dict[int, tuple] = {}
+    replaced: set[str] = set()
+    inside: list[tuple[str, int, int]] = []  # the learner's stages running now: (name, schedule items and lazy graphs before it)
     for ev in self.events:
       d = ev.data
       if ev.kind == "program": pending_kernel[id(d["program"])] = (d.get("kernel"), d.get("lowered"))
@@ -166,11 +179,16 @@ class Trace:
       elif ev.kind == "schedule":
         for o in d["outs"]: tensor_graphs.append(graphs.add(o))
         folded_consts += d.get("constants", 0)
-        for si in d["items"]:
-          schedule.append({"index": len(schedule), "kind": si.kind, "reason": si.reason, "kernel": None,
-                           "bufs": [{"buf": buf_id(b), "role": "out" if i == 0 else "in", "size": b.size, "dtype": b.dtype.name, "device": b.device}
-                                    for i, b in enumerate(si.bufs)],
-                           "graph": graphs.add(si.ast), "var_vals": dict(si.var_vals), "_item": si})
+        add_items(d["items"])
+      elif ev.kind == "stage":
+        replaced.add(d["name"])
+        if d["phase"] == "start": inside.append((d["name"], len(schedule), len(tensor_graphs)))
+        elif (at := next((j for j in range(len(inside) - 1, -1, -1) if inside[j][0] == d["name"]), None)) is not None:
+          _, n_items, n_graphs = inside.pop(at)
+          if "items" in d:  # a learner's schedule: its items are the schedule (lazynb's, if it called it, are not)
+            del schedule[n_items:]
+            if len(tensor_graphs) == n_graphs: tensor_graphs.extend(graphs.add(o) for o in d["outs"])
+            add_items(d["items"])
       elif ev.kind == "exec":
         run_s += d["seconds"]
         if d["kind"] != "kernel": continue
@@ -190,15 +208,16 @@ class Trace:
       elif ev.kind == "rewrite":
         rewrites.append({"name": d["name"], "stage": d.get("stage"), "before_graph": graphs.add(d["before"]), "after_graph": graphs.add(d["after"]),
                          "steps": [{"pattern": repr(p)[:300], "before": _arg_line(b), "after": _arg_line(a)} for b, a, p in d["steps"][:200]],
-                         "total_steps": len(d["steps"])})
+                         "total_steps": len(d["steps"]), "replaced_stage": inside[-1][0] if inside else None})
     # kernels that were compiled but never ran (e.g. an error before they ran)
     for ev in self.events:
       if ev.kind == "program" and id(ev.data["program"]) not in by_prog:
         kernel_for(ev.data["program"], ev.data.get("kernel"), ev.data.get("lowered"))
     for s in schedule: s.pop("_item", None)
+    for k in kernels: replaced.update(k["replaced"])
     return {"version": VERSION, "generator": "lazynb", "settings": dict(self.settings, device=Device.DEFAULT),
             "schedule": schedule, "kernels": kernels, "graphs": graphs.graphs, "views": views, "rewrites": rewrites,
-            "tensor_graphs": tensor_graphs, "folded_constants": folded_consts, "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
+            "tensor_graphs": tensor_graphs, "folded_constants": folded_consts, "replaced_stages": [n for n in pipeline.stages() if n in replaced], "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
             "error": None if self.error is None else {"type": type(self.error).__name__, "message": str(self.error)}}
 
   def json(self) -> str: return json.dumps(self.to_json())
@@ -221,6 +240,22 @@ def uop_rows(uops: list[UOp]) -> list[dict]:
   pos = {u: i for i, u in enumerate(uops)}
   return [{"i": i, "op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "src": [pos[s] for s in u.src if s in pos], "arg": _arg_str(u)}
           for i, u in enumerate(uops[:UOP_LIMIT])]
+
+def reference_doc(prg, graphs: GraphStore) -> dict | None:
+  """lazynb's own results for a kernel a learner's stages made (ProgramSpec.reference, computed when a trace compared),
+  in the forms the views show: opts, the lowered graph (after simplify), the UOp table and the source; and where the
+  learner's first differs at each stage (a graph's node is its id in the document's graph: null if a graph was cut)."""
+  ref = getattr(prg, "reference", None)
+  if not ref: return None
+  low = ref.get("simplify")
+  gid = graphs.add(low) if low is not None else None
+  cut = gid is not None and graphs.graphs[gid]["truncated"] or prg.lowered is not None and graphs.graphs[graphs.add(prg.lowered)]["truncated"]
+  def where(d: dict) -> dict:
+    node = d.get("node") if not (d["stage"] == "simplify" and cut) else None
+    return {"stage": d["stage"], "message": d["message"], "line": d.get("line"), "index": d.get("index"), "node": node}
+  return {"stages": list(ref), "opts": [repr(o) for o in ref["optimize"].applied_opts] if "optimize" in ref else None,
+          "lowered_graph": gid, "uops": uop_rows(ref["linearize"]) if "linearize" in ref else None, "source": ref.get("render"),
+          "differences": [where(d) for d in getattr(prg, "differences", [])]}
 
 def _arg_line(u: UOp) -> str:
   return f"{u.op.name} {str(u.dtype).removeprefix('dtypes.')} {_arg_str(u)}".strip()
@@ -266,13 +301,14 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
   """`doc` if its JSON is at most `limit` bytes; else a copy with the bulkiest detail dropped for the later kernels and
   passes, in this order, keeping the first `keep` of each and halving `keep` until it fits:
     rewrite passes' step lists and before/after graphs -> lazy tensor graphs -> ShapeTracker pictures -> kernels' UOp
-    tables (and line maps)
-    -> kernels' graphs (and their schedule items').
-  The schedule, the kernel list, timings and every kernel's source stay; only if that is still too big are sources cut
-  to their first lines. `truncated` says what went, as a note the views show."""
+    tables (and line maps, and lazynb's own UOp tables next to a learner's)
+    -> kernels' graphs (and their schedule items', and lazynb's own lowered graph next to a learner's).
+  The schedule, the kernel list, timings and every kernel's source (and lazynb's next to a learner's) stay; only if that
+  is still too big are sources cut to their first lines. `truncated` says what went, as a note the views show."""
   full = _size(doc)
   if full <= limit: return doc
-  d = dict(doc, graphs=dict(doc["graphs"]), kernels=[dict(k) for k in doc["kernels"]], schedule=[dict(s) for s in doc["schedule"]],
+  kernels = [dict(k, reference=dict(k["reference"])) if k.get("reference") else dict(k) for k in doc["kernels"]]
+  d = dict(doc, graphs=dict(doc["graphs"]), kernels=kernels, schedule=[dict(s) for s in doc["schedule"]],
            rewrites=[dict(r) for r in doc["rewrites"]], tensor_graphs=list(doc["tensor_graphs"]), views=[dict(v) for v in doc["views"]])
   gsize = {g: _size(v) + len(g) + 6 for g, v in d["graphs"].items()}
   total = full
@@ -288,6 +324,7 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
   def unreferenced():
     nonlocal total
     refs = {k.get(f) for k in d["kernels"] for f in ("graph", "lowered_graph")} | {s.get("graph") for s in d["schedule"]}
+    refs |= {k["reference"].get("lowered_graph") for k in d["kernels"] if k.get("reference")}
     refs |= {r.get(f) for r in d["rewrites"] for f in ("before_graph", "after_graph")} | set(d["tensor_graphs"])
     for g in [g for g in d["graphs"] if g not in refs]:
       total -= gsize[g]
@@ -312,10 +349,12 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
   def uop_tables(keep):
     for k in d["kernels"][keep:]:
       drop_field(k, "uops", [], "kernel UOp tables"); drop_field(k, "line_map", [], "kernel line maps")  # noqa: E702
+      if k.get("reference"): drop_field(k["reference"], "uops", None, "lazynb's UOp tables (next to yours)")
   def kernel_graphs(keep):
     kept = {k["id"] for k in d["kernels"][:keep]}
     for k in d["kernels"][keep:]:
       drop_graph_ref(k, "graph", "kernel graphs"); drop_graph_ref(k, "lowered_graph", "lowered kernel graphs")  # noqa: E702
+      if k.get("reference"): drop_graph_ref(k["reference"], "lowered_graph", "lazynb's lowered graphs (next to yours)")
     for s in d["schedule"]:
       if s.get("kernel") not in kept: drop_graph_ref(s, "graph", "schedule item graphs")
   for keep in (32, 16, 8, 4, 2, 1, 0):
@@ -326,10 +365,10 @@ def bounded(doc: dict, limit: int = MAX_DOC_BYTES) -> dict:
     if total <= limit * 0.97: break
   lines = 40
   while _size(d) > limit and lines >= 1:  # sources last, and only their tails
-    for k in d["kernels"]:
-      src = k.get("source") or ""
+    for o in d["kernels"] + [k["reference"] for k in d["kernels"] if k.get("reference")]:
+      src = o.get("source") or ""
       if src.count("\n") > lines:
-        k["source"] = "\n".join(src.split("\n")[:lines]) + f"\n... ({src.count(chr(10)) - lines} more lines not kept: trace truncated)"
+        o["source"] = "\n".join(src.split("\n")[:lines]) + f"\n... ({src.count(chr(10)) - lines} more lines not kept: trace truncated)"
         dropped["kernel sources cut"] = dropped.get("kernel sources cut", 0) + 1
     lines //= 2
   what = ", ".join(f"{what} ({n})" for what, n in dropped.items())

@@ -109,7 +109,7 @@ class RunRecorder:
     self.recorder = Recorder(rewrites=True)
     self.trace = Trace(self.recorder)
     self.done = False
-    subscribe(self.recorder, rewrites=True)
+    subscribe(self.recorder, rewrites=True, reference=True)
     self._prev_hook = sys.excepthook
     sys.excepthook = self._excepthook
 

@@ -215,3 +215,12 @@ def test_schedule_view_says_when_constants_needed_no_kernel():
   d = tr.to_json()
   assert d["schedule"] == [] and d["folded_constants"] == 1
   assert "1 tensor was a constant after folding: no kernel" in render_html(d)
+
+def test_header_names_the_learners_stages(doc):
+  """Without JavaScript the view still says which stages were the learner's (lazynb.pipeline.use), escaped; none: no line."""
+  assert 'class="lzt-yours"' not in render_html(doc) and doc["replaced_stages"] == []
+  d = dict(copy.deepcopy(doc), replaced_stages=["lower", "render", XSS[0]])
+  p = render_html(d)
+  line = re.search(r'<div class="lzt-yours">(.*?)</div>', p).group(1)
+  assert "Your stages" in line and "lower, render, " in line and p.index('class="lzt-yours"') < p.index('class="lzt-tabs')
+  assert_inert(p)

@@ -39,14 +39,21 @@ export function validEdges(
   return out;
 }
 
-export function filterGraph(g: IGraph, collapse: boolean): IFilteredGraph {
+/** `keep`: a node never collapsed (the one a learner's graph first differs at). */
+export function filterGraph(
+  g: IGraph,
+  collapse: boolean,
+  keep: number | null = null
+): IFilteredGraph {
   const edges = validEdges(g.nodes, g.edges);
   if (!collapse) {
     return { nodes: g.nodes, edges, hidden: new Map(), removed: 0 };
   }
   const byId = new Map(g.nodes.map(n => [n.id, n] as [number, IGraphNode]));
   const drop = new Set(
-    g.nodes.filter(n => isCollapsible(n) && n.id !== g.root).map(n => n.id)
+    g.nodes
+      .filter(n => isCollapsible(n) && n.id !== g.root && n.id !== keep)
+      .map(n => n.id)
   );
   if (drop.size === 0) {
     return { nodes: g.nodes, edges, hidden: new Map(), removed: 0 };

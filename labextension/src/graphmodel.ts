@@ -102,9 +102,10 @@ export function nearestToRoot(
 export function buildDrawModel(
   g: IGraph,
   collapse: boolean,
-  maxNodes = MAX_DRAWN_NODES
+  maxNodes = MAX_DRAWN_NODES,
+  keep: number | null = null
 ): IDrawModel {
-  const f = filterGraph(g, collapse);
+  const f = filterGraph(g, collapse, keep);
   let nodes = f.nodes;
   let edges = f.edges;
   let omitted = 0;

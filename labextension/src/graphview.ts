@@ -50,6 +50,7 @@ export class GraphView {
   private labelled = new Uint8Array(0);
   private layout: ILayoutResult | null = null;
   private labelFrame = 0;
+  private marked: number | null = null;
 
   constructor(
     title: string,
@@ -125,6 +126,11 @@ export class GraphView {
     }
   }
 
+  /** Mark graph node `id` (the first place a learner's graph differs from lazynb's) in the drawings to come. */
+  mark(id: number | null): void {
+    this.marked = id;
+  }
+
   /** Show a graph (null: an empty pane with a note). Returns when it is drawn. */
   show(graph: IGraph | null, note = 'no graph'): Promise<void> {
     this.graph = graph;
@@ -145,7 +151,12 @@ export class GraphView {
       return;
     }
     const gen = ++this.generation;
-    const model = buildDrawModel(graph, this.collapseBox.checked);
+    const model = buildDrawModel(
+      graph,
+      this.collapseBox.checked,
+      undefined,
+      this.marked
+    );
     this.info.textContent = `laying out ${model.nodes.length} nodes\u2026`;
     this.svg.setAttribute('data-state', 'layout');
     const placed = await layoutAsync(layoutInput(model));
@@ -164,6 +175,14 @@ export class GraphView {
     }
     if (model.truncated) {
       parts.push(`graph truncated: ${model.totalNodes} in all`);
+    }
+    if (this.marked !== null) {
+      const shown = model.nodes.some(n => n.node.id === this.marked);
+      parts.push(
+        shown
+          ? `\u2260 first difference: node ${this.marked}`
+          : `\u2260 node ${this.marked} (not drawn)`
+      );
     }
     this.info.textContent = parts.join(' \u00b7 ');
     this.svg.setAttribute('data-state', 'drawn');
@@ -218,7 +237,7 @@ export class GraphView {
       const g = s(
         'g',
         {
-          cls: `lz-node lz-kind-${n.node.kind.replace(/[^a-z]/g, '') || 'other'}`,
+          cls: `lz-node lz-kind-${n.node.kind.replace(/[^a-z]/g, '') || 'other'}${n.node.id === this.marked ? ' lz-diff' : ''}`,
           attrs: { transform: `translate(${x.toFixed(1)},${y.toFixed(1)})` },
           data: { i }
         },

@@ -1,16 +1,17 @@
 /**
  * One schedule item opened: a line about the kernel, then its graph, its ShapeTracker views and its
  * source (with UOps) side by side. The graph pane switches between the kernel's AST and the lowered
- * graph.
+ * graph, and, when a learner's stage made it (lazynb.pipeline.use), lazynb's own lowered graph.
  */
 import { fmtSeconds, h, setChildren } from './dom';
 import { GraphView } from './graphview';
 import { kernelName } from './kernelname';
 import { SourceView } from './sourceview';
 import { ShapeTrackerView } from './stview';
+import { kernelStagesLine, loweredDiffNode } from './stagediff';
 import { IKernel, IScheduleItem, ITraceDoc } from './types';
 
-type GraphChoice = 'ast' | 'lowered';
+type GraphChoice = 'ast' | 'lowered' | 'reference';
 
 export class KernelView {
   readonly node: HTMLDivElement;
@@ -55,6 +56,14 @@ export class KernelView {
           'lowered',
           'after lowering: indexing, ranges, loads and stores'
         )
+      ],
+      [
+        'reference',
+        pick(
+          'reference',
+          'lazynb\u2019s',
+          'lazynb\u2019s own lowered graph, from the same input as your stages'
+        )
       ]
     ]);
     const toolbar = this.graphView.node.querySelector('.lz-toolbar');
@@ -84,7 +93,10 @@ export class KernelView {
     this.kernel =
       kid === null ? null : (doc.kernels.find(k => k.id === kid) ?? null);
     this.showHeader();
-    if (this.choice === 'lowered' && !this.kernel?.loweredGraph) {
+    if (
+      (this.choice === 'lowered' && !this.kernel?.loweredGraph) ||
+      (this.choice === 'reference' && !this.kernel?.reference?.loweredGraph)
+    ) {
       this.choice = 'ast';
     }
     // start the graph first: its layout runs in the worker while the views and source are built here
@@ -118,11 +130,30 @@ export class KernelView {
     const stages = k.timings
       .map(([n, v]) => `${n} ${fmtSeconds(v)}`)
       .join(' \u00b7 ');
+    const yours = kernelStagesLine(k);
+    const ref = k.reference;
     setChildren(
       this.header,
       kernelName(k),
       h('span', { cls: 'lz-dim' }, `  ${stats.join(' \u00b7 ')}`),
-      stages ? h('div', { cls: 'lz-small lz-dim' }, `stages: ${stages}`) : null
+      stages ? h('div', { cls: 'lz-small lz-dim' }, `stages: ${stages}`) : null,
+      yours
+        ? h(
+            'div',
+            {
+              cls: 'lz-small lz-yours-line',
+              title: ref?.differences.map(d => d.message).join('\n') ?? ''
+            },
+            yours
+          )
+        : null,
+      ref?.opts
+        ? h(
+            'div',
+            { cls: 'lz-small lz-dim' },
+            `opts: yours [${k.opts.join(', ')}] \u00b7 lazynb\u2019s [${ref.opts.join(', ')}]`
+          )
+        : null
     );
   }
 
@@ -134,13 +165,22 @@ export class KernelView {
     const k = this.kernel;
     this.choiceButtons.get('lowered')!.disabled = !k?.loweredGraph;
     this.choiceButtons.get('ast')!.disabled = !(k?.graph ?? this.item?.graph);
+    // lazynb's lowered graph is offered only next to a learner's
+    const theirs = this.choiceButtons.get('reference')!;
+    theirs.hidden = !k?.reference?.loweredGraph;
+    this.choiceButtons.get('lowered')!.textContent = theirs.hidden
+      ? 'lowered'
+      : 'your lowered';
     for (const [c, b] of this.choiceButtons) {
       b.classList.toggle('lz-on', c === this.choice);
     }
     const id =
       this.choice === 'lowered'
         ? k?.loweredGraph
-        : (k?.graph ?? this.item?.graph);
+        : this.choice === 'reference'
+          ? k?.reference?.loweredGraph
+          : (k?.graph ?? this.item?.graph);
+    this.graphView.mark(k && this.choice !== 'ast' ? loweredDiffNode(k) : null);
     const graph = id ? (doc.graphs.get(id) ?? null) : null;
     return this.graphView.show(
       graph,

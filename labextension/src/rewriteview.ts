@@ -74,7 +74,7 @@ export class RewriteView {
         h(
           'option',
           { attrs: { value: i } },
-          `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${r.totalSteps} steps)`
+          `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${r.totalSteps} steps)${r.replacedStage ? ` \u00b7 in your ${r.replacedStage}` : ''}`
         )
       )
     );

@@ -4,6 +4,7 @@
  */
 import { fmtSeconds, h, setChildren } from './dom';
 import { kernelName } from './kernelname';
+import { yourStages } from './stagediff';
 import { ITraceDoc } from './types';
 
 export const REASONS: Record<string, string> = {
@@ -68,6 +69,13 @@ export class ScheduleView {
           k
             ? ` ${k.device} \u00b7 ${fmtSeconds(k.timeS)}${k.runs > 1 ? ` \u00d7${k.runs}` : ''}`
             : '',
+          k?.replaced.length
+            ? h(
+                'span',
+                { cls: 'lz-yours-badge', title: yourStages(k.replaced) },
+                ' yours'
+              )
+            : null,
           h(
             'span',
             { cls: 'lz-dim', title: 'buffers: \u2192 marks the output' },

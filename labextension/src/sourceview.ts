@@ -1,7 +1,8 @@
 /**
  * Generated source and the kernel's UOps, cross-highlighted the Compiler Explorer way: hovering a
  * source line lights the UOps it came from (line_map), hovering a UOp lights the lines it produced.
- * A click pins the highlight until the next click.
+ * A click pins the highlight until the next click. When a learner's stage made the kernel
+ * (lazynb.pipeline.use), a toggle shows theirs or lazynb's, with the first difference marked.
  */
 import { clip, h, setChildren } from './dom';
 import {
@@ -11,6 +12,7 @@ import {
   ILineIndex
 } from './linemap';
 import { IKernel } from './types';
+import { differenceAt, Side, sideView } from './stagediff';
 
 const MAX_LINES = 20000;
 
@@ -24,10 +26,62 @@ export class SourceView {
   private lit: HTMLElement[] = [];
   private pinned = false;
   private generation = 0;
+  private kernel: IKernel | null = null;
+  private side: Side = 'yours';
+  private sides: HTMLSpanElement;
+  private sideButtons: Map<Side, HTMLButtonElement>;
+  private lineDiff: HTMLButtonElement;
+  private uopDiff: HTMLButtonElement;
+  private diffLineEl: HTMLDivElement | null = null;
+  private diffUopEl: HTMLDivElement | null = null;
 
   constructor() {
     this.sourcePane = h('div', { cls: 'lz-source', attrs: { role: 'list' } });
     this.uopPane = h('div', { cls: 'lz-uops', attrs: { role: 'list' } });
+    const pick = (side: Side, label: string, tip: string) => {
+      const b = h(
+        'button',
+        {
+          cls: 'lz-seg',
+          title: tip,
+          attrs: { type: 'button' },
+          data: { side }
+        },
+        label
+      );
+      b.addEventListener('click', () => {
+        this.side = side;
+        this.render();
+      });
+      return b;
+    };
+    this.sideButtons = new Map([
+      ['yours', pick('yours', 'yours', 'what your stages made (it ran)')],
+      [
+        'lazynb',
+        pick(
+          'lazynb',
+          'lazynb\u2019s',
+          'what lazynb\u2019s own stages make from the same input'
+        )
+      ]
+    ]);
+    this.sides = h('span', { cls: 'lz-segs' }, ...this.sideButtons.values());
+    const jump = (which: 'line' | 'uop') => {
+      const b = h('button', {
+        cls: 'lz-link lz-diff-note',
+        attrs: { type: 'button' }
+      });
+      b.addEventListener('click', () => {
+        const el = which === 'line' ? this.diffLineEl : this.diffUopEl;
+        if (el) {
+          scrollWithin(which === 'line' ? this.sourcePane : this.uopPane, el);
+        }
+      });
+      return b;
+    };
+    this.lineDiff = jump('line');
+    this.uopDiff = jump('uop');
     this.node = h(
       'div',
       { cls: 'lz-code' },
@@ -35,13 +89,16 @@ export class SourceView {
         'div',
         { cls: 'lz-toolbar' },
         h('span', { cls: 'lz-pane-title' }, 'Source'),
+        this.sides,
+        this.lineDiff,
         h('span', { cls: 'lz-hint' }, 'hover a line or a UOp; click to pin')
       ),
       this.sourcePane,
       h(
         'div',
         { cls: 'lz-toolbar' },
-        h('span', { cls: 'lz-pane-title' }, 'UOps')
+        h('span', { cls: 'lz-pane-title' }, 'UOps'),
+        this.uopDiff
       ),
       this.uopPane
     );
@@ -82,10 +139,29 @@ export class SourceView {
   }
 
   show(k: IKernel | null): void {
+    this.kernel = k;
+    if (!k?.reference) {
+      this.side = 'yours';
+    }
+    this.render();
+  }
+
+  /** The kernel's source and UOps, from the side chosen, with the first difference from lazynb's marked. */
+  private render(): void {
+    const k = this.kernel;
     this.pinned = false;
     this.lit = [];
     this.uopEls.clear();
+    this.diffLineEl = null;
+    this.diffUopEl = null;
     const gen = ++this.generation;
+    this.sides.hidden = !k?.reference;
+    for (const [side, b] of this.sideButtons) {
+      b.classList.toggle('lz-on', side === this.side);
+      b.setAttribute('aria-pressed', side === this.side ? 'true' : 'false');
+    }
+    this.sourcePane.setAttribute('data-side', this.side);
+    this.noteDiff(k);
     if (!k) {
       setChildren(
         this.sourcePane,
@@ -95,17 +171,27 @@ export class SourceView {
       this.lineEls = [];
       return;
     }
-    const lines = k.source.split('\n').slice(0, MAX_LINES);
-    this.index = buildLineIndex(k.lineMap, lines.length);
+    const view = sideView(k, this.side);
+    const lines = view.source.split('\n').slice(0, MAX_LINES);
+    this.index = buildLineIndex(view.lineMap, lines.length);
     const width = String(lines.length).length;
+    const lineMsg = differenceAt(k.reference, 'render')?.message ?? '';
     this.lineEls = lines.map((text, i) => {
       const count = this.index.uopsOfLine[i].length;
+      const diff = i === view.diffLine;
       const el = h(
         'div',
-        { cls: count ? 'lz-line lz-mapped' : 'lz-line', data: { line: i } },
+        {
+          cls: `lz-line${count ? ' lz-mapped' : ''}${diff ? ' lz-diff' : ''}`,
+          data: { line: i },
+          title: diff ? lineMsg : undefined
+        },
         h('span', { cls: 'lz-lineno' }, String(i + 1).padStart(width, ' ')),
         h('span', { cls: 'lz-linetext' }, text || ' ')
       );
+      if (diff) {
+        this.diffLineEl = el;
+      }
       return el;
     });
     appendInChunks(
@@ -113,14 +199,15 @@ export class SourceView {
       this.lineEls,
       () => gen === this.generation
     );
-    const rows = k.uops.map(u => {
+    const rows = view.uops.map(u => {
       const src = u.src.length
         ? ` \u2190 ${u.src.map(x => `%${x}`).join(', ')}`
         : '';
+      const diff = u.i === view.diffUop;
       const el = h(
         'div',
         {
-          cls: this.index.linesOfUop.has(u.i) ? 'lz-uop lz-mapped' : 'lz-uop',
+          cls: `lz-uop${this.index.linesOfUop.has(u.i) ? ' lz-mapped' : ''}${diff ? ' lz-diff' : ''}`,
           data: { uop: u.i },
           title: `${u.op} ${u.dtype} ${u.arg}`
         },
@@ -131,6 +218,9 @@ export class SourceView {
         h('span', { cls: 'lz-uop-src' }, src)
       );
       this.uopEls.set(u.i, el);
+      if (diff) {
+        this.diffUopEl = el;
+      }
       return el;
     });
     if (rows.length) {
@@ -141,6 +231,34 @@ export class SourceView {
         h('div', { cls: 'lz-empty' }, 'no UOps recorded')
       );
     }
+    // the first difference in view (when it is among the lines already in the page)
+    for (const [pane, el] of [
+      [this.sourcePane, this.diffLineEl],
+      [this.uopPane, this.diffUopEl]
+    ] as [HTMLElement, HTMLElement | null][]) {
+      if (el?.isConnected) {
+        scrollWithin(pane, el);
+      }
+    }
+  }
+
+  /** The toolbars' notes: where yours first differs from lazynb's (a click scrolls there). */
+  private noteDiff(k: IKernel | null): void {
+    const ref = k?.reference ?? null;
+    const line = differenceAt(ref, 'render');
+    const uop = differenceAt(ref, 'linearize');
+    this.lineDiff.hidden = !ref;
+    this.lineDiff.textContent = line
+      ? `\u2260 line ${line.line ?? '?'}`
+      : 'same as lazynb\u2019s';
+    this.lineDiff.title = line?.message ?? '';
+    this.lineDiff.classList.toggle('lz-differs', !!line);
+    this.uopDiff.hidden = !ref || ref.uops === null;
+    this.uopDiff.textContent = uop
+      ? `\u2260 %${uop.index ?? '?'}`
+      : 'same as lazynb\u2019s';
+    this.uopDiff.title = uop?.message ?? '';
+    this.uopDiff.classList.toggle('lz-differs', !!uop);
   }
 
   private clear(): void {

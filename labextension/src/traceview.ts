@@ -11,6 +11,7 @@ import { RewriteView } from './rewriteview';
 import { ScheduleView } from './scheduleview';
 import { picturesView } from './stpicture';
 import { timingTable } from './timingview';
+import { yourStages } from './stagediff';
 import { Tab, TAB_TITLES, tabsFor } from './tabs';
 import { ITraceDoc } from './types';
 
@@ -89,6 +90,17 @@ export class TraceView {
       ...settings.map(([k, v]) =>
         h('span', { cls: 'lz-chip', data: { setting: k } }, `${k}=${v}`)
       ),
+      doc.replacedStages.length
+        ? h(
+            'span',
+            {
+              cls: 'lz-chip lz-yours',
+              title:
+                'these stages ran your functions in place of lazynb\u2019s (lazynb.pipeline.use)'
+            },
+            yourStages(doc.replacedStages)
+          )
+        : null,
       doc.version !== 1
         ? h(
             'span',

@@ -36,6 +36,28 @@ export interface IUOpRow {
   arg: string;
 }
 
+/** Where a learner's result at one stage first differs from lazynb's own (lazynb.pipeline.use). */
+export interface IStageDifference {
+  stage: string;
+  message: string;
+  /** a source's line, from 1 */
+  line: number | null;
+  /** a UOp list's entry */
+  index: number | null;
+  /** a graph node's id */
+  node: number | null;
+}
+
+/** lazynb's own results next to a learner's, from the first replaced code stage on (null: not computed). */
+export interface IStageReference {
+  stages: string[];
+  opts: string[] | null;
+  loweredGraph: string | null;
+  uops: IUOpRow[] | null;
+  source: string | null;
+  differences: IStageDifference[];
+}
+
 export interface IViewPart {
   shape: number[];
   strides: number[];
@@ -83,6 +105,9 @@ export interface IKernel {
   graph: string | null;
   loweredGraph: string | null;
   timings: [string, number][];
+  /** the code stages a learner's function ran for this kernel */
+  replaced: string[];
+  reference: IStageReference | null;
 }
 
 export interface IScheduleBuf {
@@ -116,6 +141,8 @@ export interface IRewritePass {
   totalSteps: number;
   beforeGraph: string | null;
   afterGraph: string | null;
+  /** the learner's stage this pass ran inside (lazynb.pipeline.use), or null */
+  replacedStage: string | null;
 }
 
 export interface ITraceDoc {
@@ -128,6 +155,8 @@ export interface ITraceDoc {
   tensorGraphs: string[];
   /** tensors that were constants after folding, so needed no kernel */
   foldedConstants: number;
+  /** the stages a learner's function ran in place of lazynb's, in pipeline order */
+  replacedStages: string[];
   timing: { totalS: number; compileS: number; runS: number };
   error: { type: string; message: string } | null;
   show: string[] | null;
@@ -257,6 +286,40 @@ export function readLineMap(x: unknown): number[][] {
   return out;
 }
 
+function readUOpRow(x: unknown, j: number): IUOpRow {
+  const o = obj(x);
+  return {
+    i: num(o.i, j),
+    op: str(o.op, '?'),
+    dtype: str(o.dtype),
+    src: nums(o.src),
+    arg: str(o.arg)
+  };
+}
+
+function readStageDifference(x: unknown): IStageDifference {
+  const d = obj(x);
+  return {
+    stage: str(d.stage),
+    message: str(d.message),
+    line: numOrNull(d.line),
+    index: numOrNull(d.index),
+    node: numOrNull(d.node)
+  };
+}
+
+function readStageReference(x: unknown): IStageReference {
+  const r = obj(x);
+  return {
+    stages: arr(r.stages).map(v => str(v)),
+    opts: Array.isArray(r.opts) ? r.opts.map(v => str(v)) : null,
+    loweredGraph: strOrNull(r.lowered_graph),
+    uops: Array.isArray(r.uops) ? r.uops.map(readUOpRow) : null,
+    source: strOrNull(r.source),
+    differences: arr(r.differences).map(readStageDifference)
+  };
+}
+
 function readKernel(x: unknown, i: number): IKernel {
   const k = obj(x);
   const name = str(k.name, `kernel ${i}`);
@@ -280,23 +343,19 @@ function readKernel(x: unknown, i: number): IKernel {
     compileS: numOrNull(k.compile_s),
     gflops: num(k.gflops),
     gbs: num(k.gbs),
-    uops: arr(k.uops).map((u, j) => {
-      const o = obj(u);
-      return {
-        i: num(o.i, j),
-        op: str(o.op, '?'),
-        dtype: str(o.dtype),
-        src: nums(o.src),
-        arg: str(o.arg)
-      };
-    }),
+    uops: arr(k.uops).map(readUOpRow),
     lineMap: readLineMap(k.line_map),
     views: arr(k.views).map(readAccess),
     graph: strOrNull(k.graph),
     loweredGraph: strOrNull(k.lowered_graph),
     timings: Object.entries(obj(k.timings)).map(
       ([n, v]) => [n, num(v)] as [string, number]
-    )
+    ),
+    replaced: arr(k.replaced).map(v => str(v)),
+    reference:
+      k.reference === null || k.reference === undefined
+        ? null
+        : readStageReference(k.reference)
   };
 }
 
@@ -337,7 +396,8 @@ function readRewrite(x: unknown): IRewritePass {
     steps,
     totalSteps: num(r.total_steps, steps.length),
     beforeGraph: strOrNull(r.before_graph),
-    afterGraph: strOrNull(r.after_graph)
+    afterGraph: strOrNull(r.after_graph),
+    replacedStage: strOrNull(r.replaced_stage)
   };
 }
 
@@ -361,6 +421,7 @@ export function readTrace(data: unknown): ITraceDoc {
     rewrites: arr(d.rewrites).map(readRewrite),
     tensorGraphs: arr(d.tensor_graphs).map(v => str(v)),
     foldedConstants: num(d.folded_constants),
+    replacedStages: arr(d.replaced_stages).map(v => str(v)),
     timing: {
       totalS: num(timing.total_s),
       compileS: num(timing.compile_s),

@@ -52,6 +52,18 @@ test('collapsible: const, loop and INDEX', () => {
   );
 });
 
+test('collapsing keeps the node a learner\u2019s graph first differs at', () => {
+  const f = filterGraph(g, true, 4);
+  assert.deepEqual(
+    f.nodes.map(n => n.op),
+    ['DEFINE_GLOBAL', 'LOAD', 'CONST', 'ADD', 'STORE', 'SINK']
+  );
+  assert.ok(f.edges.some(([a, b]) => a === 4 && b === 5));
+  assert.equal(f.removed, 2);
+  const m = buildDrawModel(g, true, undefined, 4);
+  assert.ok(m.nodes.some(n => n.node.id === 4));
+});
+
 test('filter without collapsing keeps everything', () => {
   const f = filterGraph(g, false);
   assert.equal(f.nodes.length, 8);

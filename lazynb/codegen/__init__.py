@@ -70,7 +70,8 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,
                     [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
                     list(getattr(renderer, "line_map", [])) if own_render else [], v["seconds"], k, v["simplified"],
-                    [u for u in uops if u.op is Ops.DEFINE_VAR], rendering.checked and own_render, pipeline.replaced_names(pipeline.CODEGEN))
+                    [u for u in uops if u.op is Ops.DEFINE_VAR], rendering.checked and own_render, pipeline.replaced_names(pipeline.CODEGEN),
+                    v.get("reference", {}), v.get("differences", []))
   trace.emit("program", program=prg, kernel=k, lowered=v["simplified"])
   if DEBUG >= 6: print(src)
   return prg

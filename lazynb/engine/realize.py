@@ -59,8 +59,10 @@ method_cache: dict[tuple[str, UOp, tuple], CompiledRunner] = {}
 def runner_key(device: str, ast: UOp, opts=None) -> tuple:
   # LAZYNB_CHECK is part of the key: a checked kernel takes one more buffer (its source differs too, so the disk cache,
   # keyed by the source, never hands one for the other either)
-  # so are the stages a learner replaced (lazynb.pipeline.use): their kernel is not lazynb's
-  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None, int(CHECK)), pipeline.replaced())
+  # so are the stages a learner replaced (lazynb.pipeline.use): their kernel is not lazynb's; and whether a trace compares
+  # them with lazynb's own (a program made then carries lazynb's results too)
+  compared = bool(pipeline.replaced_names(pipeline.CODEGEN)) and trace.wants_reference()
+  return (device, ast, (int(NOOPT), int(BEAM), tuple(opts) if opts is not None else None, int(CHECK)), pipeline.replaced(), compared)
 
 def get_runner(device: str, ast: UOp, opts=None) -> CompiledRunner:
   key = runner_key(device, ast, opts)

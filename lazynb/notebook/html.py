@@ -379,6 +379,8 @@ def _header(ctx: _Ctx) -> str:
   if err:
     e = _dict(err) if isinstance(err, dict) else {"type": "Error", "message": err}
     head += f'<div class="lzt-error"><b>{esc(e.get("type"))}</b> raised in this block:<pre>{esc(e.get("message"))}</pre></div>'
+  if (yours := [str(n) for n in _list(d.get("replaced_stages"))]):
+    head += f'<div class="lzt-yours"><b>Your stages</b> ran in place of lazynb\'s (lazynb.pipeline.use): {esc(", ".join(yours))}</div>'
   if isinstance(d.get("truncated"), dict):
     head += f'<div class="lzt-warn lzt-truncated">{esc(d["truncated"].get("note", "This trace was truncated."))}</div>'
   return head
@@ -395,6 +397,7 @@ $R .lzt-why{color:var(--jp-ui-font-color2,#777);font-size:11px;max-width:420px}
 $R .lzt-small{font-size:11px}
 $R .lzt-note{color:var(--jp-ui-font-color2,#777);font-style:italic;margin:4px 0}
 $R .lzt-warn{border-left:3px solid #e0a800;padding:2px 8px;margin:4px 0}
+$R .lzt-yours{border-left:3px solid #4f8fd6;padding:2px 8px;margin:4px 0}
 $R .lzt-error{border-left:4px solid var(--jp-error-color1,#d32f2f);background:rgba(211,47,47,.1);padding:6px 10px;margin:6px 0}
 $R .lzt-error pre{margin:4px 0 0;white-space:pre-wrap}
 $R table{border-collapse:collapse;margin:4px 0 10px;font-size:12px}

@@ -70,6 +70,8 @@ class ProgramSpec:
   vars: list = field(default_factory=list)                  # DEFINE_VARs, in argument order: ints passed after the buffers
   checked: bool = False  # LAZYNB_CHECK: the kernel takes one more buffer after its own, int64 [failed, buffer, index, store, size of data0, ...]
   replaced: list = field(default_factory=list)               # the code stages a learner's function ran (lazynb.pipeline.use)
+  reference: dict = field(default_factory=dict)              # then, if a trace compared: lazynb's own result per stage from the
+  differences: list = field(default_factory=list)            # first replaced one on, and where yours differs (pipeline.run_stages)
   # global_size and op_estimate may be expressions in the vars (sym_eval them with the values of a run)
 
 @implements("render")

@@ -1000,4 +1000,63 @@
   background: hsl(250, 70%, 80%);
   color: #111;
 }
+
+/* a learner's stages (lazynb.pipeline.use) next to lazynb's: where theirs first differs */
+.lz-trace {
+  --lz-diff: color-mix(
+    in srgb,
+    var(--jp-error-color1, #d32f2f) 20%,
+    transparent
+  );
+}
+
+.lz-trace [hidden] {
+  display: none !important;
+}
+
+.lz-chip.lz-yours,
+.lz-yours-badge {
+  background: color-mix(in srgb, var(--jp-brand-color1) 20%, transparent);
+  color: var(--jp-ui-font-color0);
+  font-weight: 600;
+}
+
+.lz-yours-badge {
+  margin-left: 4px;
+  padding: 0 4px;
+  border-radius: 6px;
+  font-size: var(--jp-ui-font-size0);
+}
+
+.lz-yours-line {
+  color: var(--jp-ui-font-color1);
+}
+
+.lz-diff-note {
+  color: var(--jp-ui-font-color2);
+  font-size: var(--jp-ui-font-size0);
+}
+
+.lz-diff-note.lz-differs {
+  color: var(--jp-error-color1, #d32f2f);
+  font-weight: 600;
+}
+
+.lz-line.lz-diff,
+.lz-uop.lz-diff {
+  background: var(--lz-diff);
+  box-shadow: inset 3px 0 0 var(--jp-error-color1, #d32f2f);
+}
+
+.lz-line.lz-diff .lz-lineno,
+.lz-uop.lz-diff .lz-uop-id {
+  color: var(--jp-error-color1, #d32f2f);
+  font-weight: 600;
+}
+
+.lz-node.lz-diff rect {
+  stroke: var(--jp-error-color1, #d32f2f);
+  stroke-width: 3px;
+  stroke-dasharray: 5 2;
+}
 `,""]),l.d(r,{},{A:n})},314(o){o.exports=function(o){var r=[];return r.toString=function(){return this.map(function(r){var l="",e=void 0!==r[5];return r[4]&&(l+="@supports (".concat(r[4],") {")),r[2]&&(l+="@media ".concat(r[2]," {")),e&&(l+="@layer".concat(r[5].length>0?" ".concat(r[5]):""," {")),l+=o(r),e&&(l+="}"),r[2]&&(l+="}"),r[4]&&(l+="}"),l}).join("")},r.i=function(o,l,e,a,t){"string"==typeof o&&(o=[[null,o,void 0]]);var n={};if(e)for(var i=0;i<this.length;i++){var p=this[i][0];null!=p&&(n[p]=!0)}for(var c=0;c<o.length;c++){var d=[].concat(o[c]);e&&n[d[0]]||(void 0!==t&&(void 0===d[5]||(d[1]="@layer".concat(d[5].length>0?" ".concat(d[5]):""," {").concat(d[1],"}")),d[5]=t),l&&(d[2]&&(d[1]="@media ".concat(d[2]," {").concat(d[1],"}")),d[2]=l),a&&(d[4]?(d[1]="@supports (".concat(d[4],") {").concat(d[1],"}"),d[4]=a):d[4]="".concat(a)),r.push(d))}},r}},601(o){o.exports=function(o){return o[1]}},72(o){var r=[];function l(o){for(var l=-1,e=0;e<r.length;e++)if(r[e].identifier===o){l=e;break}return l}function e(o,e){for(var a={},t=[],n=0;n<o.length;n++){var i=o[n],p=e.base?i[0]+e.base:i[0],c=a[p]||0,d="".concat(p," ").concat(c);a[p]=c+1;var s=l(d),f={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==s)r[s].references++,r[s].updater(f);else{var u=function(o,r){var l=r.domAPI(r);return l.update(o),function(r){r?(r.css!==o.css||r.media!==o.media||r.sourceMap!==o.sourceMap||r.supports!==o.supports||r.layer!==o.layer)&&l.update(o=r):l.remove()}}(f,e);e.byIndex=n,r.splice(n,0,{identifier:d,updater:u,references:1})}t.push(d)}return t}o.exports=function(o,a){var t=e(o=o||[],a=a||{});return function(o){o=o||[];for(var n=0;n<t.length;n++){var i=l(t[n]);r[i].references--}for(var p=e(o,a),c=0;c<t.length;c++){var d=l(t[c]);0===r[d].references&&(r[d].updater(),r.splice(d,1))}t=p}}},659(o){var r={};o.exports=function(o,l){var e=function(o){if(void 0===r[o]){var l=document.querySelector(o);if(window.HTMLIFrameElement&&l instanceof window.HTMLIFrameElement)try{l=l.contentDocument.head}catch(o){l=null}r[o]=l}return r[o]}(o);if(!e)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");e.appendChild(l)}},540(o){o.exports=function(o){var r=document.createElement("style");return o.setAttributes(r,o.attributes),o.insert(r,o.options),r}},56(o,r,l){o.exports=function(o){var r=l.nc;r&&o.setAttribute("nonce",r)}},825(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var r=o.insertStyleElement(o);return{update:function(l){var e,a,t;e="",l.supports&&(e+="@supports (".concat(l.supports,") {")),l.media&&(e+="@media ".concat(l.media," {")),(a=void 0!==l.layer)&&(e+="@layer".concat(l.layer.length>0?" ".concat(l.layer):""," {")),e+=l.css,a&&(e+="}"),l.media&&(e+="}"),l.supports&&(e+="}"),(t=l.sourceMap)&&"u">typeof btoa&&(e+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),o.styleTagTransform(e,r,o.options)},remove:function(){var o;null===(o=r).parentNode||o.parentNode.removeChild(o)}}}},113(o){o.exports=function(o,r){if(r.styleSheet)r.styleSheet.cssText=o;else{for(;r.firstChild;)r.removeChild(r.firstChild);r.appendChild(document.createTextNode(o))}}},579(o,r,l){var e=l(72),a=l.n(e),t=l(825),n=l.n(t),i=l(659),p=l.n(i),c=l(56),d=l.n(c),s=l(540),f=l.n(s),u=l(113),z=l.n(u),g=l(475),v={};v.styleTagTransform=z(),v.setAttributes=d(),v.insert=p().bind(null,"head"),v.domAPI=n(),v.insertStyleElement=f(),a()(g.A,v),g.A&&g.A.locals&&g.A.locals}}]);
