@@ -133,3 +133,19 @@ def test_sdist_files_are_where_the_tool_expects():
   src = tc.cache_dir(None) / f"tinygrad-{tc.VERSION}"
   assert all((src / "test" / f).exists() for f in tc.DEFAULT_FILES)
   assert len(tc.doc_blocks(src)) > 300
+
+def test_an_interrupted_run_goes_on_where_it_stopped(tmp_path):
+  work = tmp_path / "work"
+  (work / "test").mkdir(parents=True)
+  (work / "test" / "__init__.py").write_text("")
+  (work / "pytest.ini").write_text("[pytest]\n")
+  (work / "test" / "test_two.py").write_text("def test_one(): pass\ndef test_two(): pass\n")
+  rdir, key = tmp_path / "runs" / "tinygrad" / "test_two", {"k": 1}
+  rdir.mkdir(parents=True)
+  (rdir / "key.json").write_text(json.dumps(key))
+  (rdir / "events1.jsonl").write_text(json.dumps({"event": "done", "id": "test/test_two.py::test_one", "outcome": "failed", "error": "before"}) + "\n"
+                                      + json.dumps({"event": "start", "id": "test/test_two.py::test_two"}) + "\n")  # stopped here
+  res = tc.run_file("tinygrad", "test_two.py", work, tmp_path / "shim", tmp_path, timeout=30.0, strict=False, key=key)
+  assert {i: o["outcome"] for i, o in res["outcomes"].items()} == {"test/test_two.py::test_one": "failed", "test/test_two.py::test_two": "passed"}
+  res = tc.run_file("tinygrad", "test_two.py", work, tmp_path / "shim", tmp_path, timeout=30.0, strict=False, key={"k": 2})  # another key: anew
+  assert {o["outcome"] for o in res["outcomes"].values()} == {"passed"}

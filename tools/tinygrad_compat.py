@@ -207,39 +207,53 @@ def _fault_summary(text: str) -> tuple[str, str | None]:
   return kind, (first + (f" at {where}" if where else "")) if first else (where or "")
 
 def run_file(side: str, fname: str, work: pathlib.Path, shim: pathlib.Path, cache: pathlib.Path, timeout: float, strict: bool,
-             max_restarts: int = 60) -> dict:
-  """Run test/FNAME with pytest on one side, restarting past any test that hangs or kills the process."""
+             key: dict | None = None, max_restarts: int = 60) -> dict:
+  """Run test/FNAME with pytest on one side, restarting past any test that hangs or kills the process. A run that was
+  interrupted (the tool stopped) goes on where it stopped when run again with the same key."""
   rdir = cache / "runs" / side / fname.removesuffix(".py")
-  shutil.rmtree(rdir, ignore_errors=True); rdir.mkdir(parents=True)
+  old = sorted(rdir.glob("events*.jsonl"), key=lambda p: int(p.stem[6:]))
+  resume = key is not None and (rdir / "key.json").exists() and json.loads((rdir / "key.json").read_text()) == key and old
+  if not resume:
+    shutil.rmtree(rdir, ignore_errors=True); rdir.mkdir(parents=True)
+    if key is not None: (rdir / "key.json").write_text(json.dumps(key))
   outcomes: dict[str, dict] = {}
-  collected: list[str] = []
+  collected: dict[str, None] = {}
   collect_errors, missing, supplied, notes, real_tinygrad = [], set(), set(), [], []
-  skip: set[str] = set()
-  started_at = time.time()
-  for attempt in range(1, max_restarts + 2):
-    (rdir / "skip.txt").write_text("\n".join(sorted(skip)))
-    events, faults, log = rdir / f"events{attempt}.jsonl", rdir / f"faults{attempt}.log", rdir / f"pytest{attempt}.log"
-    env = dict(side_env(side, shim, work, strict), COMPAT_EVENTS=str(events), COMPAT_FAULTS=str(faults), COMPAT_SKIP=str(rdir / "skip.txt"),
-               COMPAT_TIMEOUT=str(timeout))
-    cmd = [sys.executable, "-m", "pytest", f"test/{fname}", "-p", "tinygrad_compat", "-p", "no:cacheprovider", "-p", "no:faulthandler",
-           "-q", "--continue-on-collection-errors", "-o", "addopts=", f"--rootdir={work}"]
-    with open(log, "w") as lf: rc = subprocess.run(cmd, cwd=work, env=env, stdout=lf, stderr=subprocess.STDOUT).returncode
+  def absorb(events: pathlib.Path) -> str | None:
+    """Take in one process's events; returns the test it was running when it ended, if it ended inside one."""
     running = None
     for ev in _events(events):
       kind = ev["event"]
-      if kind == "collected": collected += [i for i in ev["ids"] if i not in collected]
+      if kind == "collected": collected.update(dict.fromkeys(ev["ids"]))
       elif kind == "start": running = ev["id"]
       elif kind == "done":
         outcomes[ev["id"]] = {k: ev[k] for k in ("outcome", "error", "where", "seconds") if ev.get(k) is not None}
         if running == ev["id"]: running = None
       elif kind == "collect_error": collect_errors.append(ev["error"])
       elif kind == "session":
-        missing |= set(ev["missing"]); supplied |= set(ev["supplied"]); real_tinygrad += ev["real_tinygrad"]
+        missing.update(ev["missing"]); supplied.update(ev["supplied"]); real_tinygrad.extend(ev["real_tinygrad"])
+    return running
+  first = 1
+  if resume:
+    for p in old: absorb(p)
+    first = int(old[-1].stem[6:]) + 1
+    say(f"  {fname} [{side}]: resuming an interrupted run, {len(outcomes)} tests done before")
+  started_at = time.time()
+  for attempt in range(first, first + max_restarts + 1):
+    (rdir / "skip.txt").write_text("\n".join(sorted(outcomes)))
+    events, faults, log = rdir / f"events{attempt}.jsonl", rdir / f"faults{attempt}.log", rdir / f"pytest{attempt}.log"
+    env = dict(side_env(side, shim, work, strict), COMPAT_EVENTS=str(events), COMPAT_FAULTS=str(faults), COMPAT_SKIP=str(rdir / "skip.txt"),
+               COMPAT_TIMEOUT=str(timeout))
+    cmd = [sys.executable, "-m", "pytest", f"test/{fname}", "-p", "tinygrad_compat", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+           "-q", "--continue-on-collection-errors", "-o", "addopts=", f"--rootdir={work}"]
+    with open(log, "w") as lf: rc = subprocess.run(cmd, cwd=work, env=env, stdout=lf, stderr=subprocess.STDOUT).returncode
+    running = absorb(events)
     if running is not None:
       kind, msg = _fault_summary(faults.read_text(errors="replace") if faults.exists() else "")
-      outcomes[running] = {"outcome": kind, "error": f"{kind}: the process ended (exit code {rc}) in this test" + (f"; {msg}" if msg else "")}
+      err = f"{kind}: the process ended (exit code {rc}) in this test" + (f"; {msg}" if msg else "")
+      with open(events, "a") as f: f.write(json.dumps({"event": "done", "id": running, "outcome": kind, "error": err}) + "\n")
+      absorb(events)
       say(f"  {fname} [{side}] {kind} in {running}: going on in a new process")
-      skip = set(outcomes)
       continue
     if rc not in (0, 1, 5): notes.append(f"pytest exited with code {rc}: see {log}")
     break
@@ -247,7 +261,7 @@ def run_file(side: str, fname: str, work: pathlib.Path, shim: pathlib.Path, cach
   for i in collected:
     if i not in outcomes: outcomes[i] = {"outcome": "not run", "error": "collected but never run (the process ended?)"}
   if real_tinygrad and side == "lazynb": notes.append(f"the REAL tinygrad was imported in the lazynb run: {real_tinygrad[:3]}")
-  return {"side": side, "file": fname, "outcomes": outcomes, "collect_errors": collect_errors, "missing": sorted(missing),
+  return {"side": side, "file": fname, "outcomes": outcomes, "collect_errors": list(dict.fromkeys(collect_errors)), "missing": sorted(missing),
           "supplied": sorted(supplied), "notes": notes, "seconds": round(time.time() - started_at, 1),
           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
@@ -266,7 +280,7 @@ def get_result(side: str, fname: str, ctx: dict, reuse: bool) -> dict:
     old = json.loads(path.read_text())
     if old.get("key") == key: return old
   say(f"running test/{fname} against {side} ...")
-  res = run_file(side, fname, ctx["work"], ctx["shim"], ctx["cache"], ctx["timeout"], ctx["strict"])
+  res = run_file(side, fname, ctx["work"], ctx["shim"], ctx["cache"], ctx["timeout"], ctx["strict"], key=key)
   res["key"] = key
   path.parent.mkdir(parents=True, exist_ok=True)
   path.write_text(json.dumps(res, indent=1, sort_keys=True))
