@@ -410,8 +410,7 @@ def docs_child(blocks_path: str, out_path: str, skip_path: str, timeout: float, 
         _alarm(timeout)
         with contextlib.redirect_stdout(buf): exec(compile(b["code"], b["id"], "exec"), ns)
       except BaseException as e:  # noqa: B036  an example's SystemExit or KeyboardInterrupt is its failure too
-        lines = [ln for ln in str(e).splitlines() if ln.strip()]
-        err = f"{type(e).__name__}: {lines[0].strip() if lines else ''}"
+        err = f"{type(e).__name__}: {first_line(str(e))}"
       finally: signal.setitimer(signal.ITIMER_REAL, 0)
       faulthandler.cancel_dump_traceback_later()
       if b["id"] not in done: out.write(json.dumps({"event": "done", "id": b["id"], "out": buf.getvalue(), "error": err}) + "\n"); out.flush()
@@ -608,11 +607,16 @@ def _library_file(path: str) -> bool:
   p = str(path)
   return p.startswith(str(ROOT / "lazynb")) or "site-packages/tinygrad/" in p
 
+def first_line(text: str) -> str:
+  """An error's first line, with the next one when it ends in ':' (numpy's and test_ops' messages say what on the next)."""
+  lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+  if not lines: return ""
+  return lines[0] + (" " + lines[1] if lines[0].endswith(":") and len(lines) > 1 else "")
+
 def _describe(excinfo) -> tuple[str, str | None, str]:
   """(first line of the error, innermost lazynb/tinygrad frame, outcome it means)."""
   e = excinfo.value
-  lines = [ln for ln in str(e).splitlines() if ln.strip()]
-  msg = f"{type(e).__name__}: {lines[0].strip() if lines else ''}"
+  msg = f"{type(e).__name__}: {first_line(str(e))}"
   where = None
   for entry in reversed(excinfo.traceback):
     if _library_file(str(entry.path)):
