@@ -123,7 +123,7 @@ def reference(name: str) -> Callable:
 def implements(name: str) -> Callable[[Callable], Callable]:
   """Mark a function as lazynb's own version of the stage `name` (where it is defined: `@implements("lower")`)."""
   def mark(fn: Callable) -> Callable:
-    if stage(name).ref is not None: raise RuntimeError(f"the {name} stage already has a reference: {_describe(stage(name).ref)}")
+    if (ref := stage(name).ref) is not None: raise RuntimeError(f"the {name} stage already has a reference: {_describe(ref)}")
     stage(name).ref = fn
     return fn
   return mark
@@ -251,10 +251,10 @@ def _differs(out, ref) -> str | None:
     return f"entry {i} differs: yours is {getattr(out[i], 'op', out[i])!s}, the reference's {getattr(ref[i], 'op', ref[i])!s} ({len(out)} and {len(ref)} entries)"
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
-    a, b = out.splitlines(), ref.splitlines()
-    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    if i >= min(len(a), len(b)): return f"your source has {len(a)} lines, the reference's {len(b)}"
-    return f"line {i + 1} differs:\n    yours:     {a[i].strip()}\n    reference: {b[i].strip()}"
+    la, lb = out.splitlines(), ref.splitlines()
+    i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+    if i >= min(len(la), len(lb)): return f"your source has {len(la)} lines, the reference's {len(lb)}"
+    return f"line {i + 1} differs:\n    yours:     {la[i].strip()}\n    reference: {lb[i].strip()}"
   if hasattr(ref, "applied_opts") and hasattr(out, "applied_opts"):
     if tuple(out.full_shape) != tuple(ref.full_shape): return f"your kernel's loop shape is {tuple(out.full_shape)}, the reference's {tuple(ref.full_shape)}"
     return None if list(out.applied_opts) == list(ref.applied_opts) else f"your opts are {out.applied_opts}, the reference's {ref.applied_opts}"

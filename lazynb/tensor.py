@@ -6,12 +6,12 @@ view of the input (movement ops only), a multiply by the weights, and a sum.
 """
 from __future__ import annotations
 import contextlib, math, weakref
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 import numpy as np
 from lazynb import pipeline
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits
 from lazynb.device import Device, Buffer
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
@@ -39,6 +39,9 @@ class Tensor(OpMixin, elementwise_eq=True):
   # a new tensor made by movement ops (a pad: it may read another tensor's memory, but owns none); None for any other
   __slots__ = ("_uop", "_view", "_pre", "_requires_grad", "grad", "__weakref__")
   __hash__ = object.__hash__
+  if TYPE_CHECKING:  # OpMixin makes == and != elementwise for Tensor (elementwise_eq=True): to a type checker, they return a Tensor
+    def __eq__(self, x) -> Tensor: ...  # type: ignore[override]  # (object's == returns a bool; Tensor's is numpy's kind)
+    def __ne__(self, x) -> Tensor: ...  # type: ignore[override]  # (as above)
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dt = to_dtype(dtype) if dtype is not None else None
@@ -81,7 +84,7 @@ class Tensor(OpMixin, elementwise_eq=True):
       self._uop, self._view = replay(bu, self._view[1]), (self._view[0], self._view[1], bu)
     if (r := state.realized.get(self._uop)) is not None: self._uop = r
     # a view of memory that an assign has written since: the same view, of the memory's new name
-    if state.superseded and (b := self._uop.base).op is Ops.BUFFER and b in state.superseded: self._uop = self._uop.substitute({b: newest(b)})
+    if state.superseded and (ub := self._uop.base).op is Ops.BUFFER and ub in state.superseded: self._uop = self._uop.substitute({ub: newest(ub)})
     return self._uop
   @uop.setter
   def uop(self, u: UOp): self._uop, self._view = u, None  # a tensor given a graph of its own is no view any more
@@ -94,7 +97,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     return b
   lazydata = uop
   @property
-  def shape(self) -> tuple[int, ...]: return self._uop.shape
+  def shape(self) -> tuple[int, ...]: return unwrap(self._uop.shape)  # (a tensor's graph always has one)
   @property
   def dtype(self) -> DType: return self._uop.dtype
   @property
@@ -259,10 +262,10 @@ class Tensor(OpMixin, elementwise_eq=True):
   def _write_through(self, base: Tensor, x: Tensor) -> Tensor:
     """assign() on a view: x is written at once into the memory of the tensor this views (base), through the view."""
     base._own_memory()
-    return self._store(replay(base.uop, tuple(o for o in self._view[1] if o[0] != "detach")), x)
+    return self._store(replay(base.uop, tuple(o for o in unwrap(self._view)[1] if o[0] != "detach")), x)
   def _store(self, u: UOp, x: Tensor) -> Tensor:
     """Write x into the memory u is a view of, now (an ASSIGN through u's ShapeTracker into the buffer)."""
-    if prod(u.shape) == 0: return self  # no places: nothing to write
+    if prod(unwrap(u.shape)) == 0: return self  # no places: nothing to write
     st = chain_st(u)
     if (pads := not _valid_everywhere(st)) or not _one_place_each(st):
       raise RuntimeError(f"cannot write through this view: it {'pads' if pads else 'broadcasts'} ({st}), so some of its places are "
@@ -306,7 +309,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
-  def data(self) -> memoryview: return memoryview(self.numpy())
+  def data(self) -> memoryview: return self.numpy().data
 
   # ---------------------------------------------------------------- elementwise
   def _unary(self, op: Ops) -> Tensor: return Tensor(UOp(op, self.dtype, (self.uop,)))
@@ -386,7 +389,8 @@ class Tensor(OpMixin, elementwise_eq=True):
       while n:
         if n & 1: acc = base if acc is None else acc * base
         base, n = base * base, n >> 1
-      return acc.reciprocal() if y < 0 else acc
+      out = unwrap(acc)  # (n >= 1: its lowest set bit set acc)
+      return out.reciprocal() if y < 0 else out
     if not reverse and isinstance(y, (int, float)) and y == 0.5: return self._float().sqrt()
     x, y = self._broadcasted(y, reverse)
     is_int = not dtypes.is_float(x.dtype)

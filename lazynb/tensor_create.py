@@ -8,7 +8,7 @@ from typing import Callable, TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage
 from lazynb.device import Device
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, variables, sym_canon
 from lazynb.engine.schedule import new_buffer
 from lazynb.engine.realize import write_host
@@ -40,10 +40,11 @@ def _from_numpy(arr: np.ndarray, device: str) -> UOp:
   return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
 
 def _const_buffer(u: UOp) -> UOp:
-  buf = new_buffer(u.device, prod(u.shape), u.dtype)
-  write_host(state.buffers[buf], to_storage(np.full(prod(u.shape), u.base.arg), u.dtype))
+  shape = unwrap(u.shape)
+  buf = new_buffer(u.device, prod(shape), u.dtype)
+  write_host(state.buffers[buf], to_storage(np.full(prod(shape), u.base.arg), u.dtype))
   state.owned.add(buf)
-  return buf.reshape(u.shape)
+  return buf.reshape(shape)
 def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
   _check_int(value, dtype)
   c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))

@@ -80,10 +80,10 @@ def _setitem_index(self: Tensor, idx: tuple, value) -> None:
   if broadcast_shape(v.shape, shape) != shape: raise ValueError(f"cannot assign a value of shape {v.shape} to t[{idx!r}] of shape {shape}")
   r, b = len(R), len(B)
   v = v.cast(self.dtype)._broadcast_to(shape).permute(list(range(p)) + list(range(p + b, r + b)) + list(range(p, p + b)))
-  match = None
-  for k, (ind, n) in enumerate(zip(inds, ns)):  # match[p1..pk, j]: entry j names place (p1..pk)
-    eq = (ind.reshape(m) == T.arange(n, device=self.device).reshape(n, 1)).reshape((1,) * k + (n,) + (1,) * (len(ns) - k - 1) + (m,))
-    match = eq if match is None else match & eq
+  eqs = [(ind.reshape(m) == T.arange(n, device=self.device).reshape(n, 1)).reshape((1,) * k + (n,) + (1,) * (len(ns) - k - 1) + (m,))
+         for k, (ind, n) in enumerate(zip(inds, ns))]
+  match = eqs[0]  # match[p1..pk, j]: entry j names place (p1..pk)
+  for eq in eqs[1:]: match = match & eq
   j = T.arange(m, device=self.device)
   last = match.where(j, -1).max(-1)  # (n1..nk)
   new = _pick(j == last.unsqueeze(-1), v.reshape(R + (1,) * len(ns) + (m,)), -1)

@@ -193,7 +193,8 @@ def rearrange(self: Tensor, formula: str, **sizes) -> Tensor:
     raise ValueError(f"rearrange: the names on the two sides of {formula!r} must be the same, each once")
   n_ell = self.ndim - (len(lhs) - 1) if ["..."] in lhs else 0
   if len(lhs) - (["..."] in lhs) + n_ell != self.ndim: raise ValueError(f"rearrange: {formula!r} does not match {self.ndim} dims")
-  size, flat = dict(sizes), []
+  size = dict(sizes)
+  flat: list[str] = []  # the input's axis names, its groups split
   for g, s in zip([grp for grp in lhs for _ in range(n_ell if grp == ["..."] else 1)], self.shape):
     if g == ["..."]: flat.append(f"...{len(flat)}"); size[flat[-1]] = s; continue  # noqa: E702
     known = prod(size[n] for n in g if n in size and n != "1")
@@ -220,7 +221,8 @@ def einsum(formula: str, *operands, dtype=None) -> Tensor:
   ins = [s.replace("...", ell[n_ell - (t.ndim - len(s.replace("...", ""))):]) for s, t in zip(ins, ops)]
   if rhs is None: rhs = ell + "".join(sorted(c for c in set("".join(ins)) if "".join(ins).count(c) == 1 and c not in ell))
   rhs = rhs.replace("...", ell)
-  letters, size = sorted(set("".join(ins))), {}
+  letters = sorted(set("".join(ins)))
+  size: dict[str, int] = {}
   aligned = []
   for s, t in zip(ins, ops):
     if len(s) != t.ndim: raise ValueError(f"einsum: operand {s!r} has {len(s)} letters for shape {t.shape}")

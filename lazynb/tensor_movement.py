@@ -92,7 +92,7 @@ def _mv(self: Tensor, *ops: tuple, link: bool = True) -> Tensor:
   memory of its own) and a write through it goes into the viewed tensor (`Tensor.assign`). Views of views keep the first
   tensor as their base, with all the ops since."""
   t = type(self)(replay(self.uop, ops), requires_grad=None)
-  base, prior = (b, self._view[1]) if (b := self._viewed()) is not None else (self, ())
+  base, prior = (b, self._view[1]) if self._view and (b := self._viewed()) is not None else (self, ())
   t._view = (weakref.ref(base), prior + ops, base.uop) if link else ()
   return t
 def transpose(self: Tensor, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -183,14 +183,13 @@ def cat(self: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
     if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
       raise ValueError(f"cat: shapes {[t.shape for t in ts]} differ outside dim {d}")
   dt = least_upper_dtype(*[t.dtype for t in ts])
-  total, off, out = sym_canon(sum(t.shape[d] for t in ts)), 0, None
+  total, off, pieces = sym_canon(sum(t.shape[d] for t in ts)), 0, []
   for t in ts:
     pad = [(0, 0)] * self.ndim
     pad[d] = (off, sym_canon(total - off - t.shape[d]))
-    piece = t.cast(dt).pad(tuple(pad))
-    out = piece if out is None else out + piece
+    pieces.append(t.cast(dt).pad(tuple(pad)))
     off = sym_canon(off + t.shape[d])
-  return out
+  return sum(pieces[1:], pieces[0])
 def stack(self: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
   ts = [self, *others]
   if not all_same([t.shape for t in ts]): raise ValueError(f"stack needs equal shapes, got {[t.shape for t in ts]}")

@@ -27,7 +27,7 @@ def _batch_chunk(bs: int) -> int:
   the batch from 32 down to 8 (the whole batch when none is)."""
   return next((d for d in range(32, 7, -1) if bs % d == 0), bs)
 
-def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int]) -> Tensor:
+def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, ...]) -> Tensor:
   """A stride-1 conv's weight gradient over whole rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] *
   x[b, ci, p + ky*W + kx], with g given zeros in the wrapped columns. p is split into `lanes` partial sums, summed
   after: the big kernel's output row is then one vector of lanes (16 with AVX-512 when p allows, else 8) along which
@@ -112,7 +112,7 @@ def _pool(self: Tensor, k_: tuple[int, ...], stride=1, dilation=1) -> Tensor:
   x = x.reshape(noop + sum([(k, o) for k, o in zip(k_, o_)], ()))
   return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
 
-def _row_windows(self: Tensor, k_: tuple[int, int]) -> Tensor:
+def _row_windows(self: Tensor, k_: tuple[int, ...]) -> Tensor:
   """The windows of a stride-1 2-D convolution laid along whole input rows: (bs, c, oy*W, ky, kx), where output
   position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
   windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long

@@ -223,7 +223,7 @@ def _(BytesAllocator):
     a.free(buf, host.nbytes)
 
 @exercise("p07.compiler")
-def _(PyCompiler):
+def _(PyCompiler) -> None:
   from lazynb.device import Compiler, CompileError
   need(isinstance(PyCompiler, type) and issubclass(PyCompiler, Compiler), "PyCompiler must be a class derived from Compiler.")
   c = PyCompiler()

@@ -315,17 +315,17 @@ class LLVMRenderer(Renderer):
         if dt is dtypes.bool: x = ins("t", f"zext i1 {x} to i8")
         elif dt is dtypes.bfloat16: x = f2bf(x)
         gated = len(idx.src) > 2
-        i = guard(u, val(idx.src[2]) if gated else None) if check else None
+        ci = guard(u, val(idx.src[2]) if gated else None) if check else None
         if gated:
           g, tag = val(idx.src[2]), f"store{counters.setdefault('store', 0)}"
           counters["store"] += 1
-          p = ins("p", f"getelementptr {mem_ty(dt)}, ptr {val(idx.src[0])}, {ity} {val(idx.src[1]) if i is None else i}")
+          p = ins("p", f"getelementptr {mem_ty(dt)}, ptr {val(idx.src[0])}, {ity} {val(idx.src[1]) if ci is None else ci}")
           emit(f"br i1 {g}, label %{tag}, label %{tag}.end")
           label(tag)
           emit(f"store {mem_ty(dt)} {x}, ptr {p}")
           emit(f"br label %{tag}.end")
           label(f"{tag}.end")
-        else: emit(f"store {mem_ty(dt)} {x}, ptr {address(idx, None, i)}")
+        else: emit(f"store {mem_ty(dt)} {x}, ptr {address(idx, None, ci)}")
       elif op is Ops.DEFINE_ACC: emit(f"store {ty(u.dtype)} {val(u.src[0])}, ptr {slot[u]}")
       elif op is Ops.ASSIGN:
         acc = u.src[0]
