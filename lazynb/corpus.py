@@ -11,7 +11,7 @@ covering what each stage must handle. Each `Program` builds its tensors afresh f
 """
 from __future__ import annotations
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 import numpy as np
 from lazynb import pipeline
 from lazynb.tensor import Tensor
@@ -89,7 +89,7 @@ def _movement(rng: np.random.Generator, n: int) -> list[Program]:
         arg = tuple((lo := int(rng.integers(0, s)), int(rng.integers(lo + 1, s + 1))) for s in cur)
         steps.append(("shrink", arg)); cur = [hi - lo for lo, hi in arg]  # noqa: E702
       elif kind == "flip": steps.append(("flip", int(rng.integers(0, len(cur)))))
-      elif kind == "permute": p = tuple(int(x) for x in rng.permutation(len(cur))); steps.append(("permute", p)); cur = [cur[i] for i in p]  # noqa: E702
+      elif kind == "permute": order = tuple(int(x) for x in rng.permutation(len(cur))); steps.append(("permute", order)); cur = [cur[i] for i in order]  # noqa: E702
       elif kind == "expand" and 1 in cur: new = [int(rng.integers(2, 5)) if s == 1 else s for s in cur]; steps.append(("expand", tuple(new))); cur = new  # noqa: E702
       else: steps.append(("reshape", (int(np.prod(cur)),))); cur = [int(np.prod(cur))]  # noqa: E702
     tail = rng.choice(["+1", "exp", "sum", "max0"])
@@ -127,7 +127,7 @@ def _conv(rng: np.random.Generator, n: int) -> list[Program]:
   return out
 
 def _several(rng: np.random.Generator, n: int) -> list[Program]:
-  makers = [
+  makers: list[tuple[str, Callable[[Tensor], Any]]] = [
     ("softmax over the last axis", lambda x: x.softmax(-1)),
     ("log_softmax over axis 0", lambda x: x.log_softmax(0)),
     ("(x - mean) / std over the last axis", lambda x: (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-3)),
@@ -144,7 +144,8 @@ def _several(rng: np.random.Generator, n: int) -> list[Program]:
     what, f = makers[i % len(makers)]
     shp = (int(rng.integers(1, 9)), int(rng.integers(1, 9)))
     a = _arr(rng, shp, "float32")
-    out.append(Program(f"{what}, of a {shp}", "several kernels", lambda a=a, f=f: f(Tensor(a.copy()))))
+    def build(a=a, f=f): return f(Tensor(a.copy()))
+    out.append(Program(f"{what}, of a {shp}", "several kernels", build))
   return out
 
 def programs(seed: int = 0) -> list[Program]:

@@ -51,14 +51,14 @@ class Compiler:
   def quiet(self) -> contextlib.AbstractContextManager:
     """A block in which the compiler starts nothing in the background (BEAM times kernels in it). Here: nothing to stop."""
     return contextlib.nullcontext()
-  def _caching(self) -> bool: return self.cachekey is not None and CACHELEVEL >= 1
+  def _cache_key(self) -> str | None: return self.cachekey if CACHELEVEL >= 1 else None  # None: no disk cache
   def lookup(self, src: str) -> bytes | None:
     """The cached binary of `src`, or None."""
-    if not self._caching(): return None
-    lib = diskcache_get(self.cachekey, hashlib.sha256(src.encode()).hexdigest())
+    if (key := self._cache_key()) is None: return None
+    lib = diskcache_get(key, hashlib.sha256(src.encode()).hexdigest())
     return None if lib is None else self.resolve(lib)
   def store(self, src: str, lib: bytes):
-    if self._caching(): diskcache_put(self.cachekey, hashlib.sha256(src.encode()).hexdigest(), lib)
+    if (key := self._cache_key()) is not None: diskcache_put(key, hashlib.sha256(src.encode()).hexdigest(), lib)
   def compile_cached(self, src: str) -> bytes:
     if (lib := self.lookup(src)) is not None: return lib
     lib = self.compile(src)
@@ -212,7 +212,7 @@ class Buffer:
     return data
   def numpy(self) -> np.ndarray:
     out = np.empty(self.size, dtype=np_storage(self.dtype))  # bfloat16: its 16 bits
-    self.copyout(memoryview(out.view(np.uint8)))
+    self.copyout(out.view(np.uint8).data)
     return out
   def __repr__(self): return f"<buf {self.device} size={self.size} {self.dtype}{' alloc' if self._buf is not None else ''}>"
 
@@ -269,6 +269,7 @@ def _conn() -> sqlite3.Connection | None:
       err = e
       if not _transient(e): break
       time.sleep(0.01 * 2 ** attempt)
+  assert err is not None  # (every attempt that did not return failed)
   if _transient(err): return None  # still busy: no cache this time (the directory is writable: the cache stays on)
   if _damaged(err) and _reset(path, err): return _local.db
   no_disk_cache(f"cannot open {path}: {err}")

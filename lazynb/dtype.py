@@ -11,8 +11,8 @@ float32 values, as tinygrad's .numpy() does. DEFAULT_FLOAT=HALF (or any float na
 default float.
 """
 from __future__ import annotations
-from dataclasses import dataclass
-import math, os
+from dataclasses import dataclass, field
+import builtins, math, os
 import numpy as np
 
 @dataclass(frozen=True, eq=True)
@@ -24,16 +24,20 @@ class DType:
   count: int = 1    # > 1 for vector types
   def __repr__(self): return f"dtypes.{self.name}"
   def __lt__(self, o: DType): return (self.priority, self.itemsize, self.name) < (o.priority, o.itemsize, o.name)
-  def ptr(self) -> PtrDType: return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, self)
+  def ptr(self) -> PtrDType: return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, _base=self)
   @property
   def np(self): return _TO_NP.get(self.name)
   @property
   def scalar(self) -> DType: return self
+  @property
+  def base(self) -> DType: return self  # what a pointer points to; a value type is its own (as tinygrad)
   def vec(self, n: int) -> DType: return DType(self.priority, self.itemsize * n, f"{self.name}{n}", None, n)
 
 @dataclass(frozen=True, eq=True)
 class PtrDType(DType):
-  base: DType = None  # type: ignore
+  _base: DType = field(kw_only=True)
+  @property
+  def base(self) -> DType: return self._base
   def __repr__(self): return f"{self.base!r}.ptr()"
 
 class dtypes:
@@ -59,15 +63,16 @@ class dtypes:
   # index arithmetic inside kernels: exact (64-bit) while rewriting; a renderer writes it as `int` when every
   # index of the kernel fits in 32 bits, else as a 64-bit type
   index = DType(6, 8, "index", None)
+  # (from here on a bare `bool` or `int` in an annotation would be the dtype above: Python's are builtins.bool, builtins.int)
 
   @staticmethod
-  def is_float(x: DType) -> bool: return type(x) is DType and x.name in _FLOAT_NAMES  # by name: hot in the simplifier
+  def is_float(x: DType) -> builtins.bool: return type(x) is DType and x.name in _FLOAT_NAMES  # by name: hot in the simplifier
   @staticmethod
-  def is_int(x: DType) -> bool: return type(x) is DType and x.name in _INT_NAMES
+  def is_int(x: DType) -> builtins.bool: return type(x) is DType and x.name in _INT_NAMES
   @staticmethod
-  def is_unsigned(x: DType) -> bool: return x.scalar in _UNSIGNED
+  def is_unsigned(x: DType) -> builtins.bool: return x.scalar in _UNSIGNED
   @staticmethod
-  def is_bool(x: DType) -> bool: return x.scalar is dtypes.bool
+  def is_bool(x: DType) -> builtins.bool: return x.scalar is dtypes.bool
   @staticmethod
   def all() -> list[DType]: return sorted(set(_FIELDS.values()))
   @staticmethod
@@ -101,7 +106,7 @@ class dtypes:
     if dtypes.is_int(d): return 2**(8*d.itemsize)-1 if dtypes.is_unsigned(d) else 2**(8*d.itemsize-1)-1
     return math.inf
   @staticmethod
-  def finfo(d: DType) -> tuple[int, int]:
+  def finfo(d: DType) -> tuple[builtins.int, builtins.int]:
     """(exponent bits, mantissa bits) of a float dtype."""
     if not dtypes.is_float(d): raise ValueError(f"{d} is not a floating point type")
     return {"half": (5, 10), "bfloat16": (8, 7), "float": (8, 23), "double": (11, 52)}[d.name]

@@ -11,6 +11,7 @@ import math
 from typing import Callable
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites
+from lazynb.helpers import unwrap
 from lazynb.runstate import state
 
 def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
@@ -34,7 +35,7 @@ def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
 
 def _expand_grad(ctx: UOp, ret: UOp) -> tuple:
   src = ret.src[0]
-  axes = tuple(i for i, (a, b) in enumerate(zip(src.shape, ret.shape)) if a != b)
+  axes = tuple(i for i, (a, b) in enumerate(zip(unwrap(src.shape), unwrap(ret.shape))) if a != b)
   return (ctx.cast(_acc(ctx.dtype)).r(Ops.ADD, axes).cast(ctx.dtype),)
 
 def _cos(x: UOp) -> UOp:
@@ -144,6 +145,7 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
   for n in topo: leads[n] = n in targets or any(leads[s] for s in srcs[n])
   grads: dict[UOp, UOp] = {root: root_grad}
   track, steps = tracking_rewrites(), []
+  why: CustomGradient | UPat
   for n in reversed(topo):
     if n not in grads or not leads[n] or not srcs[n]: continue
     if n in targets and not any(leads[s] for s in srcs[n]): continue

@@ -23,6 +23,10 @@ def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
+def unwrap(x: T | None) -> T:
+  """x, where the caller knows it is not None (a UOp's shape, at the tensor level): a type checker takes that on trust."""
+  assert x is not None, "unwrap: got None"
+  return x
 
 class ContextVar:
   """A named setting read from the environment and overridable with `Context`."""

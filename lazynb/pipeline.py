@@ -124,7 +124,7 @@ def reference(name: str) -> Callable:
 def implements(name: str) -> Callable[[Callable], Callable]:
   """Mark a function as lazynb's own version of the stage `name` (where it is defined: `@implements("lower")`)."""
   def mark(fn: Callable) -> Callable:
-    if stage(name).ref is not None: raise RuntimeError(f"the {name} stage already has a reference: {_describe(stage(name).ref)}")
+    if (ref := stage(name).ref) is not None: raise RuntimeError(f"the {name} stage already has a reference: {_describe(ref)}")
     stage(name).ref = fn
     return fn
   return mark
@@ -165,12 +165,13 @@ def _read(values: dict, key: str):
 
 def _describe(fn: Callable) -> str: return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
-def call(name: str, *args):
+def call(name: str, *args: Any) -> Any:
   """One stage on its arguments: the replacement if this thread has one, else lazynb's own. A replacement's result is
   held to the contract (its kind and its spec); under LAZYNB_CHECK=1 lazynb's own results are too. A replacement's run
   is bracketed on the trace bus by `stage` events, so a trace can say which passes ran inside it; a replaced schedule's
   items go on the bus with the closing event (the trace shows the learner's schedule)."""
   st, fn = stage(name), replacement(name)
+  out: Any
   if fn is None:
     out = reference(name)(*args)
     if CHECK and st.spec is not None and (problem := st.spec(out)) is not None:
@@ -191,7 +192,9 @@ def call(name: str, *args):
   except BaseException:
     trace.emit("stage", name=name, phase="end")
     raise
-  trace.emit("stage", name=name, phase="end", **({"items": list(out[0]), "outs": list(args[0])} if name == "schedule" else {}))
+  given: Any = out  # (the isinstance test above narrowed `out` to the stage's kind)
+  extra: dict[str, Any] = {"items": list(given[0]), "outs": list(args[0])} if name == "schedule" else {}
+  trace.emit("stage", name=name, phase="end", **extra)
   return out
 
 def run_stages(first: str, last: str, **values) -> dict:
@@ -283,10 +286,10 @@ def difference(out, ref) -> dict | None:
                        f"({len(out)} and {len(ref)} entries)", "index": i}
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
-    a, b = out.splitlines(), ref.splitlines()
-    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    if i >= min(len(a), len(b)): return {"message": f"your source has {len(a)} lines, the reference's {len(b)}", "line": i + 1}
-    return {"message": f"line {i + 1} differs:\n    yours:     {a[i].strip()}\n    reference: {b[i].strip()}", "line": i + 1}
+    la, lb = out.splitlines(), ref.splitlines()
+    i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+    if i >= min(len(la), len(lb)): return {"message": f"your source has {len(la)} lines, the reference's {len(lb)}", "line": i + 1}
+    return {"message": f"line {i + 1} differs:\n    yours:     {la[i].strip()}\n    reference: {lb[i].strip()}", "line": i + 1}
   if hasattr(ref, "applied_opts") and hasattr(out, "applied_opts"):
     if tuple(out.full_shape) != tuple(ref.full_shape):
       return {"message": f"your kernel's loop shape is {tuple(out.full_shape)}, the reference's {tuple(ref.full_shape)}"}

@@ -6,12 +6,12 @@ view of the input (movement ops only), a multiply by the weights, and a sum.
 """
 from __future__ import annotations
 import contextlib, math, weakref
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 import numpy as np
 from lazynb import pipeline
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits
 from lazynb.device import Device, Buffer
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
@@ -19,15 +19,11 @@ from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute
-from lazynb.tensor_nn import NNMixin
-from lazynb.tensor_loss import LossMixin
-from lazynb.tensor_index import IndexMixin
-from lazynb.tensor_math import MathMixin, _log1p
 from lazynb.shape.sizes import broadcast_shape
-from lazynb.tensor_dtype import DTypeMixin
-from lazynb.tensor_create import CreateMixin, _np_cast, _list_to_numpy
-from lazynb.tensor_movement import MovementMixin, replay
-from lazynb.tensor_reduce import ReduceMixin
+from lazynb import tensor_create, tensor_movement, tensor_reduce, tensor_nn, tensor_loss, tensor_index, tensor_math, tensor_dtype
+from lazynb.tensor_create import _np_cast, _list_to_numpy
+from lazynb.tensor_movement import replay
+from lazynb.tensor_math import _log1p
 from lazynb.runstate import state
 
 def last_backward():
@@ -35,15 +31,18 @@ def last_backward():
   t = state.last_backward() if state.last_backward is not None else None
   return t if t is not None and not t.uop.is_realized else None
 
-class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexMixin, MathMixin, DTypeMixin, OpMixin, elementwise_eq=True):
+class Tensor(OpMixin, elementwise_eq=True):
   """A lazy n-dimensional array. `Tensor([1,2,3])`, `Tensor(np_array)`, `Tensor.randn(3, 4)` ..."""
   training: bool = False
   no_grad: bool = False
-  # _view: (weakref to base, ops, seen) for a view of the tensor `base` (see MovementMixin._mv): the movement ops from base's
+  # _view: (weakref to base, ops, seen) for a view of the tensor `base` (see tensor_movement._mv): the movement ops from base's
   # graph to this one, and the graph of base they were applied to (when base's graph changes, the view is rebuilt); () for
   # a new tensor made by movement ops (a pad: it may read another tensor's memory, but owns none); None for any other
   __slots__ = ("_uop", "_view", "_pre", "_requires_grad", "grad", "__weakref__")
   __hash__ = object.__hash__
+  if TYPE_CHECKING:  # OpMixin makes == and != elementwise for Tensor (elementwise_eq=True): to a type checker, they return a Tensor
+    def __eq__(self, x) -> Tensor: ...  # type: ignore[override]  # (object's == returns a bool; Tensor's is numpy's kind)
+    def __ne__(self, x) -> Tensor: ...  # type: ignore[override]  # (as above)
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dt = to_dtype(dtype) if dtype is not None else None
@@ -86,7 +85,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
       self._uop, self._view = replay(bu, self._view[1]), (self._view[0], self._view[1], bu)
     if (r := state.realized.get(self._uop)) is not None: self._uop = r
     # a view of memory that an assign has written since: the same view, of the memory's new name
-    if state.superseded and (b := self._uop.base).op is Ops.BUFFER and b in state.superseded: self._uop = self._uop.substitute({b: newest(b)})
+    if state.superseded and (ub := self._uop.base).op is Ops.BUFFER and ub in state.superseded: self._uop = self._uop.substitute({ub: newest(ub)})
     return self._uop
   @uop.setter
   def uop(self, u: UOp): self._uop, self._view = u, None  # a tensor given a graph of its own is no view any more
@@ -99,7 +98,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     return b
   lazydata = uop
   @property
-  def shape(self) -> tuple[int, ...]: return self._uop.shape
+  def shape(self) -> tuple[int, ...]: return unwrap(self._uop.shape)  # (a tensor's graph always has one)
   @property
   def dtype(self) -> DType: return self._uop.dtype
   @property
@@ -107,6 +106,8 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
+  @property
+  def T(self) -> Tensor: return self.transpose()
   def __len__(self):
     if not self.shape: raise TypeError("len() of a 0-d tensor")
     return self.shape[0]
@@ -262,10 +263,10 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
   def _write_through(self, base: Tensor, x: Tensor) -> Tensor:
     """assign() on a view: x is written at once into the memory of the tensor this views (base), through the view."""
     base._own_memory()
-    return self._store(replay(base.uop, tuple(o for o in self._view[1] if o[0] != "detach")), x)
+    return self._store(replay(base.uop, tuple(o for o in unwrap(self._view)[1] if o[0] != "detach")), x)
   def _store(self, u: UOp, x: Tensor) -> Tensor:
     """Write x into the memory u is a view of, now (an ASSIGN through u's ShapeTracker into the buffer)."""
-    if prod(u.shape) == 0: return self  # no places: nothing to write
+    if prod(unwrap(u.shape)) == 0: return self  # no places: nothing to write
     st = chain_st(u)
     if (pads := not _valid_everywhere(st)) or not _one_place_each(st):
       raise RuntimeError(f"cannot write through this view: it {'pads' if pads else 'broadcasts'} ({st}), so some of its places are "
@@ -309,7 +310,7 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def tolist(self) -> Any: return self.numpy().tolist()
-  def data(self) -> memoryview: return memoryview(self.numpy())
+  def data(self) -> memoryview: return self.numpy().data
 
   # ---------------------------------------------------------------- elementwise
   def _unary(self, op: Ops) -> Tensor: return Tensor(UOp(op, self.dtype, (self.uop,)))
@@ -389,7 +390,8 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
       while n:
         if n & 1: acc = base if acc is None else acc * base
         base, n = base * base, n >> 1
-      return acc.reciprocal() if y < 0 else acc
+      out = unwrap(acc)  # (n >= 1: its lowest set bit set acc)
+      return out.reciprocal() if y < 0 else out
     if not reverse and isinstance(y, (int, float)) and y == 0.5: return self._float().sqrt()
     x, y = self._broadcasted(y, reverse)
     is_int = not dtypes.is_float(x.dtype)
@@ -565,6 +567,72 @@ class Tensor(CreateMixin, MovementMixin, ReduceMixin, NNMixin, LossMixin, IndexM
     return x
   clamp = clip
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
+
+  # ---------------------------------------------------------------- the methods written in the topical files
+  # Each tensor_*.py file holds functions of a Tensor (`def sum(self: Tensor, axis=None, ...)`); naming one here makes it
+  # a method, as if its def stood in this class: `t.sum()` is `tensor_reduce.sum(t)`. A type checker sees them the same
+  # way, so it knows the whole class. Last in the class: `int`, `float`, `bool`, `max`, ... hide Python's from here on.
+  # making tensors (tensor_create.py)
+  _from_numpy = staticmethod(tensor_create._from_numpy); _const_buffer = staticmethod(tensor_create._const_buffer)
+  _const_uop = staticmethod(tensor_create._const_uop); full = classmethod(tensor_create.full); zeros = classmethod(tensor_create.zeros)
+  ones = classmethod(tensor_create.ones); empty = classmethod(tensor_create.empty); full_like = tensor_create.full_like
+  zeros_like = tensor_create.zeros_like; ones_like = tensor_create.ones_like; rand_like = tensor_create.rand_like
+  randn_like = tensor_create.randn_like; empty_like = tensor_create.empty_like; _host = classmethod(tensor_create._host)
+  _eager = classmethod(tensor_create._eager); manual_seed = staticmethod(tensor_create.manual_seed); rand = classmethod(tensor_create.rand)
+  randn = classmethod(tensor_create.randn); uniform = classmethod(tensor_create.uniform); normal = classmethod(tensor_create.normal)
+  randint = classmethod(tensor_create.randint); randperm = classmethod(tensor_create.randperm); arange = classmethod(tensor_create.arange)
+  eye = classmethod(tensor_create.eye)
+  # movement (tensor_movement.py)
+  _resolve_axis = tensor_movement._resolve_axis; _as_vector = tensor_movement._as_vector; reshape = tensor_movement.reshape
+  view = tensor_movement.view; permute = tensor_movement.permute; expand = tensor_movement.expand; pad = tensor_movement.pad
+  _mv_pad = tensor_movement._mv_pad; shrink = tensor_movement.shrink; flip = tensor_movement.flip; _mv = tensor_movement._mv
+  transpose = tensor_movement.transpose; flatten = tensor_movement.flatten; unflatten = tensor_movement.unflatten; squeeze = tensor_movement.squeeze
+  unsqueeze = tensor_movement.unsqueeze; __getitem__ = tensor_movement.__getitem__; __setitem__ = tensor_movement.__setitem__
+  cat = tensor_movement.cat; stack = tensor_movement.stack; repeat = tensor_movement.repeat; split = tensor_movement.split
+  chunk = tensor_movement.chunk
+  # reductions (tensor_reduce.py)
+  _axes = tensor_reduce._axes; _reduce = tensor_reduce._reduce; sum = tensor_reduce.sum; prod = tensor_reduce.prod; max = tensor_reduce.max
+  min = tensor_reduce.min; any = tensor_reduce.any; all = tensor_reduce.all; mean = tensor_reduce.mean; var = tensor_reduce.var
+  std = tensor_reduce.std; softmax = tensor_reduce.softmax; log_softmax = tensor_reduce.log_softmax; logsumexp = tensor_reduce.logsumexp
+  argmax = tensor_reduce.argmax; argmin = tensor_reduce.argmin; cumsum = tensor_reduce.cumsum
+  # matmul, conv, pooling, norms, activations (tensor_nn.py)
+  dot = tensor_nn.dot; matmul = tensor_nn.matmul; _panel_width = tensor_nn._panel_width; _dot_packed = tensor_nn._dot_packed
+  linear = tensor_nn.linear; sequential = tensor_nn.sequential; _pool = tensor_nn._pool; _row_windows = tensor_nn._row_windows
+  _padding_pairs = staticmethod(tensor_nn._padding_pairs); conv2d = tensor_nn.conv2d; _conv_backward = tensor_nn._conv_backward
+  conv_transpose2d = tensor_nn.conv_transpose2d; max_pool2d = tensor_nn.max_pool2d; avg_pool2d = tensor_nn.avg_pool2d
+  layernorm = tensor_nn.layernorm; batchnorm = tensor_nn.batchnorm; dropout = tensor_nn.dropout
+  scaled_dot_product_attention = tensor_nn.scaled_dot_product_attention; relu6 = tensor_nn.relu6; hardsigmoid = tensor_nn.hardsigmoid
+  leaky_relu = tensor_nn.leaky_relu; silu = tensor_nn.silu; swish = tensor_nn.swish; quick_gelu = tensor_nn.quick_gelu; mish = tensor_nn.mish
+  hardswish = tensor_nn.hardswish; hardtanh = tensor_nn.hardtanh; celu = tensor_nn.celu; selu = tensor_nn.selu; softsign = tensor_nn.softsign
+  # losses (tensor_loss.py)
+  _do_reduction = tensor_loss._do_reduction; one_hot = tensor_loss.one_hot; _pick = tensor_loss._pick
+  sparse_categorical_crossentropy = tensor_loss.sparse_categorical_crossentropy; _smoothed_pick = tensor_loss._smoothed_pick
+  cross_entropy = tensor_loss.cross_entropy; nll_loss = tensor_loss.nll_loss; binary_crossentropy = tensor_loss.binary_crossentropy
+  binary_crossentropy_logits = tensor_loss.binary_crossentropy_logits
+  # indexing with tensors, gather, scatter, masks (tensor_index.py)
+  _index_tensors = tensor_index._index_tensors; _advanced = tensor_index._advanced; _gather_index = tensor_index._gather_index
+  _setitem_index = tensor_index._setitem_index; _check_index = tensor_index._check_index; gather = tensor_index.gather
+  _matches = tensor_index._matches; _src = tensor_index._src; _fill_out = tensor_index._fill_out; scatter = tensor_index.scatter
+  scatter_reduce = tensor_index.scatter_reduce; max_unpool2d = tensor_index.max_unpool2d; masked_fill = tensor_index.masked_fill
+  masked_select = tensor_index.masked_select
+  # more math, sorting, einsum, initializers (tensor_math.py)
+  atan = tensor_math.atan; asin = tensor_math.asin; acos = tensor_math.acos; sinh = tensor_math.sinh; cosh = tensor_math.cosh
+  asinh = tensor_math.asinh; acosh = tensor_math.acosh; atanh = tensor_math.atanh; copysign = tensor_math.copysign; isfinite = tensor_math.isfinite
+  isclose = tensor_math.isclose; bitwise_not = tensor_math.bitwise_not; idiv = tensor_math.idiv; const_like = tensor_math.const_like
+  _cum = tensor_math._cum; cummax = tensor_math.cummax; cumprod = tensor_math.cumprod; logcumsumexp = tensor_math.logcumsumexp
+  sort = tensor_math.sort; topk = tensor_math.topk; triu = tensor_math.triu; tril = tensor_math.tril; _tri = tensor_math._tri
+  roll = tensor_math.roll; repeat_interleave = tensor_math.repeat_interleave; std_mean = tensor_math.std_mean; var_mean = tensor_math.var_mean
+  meshgrid = tensor_math.meshgrid; rearrange = tensor_math.rearrange; einsum = staticmethod(tensor_math.einsum)
+  interpolate = tensor_math.interpolate; size = tensor_math.size; _intermediates = staticmethod(tensor_math._intermediates)
+  requires_grad_ = tensor_math.requires_grad_; to_ = tensor_math.to_; replace = tensor_math.replace; from_uop = classmethod(tensor_math.from_uop)
+  contiguous_backward = tensor_math.contiguous_backward; linspace = classmethod(tensor_math.linspace)
+  scaled_uniform = classmethod(tensor_math.scaled_uniform); glorot_uniform = classmethod(tensor_math.glorot_uniform)
+  kaiming_uniform = classmethod(tensor_math.kaiming_uniform); kaiming_normal = classmethod(tensor_math.kaiming_normal)
+  multinomial = tensor_math.multinomial
+  # casts and dtypes (tensor_dtype.py)
+  cast = tensor_dtype.cast; float = tensor_dtype.float; half = tensor_dtype.half; int = tensor_dtype.int; long = tensor_dtype.long
+  bool = tensor_dtype.bool; element_size = tensor_dtype.element_size; nbytes = tensor_dtype.nbytes
+  is_floating_point = tensor_dtype.is_floating_point; bitcast = tensor_dtype.bitcast
 
 def _valid_everywhere(st) -> bool:
   """Does every index of the view land in memory (no padding reached)? A strided slice pads inside, but never reads it."""

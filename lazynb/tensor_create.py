@@ -1,13 +1,14 @@
 """Making tensors: from host data (numpy arrays, lists, Python numbers), constants (full, zeros, ones, the *_like
 family), fresh memory (empty), random numbers (rand, randn, randint, uniform, normal, randperm; one seeded generator,
-manual_seed) and number lines (arange, eye). Tensor inherits them; `Tensor.rand(...)` calls them on the class."""
+manual_seed) and number lines (arange, eye). Functions of a Tensor, or of the class
+(`cls: type[Tensor]`): tensor.py makes them Tensor's methods, so `Tensor.rand(...)` calls them on the class."""
 from __future__ import annotations
 import math
 from typing import Callable, TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage
 from lazynb.device import Device
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, variables, sym_canon
 from lazynb.engine.schedule import new_buffer
 from lazynb.engine.realize import write_host
@@ -24,122 +25,103 @@ def _random_shape(shape) -> tuple[int, ...]:
   if variables(shape): raise ValueError(f"random numbers need a fixed shape, got {shape}: draw the largest shape and shrink it")
   return shape
 
-class CreateMixin:
-  __slots__ = ()
 
-  # ---------------------------------------------------------------- host data and constants, as UOps
-  @staticmethod
-  def _from_numpy(arr: np.ndarray, device: str) -> UOp:
-    """Host data goes into a buffer on the PYTHON device; a lazy COPY moves it to `device` at realize."""
-    arr = np.ascontiguousarray(arr).reshape(arr.shape)
-    dtype = dtypes.from_np(arr.dtype)
-    if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
-    buf = new_buffer("PYTHON", arr.size, dtype)
-    write_host(state.buffers[buf], arr)
-    state.owned.add(buf)
-    view = buf.reshape(arr.shape)
-    if Device.canonicalize(device) == "PYTHON": return view
-    return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
+# ---------------------------------------------------------------- host data and constants, as UOps
+def _from_numpy(arr: np.ndarray, device: str) -> UOp:
+  """Host data goes into a buffer on the PYTHON device; a lazy COPY moves it to `device` at realize."""
+  arr = np.ascontiguousarray(arr).reshape(arr.shape)
+  dtype = dtypes.from_np(arr.dtype)
+  if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
+  buf = new_buffer("PYTHON", arr.size, dtype)
+  write_host(state.buffers[buf], arr)
+  state.owned.add(buf)
+  view = buf.reshape(arr.shape)
+  if Device.canonicalize(device) == "PYTHON": return view
+  return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
 
-  @staticmethod
-  def _const_buffer(u: UOp) -> UOp:
-    buf = new_buffer(u.device, prod(u.shape), u.dtype)
-    write_host(state.buffers[buf], to_storage(np.full(prod(u.shape), u.base.arg), u.dtype))
-    state.owned.add(buf)
-    return buf.reshape(u.shape)
-  @staticmethod
-  def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
-    _check_int(value, dtype)
-    c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
-    return c.reshape((1,) * len(shape)).expand(shape) if shape else c
+def _const_buffer(u: UOp) -> UOp:
+  shape = unwrap(u.shape)
+  buf = new_buffer(u.device, prod(shape), u.dtype)
+  write_host(state.buffers[buf], to_storage(np.full(prod(shape), u.base.arg), u.dtype))
+  state.owned.add(buf)
+  return buf.reshape(shape)
+def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+  _check_int(value, dtype)
+  c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
+  return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
-  # ---------------------------------------------------------------- constructors
-  @classmethod
-  def full(cls, shape, fill_value, dtype=None, device=None, **kw) -> Tensor:
-    shape = _check_shape(_shape_arg((shape,) if isinstance(shape, int) else shape))
-    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
-    return cls(cls._const_uop(fill_value, dt, Device.canonicalize(device), shape), **kw)
-  @classmethod
-  def zeros(cls, *shape, dtype=None, device=None, **kw) -> Tensor: return cls.full(_shape_arg(shape), 0.0, dtype or dtypes.default_float, device, **kw)
-  @classmethod
-  def ones(cls, *shape, dtype=None, device=None, **kw) -> Tensor: return cls.full(_shape_arg(shape), 1.0, dtype or dtypes.default_float, device, **kw)
-  @classmethod
-  def empty(cls, *shape, dtype=None, device=None, **kw) -> Tensor:
-    shape = _check_shape(_shape_arg(shape))
-    buf = new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float))
-    state.owned.add(buf)
-    return cls(buf.reshape(shape), **kw)
-  def full_like(self, fill_value, dtype=None, **kw) -> Tensor: return type(self).full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
-  def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
-  def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
-  def rand_like(self, dtype=None, **kw) -> Tensor:
-    if not dtypes.is_float(dt := to_dtype(dtype or self.dtype)): raise ValueError(f"rand only supports float dtypes, got {dt}")
-    return type(self).rand(*self.shape, device=self.device, dtype=dt, **kw)
-  def randn_like(self, dtype=None, **kw) -> Tensor: return type(self).randn(*self.shape, device=self.device, dtype=dtype or self.dtype, **kw)
-  def empty_like(self, **kw) -> Tensor: return type(self).empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
+# ---------------------------------------------------------------- constructors
+def full(cls: type[Tensor], shape, fill_value, dtype=None, device=None, **kw) -> Tensor:
+  shape = _check_shape(_shape_arg((shape,) if isinstance(shape, int) else shape))
+  dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+  return cls(cls._const_uop(fill_value, dt, Device.canonicalize(device), shape), **kw)
+def zeros(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor: return cls.full(_shape_arg(shape), 0.0, dtype or dtypes.default_float, device, **kw)
+def ones(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor: return cls.full(_shape_arg(shape), 1.0, dtype or dtypes.default_float, device, **kw)
+def empty(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor:
+  shape = _check_shape(_shape_arg(shape))
+  buf = new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float))
+  state.owned.add(buf)
+  return cls(buf.reshape(shape), **kw)
+def full_like(self: Tensor, fill_value, dtype=None, **kw) -> Tensor: return type(self).full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
+def zeros_like(self: Tensor, **kw) -> Tensor: return self.full_like(0, **kw)
+def ones_like(self: Tensor, **kw) -> Tensor: return self.full_like(1, **kw)
+def rand_like(self: Tensor, dtype=None, **kw) -> Tensor:
+  if not dtypes.is_float(dt := to_dtype(dtype or self.dtype)): raise ValueError(f"rand only supports float dtypes, got {dt}")
+  return type(self).rand(*self.shape, device=self.device, dtype=dt, **kw)
+def randn_like(self: Tensor, dtype=None, **kw) -> Tensor: return type(self).randn(*self.shape, device=self.device, dtype=dtype or self.dtype, **kw)
+def empty_like(self: Tensor, **kw) -> Tensor: return type(self).empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
 
-  @classmethod
-  def _host(cls, make: Callable[[], np.ndarray], device=None, dtype=None, random: bool = False, **kw) -> Tensor:
-    """A tensor whose data is made on the host now (random numbers, arange, eye), written into a buffer on its device.
-    `random`: make() draws new numbers each call; a TinyJit replay calls it again instead of reusing the first draw."""
-    shape = np.shape(arr := make())
-    dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
-    def host() -> np.ndarray: return np.ascontiguousarray(to_storage(make(), dt)).reshape(shape)
-    buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
-    first = np.ascontiguousarray(to_storage(arr, dt)).reshape(shape)
-    write_host(state.buffers[buf], first, host if random else None)
-    state.owned.add(buf)
-    return cls(buf.reshape(shape), **kw)
-  @classmethod
-  def _eager(cls, arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return cls._host(lambda: arr, device, dtype, **kw)
-  @staticmethod
-  def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
-  @classmethod
-  def rand(cls, *shape, device=None, dtype=None, **kw) -> Tensor:
-    dt, shape = to_dtype(dtype or dtypes.default_float), _random_shape(shape)
-    hi = 1 - 2.0 ** -(dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 1  # the largest dt below 1: rounding must not reach 1.0
-    def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32), hi)
-    return cls._host(draw, device, dt, random=True, **kw)
-  @classmethod
-  def randn(cls, *shape, device=None, dtype=None, **kw) -> Tensor:
-    shape = _random_shape(shape)
-    return cls._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
-  @classmethod
-  def uniform(cls, *shape, low=0.0, high=1.0, requires_grad=None, **kw) -> Tensor:
-    return cls((cls.rand(*shape, **kw) * (high - low) + low).uop, requires_grad=requires_grad)  # the result is the leaf
-  @classmethod
-  def normal(cls, *shape, mean=0.0, std=1.0, requires_grad=None, **kw) -> Tensor:
-    return cls((cls.randn(*shape, **kw) * std + mean).uop, requires_grad=requires_grad)
-  @classmethod
-  def randint(cls, *shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
-    shape = _random_shape(shape)
-    return cls._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
-  @classmethod
-  def randperm(cls, n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
-    return cls._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
-  @classmethod
-  def arange(cls, start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
-    if stop is None: start, stop = 0, start
-    if step == 0: raise ValueError("arange step must not be 0")
-    if variables((start, stop, step)):  # a variable length: the number line of the largest length, shrunk to this one
-      if variables(step) or step != 1: raise ValueError(f"arange with a variable start or stop needs step 1, got {step}")
-      n = _check_shape((sym_canon(stop - start),))[0]
-      if isinstance(n, int): return cls.arange(n, device=device, dtype=dtype, **kw) + start
-      if not _ge(n, 0): raise ValueError(f"arange({start}, {stop}) can have a negative length for some value of its variables")
-      return cls((cls.arange(n.vmax, device=device, dtype=dtype).shrink(((0, n),)) + start).cast(dtype or dtypes.default_int).uop, **kw)
-    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step))
-                                                     else max(dtypes.from_py(int(start)), dtypes.from_py(int(stop))))
-    n = max(0, math.ceil((stop - start) / step))
-    if dtypes.is_float(dt) and not all(float(x).is_integer() for x in (start, step)):  # start + i*step rounds: as numpy does it
-      return cls._eager(np.arange(start, stop, step), device, dt, **kw)
-    # no memory: the number line 0..n-1 (Ops.ARANGE), scaled and shifted; a kernel computes it from its loop index
-    line = cls(UOp(Ops.ARANGE, dtypes.int64 if dtypes.is_int(dt) and dt.itemsize > 4 else dtypes.int32 if dtypes.is_int(dt) else dt,
-                      (UOp(Ops.DEVICE, dtypes.void, (), Device.canonicalize(device)),), n))
-    ret = line if (start, step) == (0, 1) else line * int(step) + int(start) if dtypes.is_int(dt) else line * float(step) + float(start)
-    return cls(ret.cast(dt).uop, **kw)
-  @classmethod
-  def eye(cls, n: int, m: int | None = None, device=None, dtype=None, **kw) -> Tensor:
-    return cls._eager(np.eye(n, m), device, dtype or dtypes.default_float, **kw)
+def _host(cls: type[Tensor], make: Callable[[], np.ndarray], device=None, dtype=None, random: bool = False, **kw) -> Tensor:
+  """A tensor whose data is made on the host now (random numbers, arange, eye), written into a buffer on its device.
+  `random`: make() draws new numbers each call; a TinyJit replay calls it again instead of reusing the first draw."""
+  shape = np.shape(arr := make())
+  dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
+  def host() -> np.ndarray: return np.ascontiguousarray(to_storage(make(), dt)).reshape(shape)
+  buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
+  first = np.ascontiguousarray(to_storage(arr, dt)).reshape(shape)
+  write_host(state.buffers[buf], first, host if random else None)
+  state.owned.add(buf)
+  return cls(buf.reshape(shape), **kw)
+def _eager(cls: type[Tensor], arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return cls._host(lambda: arr, device, dtype, **kw)
+def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
+def rand(cls: type[Tensor], *shape, device=None, dtype=None, **kw) -> Tensor:
+  dt, shape = to_dtype(dtype or dtypes.default_float), _random_shape(shape)
+  hi = 1 - 2.0 ** -(dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 1  # the largest dt below 1: rounding must not reach 1.0
+  def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32), hi)
+  return cls._host(draw, device, dt, random=True, **kw)
+def randn(cls: type[Tensor], *shape, device=None, dtype=None, **kw) -> Tensor:
+  shape = _random_shape(shape)
+  return cls._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
+def uniform(cls: type[Tensor], *shape, low=0.0, high=1.0, requires_grad=None, **kw) -> Tensor:
+  return cls((cls.rand(*shape, **kw) * (high - low) + low).uop, requires_grad=requires_grad)  # the result is the leaf
+def normal(cls: type[Tensor], *shape, mean=0.0, std=1.0, requires_grad=None, **kw) -> Tensor:
+  return cls((cls.randn(*shape, **kw) * std + mean).uop, requires_grad=requires_grad)
+def randint(cls: type[Tensor], *shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
+  shape = _random_shape(shape)
+  return cls._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
+def randperm(cls: type[Tensor], n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
+  return cls._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
+def arange(cls: type[Tensor], start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
+  if stop is None: start, stop = 0, start
+  if step == 0: raise ValueError("arange step must not be 0")
+  if variables((start, stop, step)):  # a variable length: the number line of the largest length, shrunk to this one
+    if variables(step) or step != 1: raise ValueError(f"arange with a variable start or stop needs step 1, got {step}")
+    n = _check_shape((sym_canon(stop - start),))[0]
+    if isinstance(n, int): return cls.arange(n, device=device, dtype=dtype, **kw) + start
+    if not _ge(n, 0): raise ValueError(f"arange({start}, {stop}) can have a negative length for some value of its variables")
+    return cls((cls.arange(n.vmax, device=device, dtype=dtype).shrink(((0, n),)) + start).cast(dtype or dtypes.default_int).uop, **kw)
+  dt = to_dtype(dtype) if dtype is not None else (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step))
+                                                   else max(dtypes.from_py(int(start)), dtypes.from_py(int(stop))))
+  n = max(0, math.ceil((stop - start) / step))
+  if dtypes.is_float(dt) and not all(float(x).is_integer() for x in (start, step)):  # start + i*step rounds: as numpy does it
+    return cls._eager(np.arange(start, stop, step), device, dt, **kw)
+  # no memory: the number line 0..n-1 (Ops.ARANGE), scaled and shifted; a kernel computes it from its loop index
+  line = cls(UOp(Ops.ARANGE, dtypes.int64 if dtypes.is_int(dt) and dt.itemsize > 4 else dtypes.int32 if dtypes.is_int(dt) else dt,
+                    (UOp(Ops.DEVICE, dtypes.void, (), Device.canonicalize(device)),), n))
+  ret = line if (start, step) == (0, 1) else line * int(step) + int(start) if dtypes.is_int(dt) else line * float(step) + float(start)
+  return cls(ret.cast(dt).uop, **kw)
+def eye(cls: type[Tensor], n: int, m: int | None = None, device=None, dtype=None, **kw) -> Tensor:
+  return cls._eager(np.eye(n, m), device, dtype or dtypes.default_float, **kw)
 
 
 def _check_int(value, dtype: DType):

@@ -1,5 +1,6 @@
 """Tensor methods built from the others: matmul, convolution and pooling (windows made of movement ops), and the
-losses and helpers of neural networks. Kept apart from tensor.py to keep each module readable; Tensor inherits them.
+losses and helpers of neural networks. Kept apart from tensor.py to keep each module readable; they are functions of a Tensor,
+and tensor.py makes them its methods.
 Nothing here is a primitive: every method is a few calls of elementwise, reduce and movement methods of Tensor."""
 from __future__ import annotations
 import math
@@ -13,7 +14,7 @@ if TYPE_CHECKING: from lazynb.tensor import Tensor
 ROWS_MIN_MACS = 1 << 22
 
 def _use_rows(xshape, k_, stride, dilation, cout: int) -> bool:
-  """Lay a conv's windows along whole input rows (NNMixin._row_windows)? 2-D, stride 1, no dilation, at most a quarter
+  """Lay a conv's windows along whole input rows (_row_windows)? 2-D, stride 1, no dilation, at most a quarter
   of each row wasted on windows that wrap, and big enough (ROWS_MIN_MACS multiply-adds) for the kernel's speed to
   matter: the rows layout costs kernels (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
   the input is written out first); a small conv keeps the one kernel of the plain windows."""
@@ -26,7 +27,7 @@ def _batch_chunk(bs: int) -> int:
   the batch from 32 down to 8 (the whole batch when none is)."""
   return next((d for d in range(32, 7, -1) if bs % d == 0), bs)
 
-def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int]) -> Tensor:
+def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, ...]) -> Tensor:
   """A stride-1 conv's weight gradient over whole rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] *
   x[b, ci, p + ky*W + kx], with g given zeros in the wrapped columns. p is split into `lanes` partial sums, summed
   after: the big kernel's output row is then one vector of lanes (16 with AVX-512 when p allows, else 8) along which
@@ -43,237 +44,234 @@ def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, int]) ->
   part = (win * gw).permute(0, 2, 3, 4, 7, 8, 6, 1, 5).sum((7, 8))  # (chunks, G, rc, cin, ky, kx, lanes)
   return part.sum((0, -1)).reshape(cout, cin, *k_)
 
-class NNMixin:
-  __slots__ = ()
 
-  # ---------------------------------------------------------------- linear algebra and convolution
-  def dot(self, w: Tensor, dtype=None) -> Tensor:
-    """Matrix product as a broadcast multiply and a sum over the shared axis."""
-    if not isinstance(w, type(self)): w = type(self)(w, device=self.device)
-    n1, n2 = self.ndim, w.ndim
-    if n1 == 0 or n2 == 0: raise ValueError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
-    k = self.shape[-1]
-    if k != w.shape[-min(n2, 2)]: raise ValueError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
-    if (p := self._panel_width(w)): return self._dot_packed(w, p, dtype)
-    x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + (k,))
-    w2 = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
-    return (x * w2).sum(-1, dtype=dtype)
-  def matmul(self, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dtype)
+# ---------------------------------------------------------------- linear algebra and convolution
+def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
+  """Matrix product as a broadcast multiply and a sum over the shared axis."""
+  if not isinstance(w, type(self)): w = type(self)(w, device=self.device)
+  n1, n2 = self.ndim, w.ndim
+  if n1 == 0 or n2 == 0: raise ValueError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
+  k = self.shape[-1]
+  if k != w.shape[-min(n2, 2)]: raise ValueError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
+  if (p := self._panel_width(w)): return self._dot_packed(w, p, dtype)
+  x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + (k,))
+  w2 = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
+  return (x * w2).sum(-1, dtype=dtype)
+def matmul(self: Tensor, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dtype)
 
-  # Packing, as BLAS libraries do. In x @ w the kernel's register tile (rows x `p` columns of the output) walks down p
-  # columns of w, one row of w at a time: p values, then a jump of a whole row. When w is big (a 1024x1024 float32 is
-  # 4 MB) those jumps leave the caches and the page tables behind, and the matmul waits on memory: measured on one core,
-  # 41 GFLOPS at 1024 and 23 at 2048 against 73 and 64 with w packed (docs/benchmarks.md). So w is first copied (one
-  # more kernel) into panels of p columns, each panel's rows one after another, and the product reads the panels in
-  # order. Small matrices stay as they are (there the copy costs more than it saves), as does everything under NOOPT=1.
-  PACK_MIN_BYTES, PACK_MIN_ROWS = 4 << 20, 64
-  def _panel_width(self, w: Tensor) -> int:
-    """The panel width to pack w at before x @ w, or 0 to multiply as is."""
-    p = getattr(Device[self.device].renderer, "matmul_panel", 0) if MATMUL_PACK and not NOOPT else 0
-    if not p or w.ndim != 2 or self.ndim < 2 or w.device != self.device or not dtypes.is_float(w.dtype): return 0
-    if not all(isinstance(s, int) for s in self.shape + w.shape): return 0
-    (k, n), m = w.shape, prod(self.shape[:-1])
-    return p if n % p == 0 and k * n * w.dtype.itemsize >= self.PACK_MIN_BYTES and m >= self.PACK_MIN_ROWS else 0
-  def _dot_packed(self, w: Tensor, p: int, dtype=None) -> Tensor:
-    (k, n), lead = w.shape, self.shape[:-1]
-    panels = w.reshape(k, n // p, p).permute(1, 0, 2).contiguous()  # (n/p, k, p): panel j holds columns j*p .. j*p+p-1
-    x = self.reshape(lead + (1, 1, k))
-    return (x * panels.permute(0, 2, 1)).sum(-1, dtype=dtype).reshape(lead + (n,))
-  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
-    return x if bias is None else x + bias
-  def sequential(self, ll: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
-    x = self
-    for f in ll: x = f(x)
-    return x
+# Packing, as BLAS libraries do. In x @ w the kernel's register tile (rows x `p` columns of the output) walks down p
+# columns of w, one row of w at a time: p values, then a jump of a whole row. When w is big (a 1024x1024 float32 is
+# 4 MB) those jumps leave the caches and the page tables behind, and the matmul waits on memory: measured on one core,
+# 41 GFLOPS at 1024 and 23 at 2048 against 73 and 64 with w packed (docs/benchmarks.md). So w is first copied (one
+# more kernel) into panels of p columns, each panel's rows one after another, and the product reads the panels in
+# order. Small matrices stay as they are (there the copy costs more than it saves), as does everything under NOOPT=1.
+PACK_MIN_BYTES, PACK_MIN_ROWS = 4 << 20, 64
+def _panel_width(self: Tensor, w: Tensor) -> int:
+  """The panel width to pack w at before x @ w, or 0 to multiply as is."""
+  p = getattr(Device[self.device].renderer, "matmul_panel", 0) if MATMUL_PACK and not NOOPT else 0
+  if not p or w.ndim != 2 or self.ndim < 2 or w.device != self.device or not dtypes.is_float(w.dtype): return 0
+  if not all(isinstance(s, int) for s in self.shape + w.shape): return 0
+  (k, n), m = w.shape, prod(self.shape[:-1])
+  return p if n % p == 0 and k * n * w.dtype.itemsize >= PACK_MIN_BYTES and m >= PACK_MIN_ROWS else 0
+def _dot_packed(self: Tensor, w: Tensor, p: int, dtype=None) -> Tensor:
+  (k, n), lead = w.shape, self.shape[:-1]
+  panels = w.reshape(k, n // p, p).permute(1, 0, 2).contiguous()  # (n/p, k, p): panel j holds columns j*p .. j*p+p-1
+  x = self.reshape(lead + (1, 1, k))
+  return (x * panels.permute(0, 2, 1)).sum(-1, dtype=dtype).reshape(lead + (n,))
+def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+  x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
+  return x if bias is None else x + bias
+def sequential(self: Tensor, ll: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
+  x = self
+  for f in ll: x = f(x)
+  return x
 
-  def _pool(self, k_: tuple[int, ...], stride=1, dilation=1) -> Tensor:
-    """Sliding windows over the last len(k_) dims, as movement ops only: (..., *out, *k_).
-    Each spatial dim is repeated, re-strided by a reshape that skips `d` elements per row (so row j starts
-    j*d further on), then cut to the output positions and the stride."""
-    nd = len(k_)
-    if self.ndim < nd: raise ValueError(f"pooling with kernel {k_} needs at least {nd} dims, got {self.shape}")
-    s_ = (stride,) * nd if isinstance(stride, int) else tuple(stride)
-    d_ = (dilation,) * nd if isinstance(dilation, int) else tuple(dilation)
-    noop, i_ = self.shape[:-nd], self.shape[-nd:]
-    o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
-    if any(o <= 0 for o in o_): raise ValueError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
-    n = len(noop)
-    if s_ == k_ and d_ == (1,) * nd:  # windows that tile the input: a cut and a reshape (and their gradient a pad)
-      x = self.shrink(tuple((0, s) for s in noop) + tuple((0, o * k) for o, k in zip(o_, k_)))
-      x = x.reshape(noop + sum([(o, k) for o, k in zip(o_, k_)], ()))
-      return x.permute(tuple(range(n)) + tuple(n + 2 * i for i in range(nd)) + tuple(n + 2 * i + 1 for i in range(nd)))
-    L_ = tuple(i * max(1, ceildiv(o * s - d, i)) + d for i, o, s, d in zip(i_, o_, s_, d_))  # row length: = d (mod i)
-    x = self.repeat((1,) * len(noop) + tuple(ceildiv(k * L, i) for k, L, i in zip(k_, L_, i_)))
-    x = x.shrink(tuple((0, s) for s in noop) + tuple((0, k * L) for k, L in zip(k_, L_)))
-    x = x.reshape(noop + sum([(k, L) for k, L in zip(k_, L_)], ()))
-    x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o * s)) for k, o, s in zip(k_, o_, s_)], ()))
-    x = x.reshape(noop + sum([(k, o, s) for k, o, s in zip(k_, o_, s_)], ()))
-    x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o), (0, 1)) for k, o in zip(k_, o_)], ()))
-    x = x.reshape(noop + sum([(k, o) for k, o in zip(k_, o_)], ()))
-    return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
+def _pool(self: Tensor, k_: tuple[int, ...], stride=1, dilation=1) -> Tensor:
+  """Sliding windows over the last len(k_) dims, as movement ops only: (..., *out, *k_).
+  Each spatial dim is repeated, re-strided by a reshape that skips `d` elements per row (so row j starts
+  j*d further on), then cut to the output positions and the stride."""
+  nd = len(k_)
+  if self.ndim < nd: raise ValueError(f"pooling with kernel {k_} needs at least {nd} dims, got {self.shape}")
+  s_ = (stride,) * nd if isinstance(stride, int) else tuple(stride)
+  d_ = (dilation,) * nd if isinstance(dilation, int) else tuple(dilation)
+  noop, i_ = self.shape[:-nd], self.shape[-nd:]
+  o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
+  if any(o <= 0 for o in o_): raise ValueError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
+  n = len(noop)
+  if s_ == k_ and d_ == (1,) * nd:  # windows that tile the input: a cut and a reshape (and their gradient a pad)
+    x = self.shrink(tuple((0, s) for s in noop) + tuple((0, o * k) for o, k in zip(o_, k_)))
+    x = x.reshape(noop + sum([(o, k) for o, k in zip(o_, k_)], ()))
+    return x.permute(tuple(range(n)) + tuple(n + 2 * i for i in range(nd)) + tuple(n + 2 * i + 1 for i in range(nd)))
+  L_ = tuple(i * max(1, ceildiv(o * s - d, i)) + d for i, o, s, d in zip(i_, o_, s_, d_))  # row length: = d (mod i)
+  x = self.repeat((1,) * len(noop) + tuple(ceildiv(k * L, i) for k, L, i in zip(k_, L_, i_)))
+  x = x.shrink(tuple((0, s) for s in noop) + tuple((0, k * L) for k, L in zip(k_, L_)))
+  x = x.reshape(noop + sum([(k, L) for k, L in zip(k_, L_)], ()))
+  x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o * s)) for k, o, s in zip(k_, o_, s_)], ()))
+  x = x.reshape(noop + sum([(k, o, s) for k, o, s in zip(k_, o_, s_)], ()))
+  x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o), (0, 1)) for k, o in zip(k_, o_)], ()))
+  x = x.reshape(noop + sum([(k, o) for k, o in zip(k_, o_)], ()))
+  return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
 
-  def _row_windows(self, k_: tuple[int, int]) -> Tensor:
-    """The windows of a stride-1 2-D convolution laid along whole input rows: (bs, c, oy*W, ky, kx), where output
-    position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
-    windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long
-    contiguous run (480 for a 5x5 kernel on 24x24, not 20), and every load moves by 1 along it: the kernel gets whole
-    vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN).
-    The input is written out first with one more row of zeros at the bottom, which the last row's wrapped windows
-    read instead of going through a bounds check: gcc 12 vectorizes no load of a row that has one (the course CNN's
-    conv2 ran 10x slower than with clang, 12 against 96 GFLOPS). An input read through a pad, shrink or permute had
-    to be written out anyway: its flat rows would need p // W and p % W in every load."""
-    (b, c, H, W), (ky, kx) = self.shape, k_
-    oy = H - ky + 1
-    x = self.pad(((0, 0), (0, 0), (0, 1), (0, 0))).contiguous().reshape(b, c, (H + 1) * W)
-    win = x._pool((ky * W,))  # (b, c, ..., ky*W): the flat input at p + j
-    win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape(b, c, oy * W, ky, W)
-    return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
+def _row_windows(self: Tensor, k_: tuple[int, ...]) -> Tensor:
+  """The windows of a stride-1 2-D convolution laid along whole input rows: (bs, c, oy*W, ky, kx), where output
+  position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
+  windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long
+  contiguous run (480 for a 5x5 kernel on 24x24, not 20), and every load moves by 1 along it: the kernel gets whole
+  vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN).
+  The input is written out first with one more row of zeros at the bottom, which the last row's wrapped windows
+  read instead of going through a bounds check: gcc 12 vectorizes no load of a row that has one (the course CNN's
+  conv2 ran 10x slower than with clang, 12 against 96 GFLOPS). An input read through a pad, shrink or permute had
+  to be written out anyway: its flat rows would need p // W and p % W in every load."""
+  (b, c, H, W), (ky, kx) = self.shape, k_
+  oy = H - ky + 1
+  x = self.pad(((0, 0), (0, 0), (0, 1), (0, 0))).contiguous().reshape(b, c, (H + 1) * W)
+  win = x._pool((ky * W,))  # (b, c, ..., ky*W): the flat input at p + j
+  win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape(b, c, oy * W, ky, W)
+  return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
 
-  @staticmethod
-  def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
-    if isinstance(padding, int): return [(padding, padding)] * nd
-    if isinstance(padding, str): raise TypeError(f"padding={padding!r}: Tensor methods take ints; 'same' is nn.Conv2d's")
-    padding = tuple(padding)
-    if len(padding) == nd: return [(p, p) for p in padding]
-    if len(padding) == 2 * nd: return [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)][::-1]  # torch order
-    raise ValueError(f"padding {padding} must be an int, {nd} ints, or {2 * nd} ints")
+def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
+  if isinstance(padding, int): return [(padding, padding)] * nd
+  if isinstance(padding, str): raise TypeError(f"padding={padding!r}: Tensor methods take ints; 'same' is nn.Conv2d's")
+  padding = tuple(padding)
+  if len(padding) == nd: return [(p, p) for p in padding]
+  if len(padding) == 2 * nd: return [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)][::-1]  # torch order
+  raise ValueError(f"padding {padding} must be an int, {nd} ints, or {2 * nd} ints")
 
-  def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
-    """Convolution = windows of the input (movement ops) * weights, summed over (cin, kh, kw)."""
-    (bs, cin_), (cout, cin), HW = self.shape[:2], weight.shape[:2], weight.shape[2:]
-    if self.ndim != len(HW) + 2: raise ValueError(f"conv input {self.shape} and weight {weight.shape} have different spatial dims")
-    if groups * cin != cin_: raise ValueError(f"conv: input has {cin_} channels, weight expects {groups}x{cin} (groups={groups})")
-    if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
-    pads = self._padding_pairs(padding, len(HW))
-    x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
-    rows = _use_rows(x.shape, HW, stride, dilation, cout)
-    if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
-      W, out_shape = x.shape[3], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
-      x = x._row_windows(HW)
-    else: x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
-    rcout, oyx = cout // groups, x.shape[2:2 + len(HW) - rows]
-    x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
-    nd = len(oyx)
-    x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
-    w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
-    ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
-    if rows: ret = ret.reshape(bs, cout, out_shape[0], W).shrink(((0, bs), (0, cout), (0, out_shape[0]), (0, out_shape[1])))
-    if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
-      custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
-    return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
+def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
+  """Convolution = windows of the input (movement ops) * weights, summed over (cin, kh, kw)."""
+  (bs, cin_), (cout, cin), HW = self.shape[:2], weight.shape[:2], weight.shape[2:]
+  if self.ndim != len(HW) + 2: raise ValueError(f"conv input {self.shape} and weight {weight.shape} have different spatial dims")
+  if groups * cin != cin_: raise ValueError(f"conv: input has {cin_} channels, weight expects {groups}x{cin} (groups={groups})")
+  if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
+  pads = self._padding_pairs(padding, len(HW))
+  x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
+  rows = _use_rows(x.shape, HW, stride, dilation, cout)
+  if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
+    W, out_shape = x.shape[3], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
+    x = x._row_windows(HW)
+  else: x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
+  rcout, oyx = cout // groups, x.shape[2:2 + len(HW) - rows]
+  x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
+  nd = len(oyx)
+  x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
+  w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
+  ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
+  if rows: ret = ret.reshape(bs, cout, out_shape[0], W).shrink(((0, bs), (0, cout), (0, out_shape[0]), (0, out_shape[1])))
+  if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
+    custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
+  return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
 
-  def _conv_backward(self, weight: Tensor, groups: int, stride, dilation, pads: list[tuple[int, int]]) -> Callable:
-    """conv2d's own gradient rule (see gradient.custom_gradient), as PyTorch computes it:
-    d/dx = conv_transpose2d(grad, weight): each output pixel spreads its gradient back over its window, which is a
-    convolution of the zero-stuffed gradient with the flipped kernel; no (bs, cin, *out, *k) window gradient is made.
-    d/dw = windows of the padded input times grad, summed over batch and output pixels.
-    It refers to nothing of the output (the rule must not keep it alive); x and w come in as `inputs`."""
-    T, nd = type(self), weight.ndim - 2
-    s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
-    def backward(grad, inputs, wanted: tuple[bool, bool]) -> tuple:
-      xu, wu = inputs
-      # the output gradient is read once per window position and output channel: computed once into memory, not
-      # fused (an upstream ReLU and BatchNorm gradient would be recomputed k*k*channels times in each kernel)
-      g, x, w = T(grad).contiguous(), T(xu), T(wu)
-      bs, (cout, cin), k_, o_ = x.shape[0], w.shape[:2], w.shape[2:], g.shape[2:]
-      dx = dw = None
-      if wanted[0]:
-        # the rows of the padded input past the last window get no gradient: output_padding covers them
-        rest = [(i + pb + pa - d * (k - 1) - 1) % s for i, (pb, pa), k, s, d in zip(x.shape[2:], pads, k_, s_, d_)]
-        flat_pads = tuple(p for pair in reversed(pads) for p in pair)  # torch order: last dim first
-        dx = g.conv_transpose2d(w, groups=groups, stride=s_, dilation=d_, padding=flat_pads, output_padding=rest).uop
-      if wanted[1]:
-        xp = x.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else x
-        if _use_rows(xp.shape, k_, s_, d_, cout) and (o_[0] * xp.shape[3]) % 8 == 0: dw = _row_weight_grad(xp, g, groups, k_).uop
-        else:
-          win = xp._pool(k_, s_, d_).reshape(bs, groups, 1, cin, *o_, *k_)  # (bs, G, 1, cin, *out, *k)
-          gg = g.reshape(bs, groups, cout // groups, 1, *o_, *[1] * nd)
-          dw = (win * gg).sum((0, *range(4, 4 + nd))).reshape(cout, cin, *k_).uop
-      return dx, dw
-    return backward
+def _conv_backward(self: Tensor, weight: Tensor, groups: int, stride, dilation, pads: list[tuple[int, int]]) -> Callable:
+  """conv2d's own gradient rule (see gradient.custom_gradient), as PyTorch computes it:
+  d/dx = conv_transpose2d(grad, weight): each output pixel spreads its gradient back over its window, which is a
+  convolution of the zero-stuffed gradient with the flipped kernel; no (bs, cin, *out, *k) window gradient is made.
+  d/dw = windows of the padded input times grad, summed over batch and output pixels.
+  It refers to nothing of the output (the rule must not keep it alive); x and w come in as `inputs`."""
+  T, nd = type(self), weight.ndim - 2
+  s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
+  def backward(grad, inputs, wanted: tuple[bool, bool]) -> tuple:
+    xu, wu = inputs
+    # the output gradient is read once per window position and output channel: computed once into memory, not
+    # fused (an upstream ReLU and BatchNorm gradient would be recomputed k*k*channels times in each kernel)
+    g, x, w = T(grad).contiguous(), T(xu), T(wu)
+    bs, (cout, cin), k_, o_ = x.shape[0], w.shape[:2], w.shape[2:], g.shape[2:]
+    dx = dw = None
+    if wanted[0]:
+      # the rows of the padded input past the last window get no gradient: output_padding covers them
+      rest = [(i + pb + pa - d * (k - 1) - 1) % s for i, (pb, pa), k, s, d in zip(x.shape[2:], pads, k_, s_, d_)]
+      flat_pads = tuple(p for pair in reversed(pads) for p in pair)  # torch order: last dim first
+      dx = g.conv_transpose2d(w, groups=groups, stride=s_, dilation=d_, padding=flat_pads, output_padding=rest).uop
+    if wanted[1]:
+      xp = x.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else x
+      if _use_rows(xp.shape, k_, s_, d_, cout) and (o_[0] * xp.shape[3]) % 8 == 0: dw = _row_weight_grad(xp, g, groups, k_).uop
+      else:
+        win = xp._pool(k_, s_, d_).reshape(bs, groups, 1, cin, *o_, *k_)  # (bs, G, 1, cin, *out, *k)
+        gg = g.reshape(bs, groups, cout // groups, 1, *o_, *[1] * nd)
+        dw = (win * gg).sum((0, *range(4, 4 + nd))).reshape(cout, cin, *k_).uop
+    return dx, dw
+  return backward
 
-  def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
-                       output_padding=0) -> Tensor:
-    """The gradient of conv2d with respect to its input, written as an ordinary conv2d: `stride - 1` zeros go
-    between the input's pixels, the kernel is flipped and its in/out channels swapped (within each group), and
-    the border is padded by `dilation * (k - 1) - padding` (plus `output_padding` at the end).
-    weight: (cin, cout // groups, *k), as torch."""
-    HW, nd = weight.shape[2:], weight.ndim - 2
-    if self.ndim != nd + 2: raise ValueError(f"conv_transpose input {self.shape} and weight {weight.shape} have different spatial dims")
-    if self.shape[1] != weight.shape[0] or weight.shape[0] % groups:
-      raise ValueError(f"conv_transpose: input has {self.shape[1]} channels, weight {weight.shape} expects {weight.shape[0]} in {groups} groups")
-    s_, d_, op_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation, output_padding)]
-    if any(op >= max(s, d) for op, s, d in zip(op_, s_, d_)):
-      raise ValueError(f"output_padding {op_} must be smaller than stride {s_} or dilation {d_}")
-    x, bs, cin = self, self.shape[0], self.shape[1]
-    if any(s > 1 for s in s_):  # (n,) -> (n, 1) -> pad to (n, s) -> (n*s,) -> drop the trailing s-1 zeros
-      x = x.reshape(bs, cin, *sum([(n, 1) for n in x.shape[2:]], ()))
-      x = x.pad(((0, 0), (0, 0)) + sum([((0, 0), (0, s - 1)) for s in s_], ()))
-      x = x.reshape(bs, cin, *[n * s for n, s in zip(self.shape[2:], s_)])
-      x = x.shrink(((0, bs), (0, cin)) + tuple((0, n * s - (s - 1)) for n, s in zip(self.shape[2:], s_)))
-    w = weight.reshape(groups, cin // groups, weight.shape[1], *HW).transpose(1, 2).flip(tuple(range(3, 3 + nd)))
-    w = w.reshape(groups * weight.shape[1], cin // groups, *HW)
-    pads = [(d * (k - 1) - pb, d * (k - 1) - pa + op) for (pb, pa), k, d, op in zip(self._padding_pairs(padding, nd), HW, d_, op_)]
-    return x.pad(((0, 0), (0, 0)) + tuple(pads)).conv2d(w, bias, groups, 1, d_)
+def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
+                     output_padding=0) -> Tensor:
+  """The gradient of conv2d with respect to its input, written as an ordinary conv2d: `stride - 1` zeros go
+  between the input's pixels, the kernel is flipped and its in/out channels swapped (within each group), and
+  the border is padded by `dilation * (k - 1) - padding` (plus `output_padding` at the end).
+  weight: (cin, cout // groups, *k), as torch."""
+  HW, nd = weight.shape[2:], weight.ndim - 2
+  if self.ndim != nd + 2: raise ValueError(f"conv_transpose input {self.shape} and weight {weight.shape} have different spatial dims")
+  if self.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+    raise ValueError(f"conv_transpose: input has {self.shape[1]} channels, weight {weight.shape} expects {weight.shape[0]} in {groups} groups")
+  s_, d_, op_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation, output_padding)]
+  if any(op >= max(s, d) for op, s, d in zip(op_, s_, d_)):
+    raise ValueError(f"output_padding {op_} must be smaller than stride {s_} or dilation {d_}")
+  x, bs, cin = self, self.shape[0], self.shape[1]
+  if any(s > 1 for s in s_):  # (n,) -> (n, 1) -> pad to (n, s) -> (n*s,) -> drop the trailing s-1 zeros
+    x = x.reshape(bs, cin, *sum([(n, 1) for n in x.shape[2:]], ()))
+    x = x.pad(((0, 0), (0, 0)) + sum([((0, 0), (0, s - 1)) for s in s_], ()))
+    x = x.reshape(bs, cin, *[n * s for n, s in zip(self.shape[2:], s_)])
+    x = x.shrink(((0, bs), (0, cin)) + tuple((0, n * s - (s - 1)) for n, s in zip(self.shape[2:], s_)))
+  w = weight.reshape(groups, cin // groups, weight.shape[1], *HW).transpose(1, 2).flip(tuple(range(3, 3 + nd)))
+  w = w.reshape(groups * weight.shape[1], cin // groups, *HW)
+  pads = [(d * (k - 1) - pb, d * (k - 1) - pa + op) for (pb, pa), k, d, op in zip(self._padding_pairs(padding, nd), HW, d_, op_)]
+  return x.pad(((0, 0), (0, 0)) + tuple(pads)).conv2d(w, bias, groups, 1, d_)
 
-  def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
-    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
-    pads = self._padding_pairs(padding, len(k))
-    # padded with the dtype's lowest value: -inf for floats, the minimum for ints, False for bools (-inf would make them float)
-    lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
-    x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=lowest) if any(p != (0, 0) for p in pads) else self
-    return x._pool(k, stride if stride is not None else k, dilation).max(tuple(range(-len(k), 0)))
-  def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
-    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
-    pads = self._padding_pairs(padding, len(k))
-    x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
-    return x._pool(k, stride if stride is not None else k, dilation).mean(tuple(range(-len(k), 0)))
+def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
+  k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
+  pads = self._padding_pairs(padding, len(k))
+  # padded with the dtype's lowest value: -inf for floats, the minimum for ints, False for bools (-inf would make them float)
+  lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
+  x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=lowest) if any(p != (0, 0) for p in pads) else self
+  return x._pool(k, stride if stride is not None else k, dilation).max(tuple(range(-len(k), 0)))
+def avg_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
+  k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
+  pads = self._padding_pairs(padding, len(k))
+  x = self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
+  return x._pool(k, stride if stride is not None else k, dilation).mean(tuple(range(-len(k), 0)))
 
-  # ---------------------------------------------------------------- normalization, dropout, attention
-  def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
-    y = self - self.mean(axis, keepdim=True)
-    return y * (y.square().mean(axis, keepdim=True) + eps).rsqrt()
-  def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
-    """(x - mean) * weight * invstd + bias, the per-channel tensors laid along `axis` (an int or a tuple)."""
-    axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
-    shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
-    x = self - mean.reshape(shape)
-    if weight is not None: x = x * weight.reshape(shape)
-    x = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
-    return x if bias is None else x + bias.reshape(shape)
-  def dropout(self, p: float = 0.5) -> Tensor:
-    """Zeroes each element with probability p and scales the rest by 1/(1-p), only while Tensor.training."""
-    if not type(self).training or p == 0: return self
-    mask = type(self).rand(*self.shape, device=self.device) >= p
-    return mask.where(self, 0) * (1 / (1.0 - p))
-  def scaled_dot_product_attention(self, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                   is_causal: bool = False) -> Tensor:
-    """softmax(q @ k^T / sqrt(d) + mask) @ v. A bool mask keeps the True positions; a float mask is added.
-    is_causal lets query i see keys 0..i only."""
-    qk = self.matmul(key.transpose(-2, -1)) / math.sqrt(self.shape[-1])
-    if is_causal:
-      if attn_mask is not None: raise RuntimeError("cannot set attn_mask when is_causal=True")
-      L, S = qk.shape[-2:]
-      T = type(self)
-      attn_mask = T.arange(L, device=self.device).reshape(L, 1) >= T.arange(S, device=self.device).reshape(1, S)
-    if attn_mask is not None:
-      qk = qk + (attn_mask.where(0.0, -math.inf) if attn_mask.dtype == dtypes.bool else attn_mask)
-    return qk.softmax(-1).dropout(dropout_p) @ value
+# ---------------------------------------------------------------- normalization, dropout, attention
+def layernorm(self: Tensor, axis=-1, eps: float = 1e-5) -> Tensor:
+  y = self - self.mean(axis, keepdim=True)
+  return y * (y.square().mean(axis, keepdim=True) + eps).rsqrt()
+def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
+  """(x - mean) * weight * invstd + bias, the per-channel tensors laid along `axis` (an int or a tuple)."""
+  axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+  shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
+  x = self - mean.reshape(shape)
+  if weight is not None: x = x * weight.reshape(shape)
+  x = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
+  return x if bias is None else x + bias.reshape(shape)
+def dropout(self: Tensor, p: float = 0.5) -> Tensor:
+  """Zeroes each element with probability p and scales the rest by 1/(1-p), only while Tensor.training."""
+  if not type(self).training or p == 0: return self
+  mask = type(self).rand(*self.shape, device=self.device) >= p
+  return mask.where(self, 0) * (1 / (1.0 - p))
+def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False) -> Tensor:
+  """softmax(q @ k^T / sqrt(d) + mask) @ v. A bool mask keeps the True positions; a float mask is added.
+  is_causal lets query i see keys 0..i only."""
+  qk = self.matmul(key.transpose(-2, -1)) / math.sqrt(self.shape[-1])
+  if is_causal:
+    if attn_mask is not None: raise RuntimeError("cannot set attn_mask when is_causal=True")
+    L, S = qk.shape[-2:]
+    T = type(self)
+    attn_mask = T.arange(L, device=self.device).reshape(L, 1) >= T.arange(S, device=self.device).reshape(1, S)
+  if attn_mask is not None:
+    qk = qk + (attn_mask.where(0.0, -math.inf) if attn_mask.dtype == dtypes.bool else attn_mask)
+  return qk.softmax(-1).dropout(dropout_p) @ value
 
-  # ---------------------------------------------------------------- activations without overflow concerns
-  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
-  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
-    """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
-    y = self._float() * alpha + beta
-    return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
-  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
-  def silu(self) -> Tensor: return self * self.sigmoid()
-  def swish(self) -> Tensor: return self.silu()
-  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
-  def mish(self) -> Tensor: return self * self.softplus().tanh()
-  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
-  def hardtanh(self, min_val=-1, max_val=1) -> Tensor: return self.clip(min_val, max_val)
-  def celu(self, alpha: float = 1.0) -> Tensor: return (self / alpha).elu() * alpha
-  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return self.elu(alpha) * gamma
-  def softsign(self) -> Tensor: return self / (1 + self.abs())
+# ---------------------------------------------------------------- activations without overflow concerns
+def relu6(self: Tensor) -> Tensor: return self.relu() - (self - 6).relu()
+def hardsigmoid(self: Tensor, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+  """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
+  y = self._float() * alpha + beta
+  return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
+def leaky_relu(self: Tensor, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
+def silu(self: Tensor) -> Tensor: return self * self.sigmoid()
+def swish(self: Tensor) -> Tensor: return self.silu()
+def quick_gelu(self: Tensor) -> Tensor: return self * (self * 1.702).sigmoid()
+def mish(self: Tensor) -> Tensor: return self * self.softplus().tanh()
+def hardswish(self: Tensor) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+def hardtanh(self: Tensor, min_val=-1, max_val=1) -> Tensor: return self.clip(min_val, max_val)
+def celu(self: Tensor, alpha: float = 1.0) -> Tensor: return (self / alpha).elu() * alpha
+def selu(self: Tensor, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return self.elu(alpha) * gamma
+def softsign(self: Tensor) -> Tensor: return self / (1 + self.abs())

@@ -27,6 +27,7 @@ Everything is plain data (strings, numbers, lists): the renderers treat it as un
 """
 from __future__ import annotations
 import json, re, time
+from typing import Any
 from lazynb import trace, pipeline
 from lazynb.device import Device
 from lazynb.helpers import strip_ansi, ContextVar
@@ -274,7 +275,7 @@ def kernel_views(ast: UOp, kernel, item, pictures: int = PICTURE_LIMIT) -> list[
     if u.op is Ops.LOAD: accesses.append(("load", u.src[0].arg, u.src[1]))
     elif u.op is Ops.STORE: accesses.append(("store", u.src[0].arg, u.src[1]))
     elif u.op in (Ops.CONST, Ops.ARANGE) and u.src: accesses.append((u.op.name.lower(), None, u.src[0]))
-  out = []
+  out: list[dict[str, Any]] = []
   origins = getattr(item, "view_origins", {}) if item is not None else {}
   buf_sizes = {i: b.size for i, b in enumerate(getattr(item, "bufs", None) or ())}  # DEFINE_GLOBAL i is the item's buffer i
   def drawn() -> int: return sum(1 for a in out if a["picture"] is not None)

@@ -84,7 +84,7 @@ def write(doc: dict, name: str) -> Path:
   text = page(doc, f"lazynb trace: {name}")
   first = out_dir()
   tries = [first] + ([Path(tempfile.gettempdir())] if first != Path(tempfile.gettempdir()) else [])
-  errors = []
+  errors: list[str] = []
   for d in tries:
     try:
       d.mkdir(parents=True, exist_ok=True)

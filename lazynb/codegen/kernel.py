@@ -9,7 +9,7 @@ the index math stays right by construction.
 from __future__ import annotations
 import enum
 from dataclasses import dataclass
-from lazynb.helpers import prod, colored, to_function_name, dedup
+from lazynb.helpers import prod, colored, to_function_name, dedup, unwrap
 from lazynb.uop.ops import UOp, Ops, sym_str, smax
 from lazynb.shape.shapetracker import ShapeTracker
 
@@ -181,7 +181,8 @@ class Kernel:
              AxisType.UNROLL: "unroll", AxisType.UPCAST: "upcast"}
   def axis_names(self) -> list[str]:
     """The variable name of each axis, as the generated code and the views use it."""
-    names, counts = [], {}
+    names: list[str] = []
+    counts: dict[str, int] = {}  # axes so far with each prefix
     for t in self.axis_types:
       pre = self._PREFIX[t]
       names.append(f"{pre}{counts.get(pre, 0)}")
@@ -230,7 +231,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
         if zeros and zeros not in used and k.full_shape[a] % 4 == 0: cands.append((a, zeros, linear))
       if not cands or k.upcast_size() >= 64: break
       a, zeros, _ = ([c for c in cands if c[2]] or cands)[-1]
-      if strides[0][a] == 1:  # the contiguous output row: whole vectors (loads and stores), two of them
+      if unwrap(strides[0])[a] == 1:  # the contiguous output row: whole vectors (loads and stores), two of them
         line = [vec, 2]  # two vectors side by side
         if window is not None: line = [min(vec, 16)]  # a sliding window: one vector per row (see below)
         amts = next(c for c in (line, [vec], [8], [4]) if k.full_shape[a] % prod(c) == 0)

@@ -16,7 +16,7 @@ from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrit
 from lazynb.uop.symbolic import symbolic
 from lazynb.codegen.kernel import Kernel, AxisType
 from lazynb.shape.shapetracker import ShapeTracker
-from lazynb.helpers import prod, dedup
+from lazynb.helpers import prod, dedup, unwrap
 from lazynb.pipeline import implements
 
 def reduce_identity(op: Ops, dtype):
@@ -55,25 +55,25 @@ class Lowering:
     self.smem: list[UOp] = []                 # the local-memory buffers GROUP reduces made
     self.free: dict[UOp, set[int]] = {}       # per view: the upcast/unroll axes its index and mask do not depend on
     self.group_first = UOp.const(dtypes.bool, True)  # after a GROUP reduce every work-item of the group has the answer: one stores it
-    for a in self.group_axes: self.group_first = self.group_first & self.base[a].eq(0)
+    for a in self.group_axes: self.group_first = self.group_first & unwrap(self.base[a]).eq(0)  # (local and group axes have an index)
     # PADTO: the ops inside the reduce see every axis; after it, the reduce axes are gone (their index counts as 0: never padded)
     self.in_reduce = set(k.reduceop.src[0].toposort()) if k.reduceop is not None and k.pad_st is not None else set()
 
   def index(self, view: UOp, env: dict[int, int]) -> tuple[UOp, UOp]:
     """The index and validity of a view (a VIEW of the kernel's AST) at a lane."""
     st: ShapeTracker = self.k.view_st(view)
-    idxs = [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (self.base[i] if self.base[i] is not None else UOp.const(dtypes.index, env.get(i, 0)))
+    idxs = [UOp.const(dtypes.index, 0) if st.shape[i] == 1 else (b if (b := self.base[i]) is not None else UOp.const(dtypes.index, env.get(i, 0)))
             for i in range(len(self.k.full_shape))]
     return st.to_indexed_uops(idxs)
 
   def real(self, env: dict[int, int], reduce: bool | None) -> UOp:
     """Is this lane one PADTO did not add? Along the reduce axes only (reduce=True), the others only (False), or all (None).
     An axis left out counts as index 0, which padding never adds (it pads at the end)."""
-    if self.k.pad_st is None: return UOp.const(dtypes.bool, True)
+    if (pad_st := self.k.pad_st) is None: return UOp.const(dtypes.bool, True)
     def idx(i: int) -> UOp:
-      if self.k.pad_st.shape[i] == 1 or reduce is not None and self.k.axis_types[i].is_reduce != reduce: return UOp.const(dtypes.index, 0)
-      return self.base[i] if self.base[i] is not None else UOp.const(dtypes.index, env.get(i, 0))
-    return graph_rewrite(self.k.pad_st.to_indexed_uops([idx(i) for i in range(len(self.k.full_shape))])[1], symbolic)
+      if pad_st.shape[i] == 1 or reduce is not None and self.k.axis_types[i].is_reduce != reduce: return UOp.const(dtypes.index, 0)
+      return b if (b := self.base[i]) is not None else UOp.const(dtypes.index, env.get(i, 0))
+    return graph_rewrite(pad_st.to_indexed_uops([idx(i) for i in range(len(self.k.full_shape))])[1], symbolic)
 
   def independent(self, view: UOp) -> set[int]:
     if view not in self.free:
@@ -93,13 +93,13 @@ class Lowering:
     """GROUP: each work-item reduces its share; partials meet in local memory; one loop over them finishes the reduce."""
     buf = UOp(Ops.DEFINE_LOCAL, partial.dtype.ptr(), (), (f"temp{len(self.smem)}", prod(self.lsizes)))
     self.smem.append(buf)
-    mine = UOp(Ops.INDEX, buf.dtype, (buf, self.flat([self.base[a] for a in self.local_axes])))  # this work-item's slot
+    mine = UOp(Ops.INDEX, buf.dtype, (buf, self.flat([unwrap(self.base[a]) for a in self.local_axes])))  # this work-item's slot
     bar = UOp(Ops.BARRIER, dtypes.void, (UOp(Ops.STORE, dtypes.void, (mine, partial)),))
     gsizes = [self.k.full_shape[a] for a in self.group_axes]
     r2 = UOp(Ops.RANGE, dtypes.index, (), (len(self.k.full_shape), prod(gsizes), f"ridx{len(self.red_ranges)}"))  # one loop serves every partial
     digits, rem = {}, r2
     for a, s in reversed(list(zip(self.group_axes, gsizes))): digits[a], rem = rem % s, rem // s
-    idx = self.flat([digits.get(a, self.base[a]) for a in self.local_axes])
+    idx = self.flat([digits.get(a, unwrap(self.base[a])) for a in self.local_axes])
     return UOp(Ops.REDUCE, partial.dtype, (UOp(Ops.LOAD, partial.dtype, (UOp(Ops.INDEX, buf.dtype, (buf, idx)), bar)), r2), op)
 
 # ---------------------------------------------------------------- the rules: LANE(ast node) -> index math

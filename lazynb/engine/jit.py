@@ -145,7 +145,7 @@ class TinyJit:
     """The returned tensors that are inputs, or views of inputs: id -> (input index, the node a replay puts this call's input
     in place of; None: the input itself). A replay writes new values into the captured outputs' buffers, but an input's
     memory is the caller's: those are rebuilt on every call."""
-    out = {}
+    out: dict[int, tuple[int, UOp | None]] = {}
     for r in _tensors_in(ret):
       if (b := r.uop.base).op is not Ops.BUFFER or (i := next((i for i, ib in enumerate(bufs) if b.buffer is ib), None)) is None: continue
       name, inp = named[i]

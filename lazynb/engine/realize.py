@@ -39,7 +39,7 @@ class CompiledRunner:
     if self.p.checked:  # LAZYNB_CHECK: the sizes of these very buffers in, the first access outside one out
       itemsize = {u.arg: u.dtype.base.itemsize for u in self.p.uops if u.op is Ops.DEFINE_GLOBAL}
       sizes = [b.nbytes // itemsize.get(i, b.dtype.itemsize) for i, b in enumerate(bufs)]
-      chk = Buffer(bufs[0].device, CHECK_HEAD + len(bufs), dtypes.int64).copyin(memoryview(np.array([0] * CHECK_HEAD + sizes, np.int64).view(np.uint8)))
+      chk = Buffer(bufs[0].device, CHECK_HEAD + len(bufs), dtypes.int64).copyin(np.array([0] * CHECK_HEAD + sizes, np.int64).view(np.uint8).data)
       args.append(chk._buf)
     # `vals` only for a symbolic kernel: a runner written for kernels without variables need not know the argument
     t = pipeline.call("run", self.fxn, args, gs, self.p.local_size, tuple(vals))
@@ -49,7 +49,7 @@ class CompiledRunner:
 
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
-  buf.allocate().copyin(memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8)))
+  buf.allocate().copyin(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
   if state.capturing is not None:  # TinyJit watches (the record's entries: runstate.RunState)
     if refill is not None: state.capturing.append(("random", refill, [buf], None))
     else: state.capturing.append(("data", (arr.shape, str(arr.dtype)), [buf], hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()))
@@ -110,8 +110,8 @@ def compile_ahead(items: list[ScheduleItem]):
 def run_copy(dst: Buffer, src: Buffer) -> float:
   st = time.perf_counter()
   host = np.empty(src.nbytes, dtype=np.uint8)
-  src.copyout(memoryview(host))
-  dst.copyin(memoryview(host))
+  src.copyout(host.data)
+  dst.copyin(host.data)
   return time.perf_counter() - st
 
 def exec_item(si: ScheduleItem) -> float:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
-from lazynb.helpers import prod, dedup
+from lazynb.helpers import prod, dedup, unwrap
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
@@ -77,7 +77,7 @@ def chain_st(u: UOp) -> ShapeTracker:
   """The ShapeTracker of a chain of movement ops, from the base's flat index."""
   chain = []
   while u.op in GroupOp.Movement: chain.append(u); u = u.src[0]  # noqa: E702
-  st = ShapeTracker.from_shape(u.shape)
+  st = ShapeTracker.from_shape(unwrap(u.shape))
   for m in reversed(chain): st = st.movement(m.op, m.arg)
   return st
 
@@ -99,19 +99,19 @@ def const_view(c: UOp, dtype, value, shape: tuple[int, ...]) -> UOp:
   return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
 def _fold_alu(x: UOp) -> UOp | None:
-  cs = [const_of(s) for s in x.src]
-  if any(c is None for c in cs) or x.op in (Ops.IDIV, Ops.MOD) and cs[1].arg == 0: return None  # n // 0 is the device's
-  return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs)), x.shape)
+  cs = [c for s in x.src if (c := const_of(s)) is not None]
+  if len(cs) != len(x.src) or x.op in (Ops.IDIV, Ops.MOD) and cs[1].arg == 0: return None  # n // 0 is the device's
+  return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs)), unwrap(x.shape))
 
 def _fold_reduce(x: UOp) -> UOp | None:
   if (c := const_of(x.src[0])) is None or x.arg[0] not in (Ops.ADD, Ops.MAX): return None
   n = prod(x.src[0].shape[a] for a in x.arg[1])
   if not isinstance(n, int) or n == 0: return None  # a variable count, or an empty reduce's identity: the kernel's to give
-  return const_view(c, x.dtype, c.arg if x.arg[0] is Ops.MAX else exec_alu(Ops.MUL, x.dtype, (c.arg, n)), x.shape)
+  return const_view(c, x.dtype, c.arg if x.arg[0] is Ops.MAX else exec_alu(Ops.MUL, x.dtype, (c.arg, n)), unwrap(x.shape))
 
 def _fold_movement(x: UOp) -> UOp | None:
   if (c := const_of(x.src[0])) is None or x.op is Ops.PAD and c.arg != 0: return None  # padding adds zeros
-  return const_view(c, x.dtype, c.arg, x.shape)
+  return const_view(c, x.dtype, c.arg, unwrap(x.shape))
 
 fold_consts = PatternMatcher([
   (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), _fold_alu),
@@ -216,7 +216,7 @@ class Scheduler:
     self.globals: list[UOp] = [self.out_buf[root]]
     self.paths: dict[UOp, tuple] = {}           # marker -> the movement ops between the root and it (outermost first)
     self.origins: dict[UOp, tuple] = {}         # VIEW -> the movement ops that made it (outermost first)
-    kshape = self.fused.shape if self.fused is not None else root.shape
+    kshape = unwrap(self.fused.shape if self.fused is not None else root.shape)
     if not sym_eq(prod(kshape), root.size):  # the store would not cover the root's buffer exactly: a region rule is wrong
       raise RuntimeError(f"scheduler: the kernel for {root.op.name} {root.shape} has shape {kshape} (its reduce's); a reduce may join "
                          "a kernel only through elementwise ops and reshapes")
@@ -297,7 +297,7 @@ class Scheduler:
     if buf not in self.globals: self.globals.append(buf)
     dg = UOp(Ops.DEFINE_GLOBAL, n.dtype.ptr(), (), self.globals.index(buf))
     view = UOp(Ops.VIEW, dtypes.void, (), st)
-    self.origins.setdefault(view, self.paths.get(marker, ()))
+    self.origins.setdefault(view, self.paths.get(marker, ()) if marker is not None else ())
     return UOp(Ops.LOAD, n.dtype, (dg, view))
 
 # ---------------------------------------------------------------- cutting one kernel: views pushed down to loads
@@ -394,7 +394,7 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
       continue
     if r.op in (Ops.CONTIGUOUS, Ops.COPY): state.owned.add(b)
     if isinstance(r.size, UOp): b = b.shrink(((0, r.size),))  # a variable size: the first `size` elements of the largest
-    bufmap[r] = b.reshape(r.shape) if r.shape != b.shape else b
+    bufmap[r] = b.reshape(unwrap(r.shape)) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs):
     becomes[orig] = o.substitute(bufmap) if bufmap else o
   for r, b in bufmap.items(): becomes.setdefault(r, b)

@@ -20,6 +20,7 @@ from lazynb.uop.ops import UOp, Ops, pretty
 from lazynb.codegen import get_program, set_beam_search
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, all_opt_candidates, hand_coded_optimizations
 from lazynb.engine.realize import CompiledRunner
+from lazynb.renderer import ProgramSpec
 
 CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
 # limits on the unrolled body: accumulators (upcast product) and upcast x unroll. Bigger bodies spill registers
@@ -45,7 +46,7 @@ def scratch_buffers(k: Kernel):
   for i in range(len(sizes)):
     n, dt = sizes[i], globs[i]
     b = Buffer(k.renderer.device, max(n, 1), dt).allocate()
-    if i > 0: b.copyin(memoryview(to_storage(np.random.default_rng(i).random(max(n, 1)), dt).view(np.uint8)))
+    if i > 0: b.copyin(to_storage(np.random.default_rng(i).random(max(n, 1)), dt).view(np.uint8).data)
     bufs.append(b)
   return bufs
 
@@ -57,10 +58,11 @@ class _Timer:
     self.pool = ThreadPoolExecutor(self.workers)
     self.runner_pool = ThreadPoolExecutor(1)
     self.skipped: list[str] = []
-  def runner(self, k: Kernel, lib: bytes | None = None, compile_s: float = 0.0, batch: int = 1, render_only: bool = False):
-    """Compile and load candidate `k` (render_only: just its ProgramSpec); with `lib` (its binary), `k` is its ProgramSpec."""
+  def runner(self, k: Kernel | ProgramSpec, lib: bytes | None = None, compile_s: float = 0.0, batch: int = 1, render_only: bool = False):
+    """Compile and load candidate `k` (render_only: just its ProgramSpec); given its ProgramSpec, load `lib` (its binary)."""
+    if isinstance(k, ProgramSpec): return CompiledRunner(k, lib, compile_s, batch=batch)
     if render_only: return get_program(k.ast, k.renderer, k.applied_opts)
-    return CompiledRunner(k if lib is not None else get_program(k.ast, k.renderer, k.applied_opts), lib, compile_s, batch=batch)
+    return CompiledRunner(get_program(k.ast, k.renderer, k.applied_opts), lib, compile_s, batch=batch)
   def _skip(self, k, e: Exception):
     self.skipped.append(f"{getattr(k, 'applied_opts', getattr(k, 'opts', '?'))}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
   def compile_all(self, ks: list[Kernel]) -> list:
@@ -146,7 +148,7 @@ def neighbours(k: Kernel) -> list[Kernel]:
     variants = [opts[:i] + opts[i + 1:]]
     if o.op in (OptOps.UPCAST, OptOps.UNROLL, OptOps.LOCAL, OptOps.GROUPTOP):
       variants += [opts[:i] + [Opt(o.op, o.axis, a)] + opts[i + 1:] for a in (2, 4, 8, 16) if a != o.arg]
-    out += [nk for v in variants if (nk := replay(k, v)) is not None]
+    out += [rk for v in variants if (rk := replay(k, v)) is not None]
   return out
 
 def too_big(k: Kernel) -> bool:
@@ -180,7 +182,7 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
   seen = {tuple(k.applied_opts)}
   # what the search saw, for readers of the `beam` event: each round's candidates (opts, seconds: the median of 5 runs for
   # those near the best, else one run; None when it failed or timed out) and the one it kept
-  start = {"opts": list(k.applied_opts), "seconds": _finite(best_t)}
+  opening = {"opts": list(k.applied_opts), "seconds": _finite(best_t)}
   detail: list[dict] = []
   path = [list(k.applied_opts)]
   try:
@@ -218,7 +220,7 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
   if DEBUG >= 2 and timer.skipped: print("BEAM skipped:\n  " + "\n  ".join(timer.skipped[:20]), file=sys.stderr)
   diskcache_put("beam", key, json.dumps([(o.op.name, o.axis, o.arg) for o in best.applied_opts]).encode())
   return best, {"rounds": rounds, "tried": tried, "seconds": time.perf_counter() - st, "best_s": best_t, "skipped": timer.skipped[:50],
-                "start": start, "rounds_detail": detail, "path": path}
+                "start": opening, "rounds_detail": detail, "path": path}
 
 def _finite(t: float) -> float | None: return t if t < float("inf") else None
 

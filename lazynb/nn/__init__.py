@@ -3,7 +3,7 @@
 from __future__ import annotations
 import math
 from lazynb.tensor import Tensor
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.dtype import dtypes
 from lazynb.nn import optim, state, datasets  # noqa: F401
 
@@ -109,7 +109,7 @@ class GroupNorm:
     x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
     if self.weight is None: return x
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    return x * self.weight.reshape(shape) + self.bias.reshape(shape)
+    return x * self.weight.reshape(shape) + unwrap(self.bias).reshape(shape)  # (affine: both)
 
 class InstanceNorm(GroupNorm):
   """GroupNorm with one channel per group: each channel of each sample is normalized over its pixels."""

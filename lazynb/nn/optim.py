@@ -3,6 +3,7 @@ writing the new values into the parameters' buffers (Tensor.assign)."""
 from __future__ import annotations
 from lazynb.tensor import Tensor, last_backward
 from lazynb.dtype import dtypes
+from lazynb.helpers import unwrap
 from lazynb.engine.schedule import is_contiguous_view_of_buffer
 from lazynb.runstate import state
 
@@ -28,9 +29,10 @@ class Optimizer:
     if not Tensor.training:  # as tinygrad 0.10: training mode is what turns dropout (and batchnorm's batch statistics) on
       raise RuntimeError("Tensor.training is False: an optimizer steps only in training mode. Run the step inside "
                          "`with Tensor.train():` (or decorate it with @Tensor.train(), or set Tensor.training = True)")
+    grads = []
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"parameter of shape {p.shape} has no .grad: call loss.backward() before step()")
-    grads = [p.grad for p in self.params]
+      grads.append(p.grad)
     loss = [t] if (t := last_backward()) is not None else []
     return self._step() + self.params + self.buffers + grads + loss
   def _step(self) -> list[Tensor]: raise NotImplementedError
@@ -55,7 +57,8 @@ class LARS(Optimizer):
     self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
-      g = p.grad.detach()
+      g = unwrap(p.grad).detach()  # (step() checked it)
+      scale: Tensor | float
       if self.tcoef:
         pn, gn = p.detach().square().sum().sqrt(), g.square().sum().sqrt()
         scale = (pn > 0).where((gn > 0).where(self.tcoef * pn / (gn + self.wd * pn), 1.0), 1.0) * self.lr
@@ -86,12 +89,13 @@ class LAMB(Optimizer):
     self.b1_t.assign(self.b1_t * self.b1)
     self.b2_t.assign(self.b2_t * self.b2)
     for i, p in enumerate(self.params):
-      g = p.grad.detach()
+      g = unwrap(p.grad).detach()  # (step() checked it)
       self.m[i].assign(self.b1 * self.m[i] + (1.0 - self.b1) * g)
       self.v[i].assign(self.b2 * self.v[i] + (1.0 - self.b2) * (g * g))
       m_hat = self.m[i] / (1.0 - self.b1_t)
       v_hat = self.v[i] / (1.0 - self.b2_t)
       up = (m_hat / (v_hat.sqrt() + self.eps)) + self.wd * p.detach()
+      r: Tensor | float
       if not self.adam:
         r1, r2 = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
         r = (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0), 1.0)

@@ -66,7 +66,7 @@ def _close(got: np.ndarray, want: np.ndarray, what: str, rtol=1e-4, atol=1e-5):
 def _forbid(*names: str):
   """Make Tensor methods raise while the learner's code runs (the exercise is to build them from smaller ops)."""
   from lazynb import Tensor
-  own = {n: Tensor.__dict__[n] for n in names if n in Tensor.__dict__}   # inherited ones (mixins) are shadowed, then unshadowed
+  own = {n: Tensor.__dict__[n] for n in names if n in Tensor.__dict__}   # inherited ones (OpMixin's) are shadowed, then unshadowed
   def blocked(n):
     def f(*a, **k): raise Fail(f"this exercise is to build it from smaller ops: Tensor.{n} is not allowed here.")
     return f
@@ -223,7 +223,7 @@ def _(BytesAllocator):
     a.free(buf, host.nbytes)
 
 @exercise("p07.compiler")
-def _(PyCompiler):
+def _(PyCompiler) -> None:
   from lazynb.device import Compiler, CompileError
   need(isinstance(PyCompiler, type) and issubclass(PyCompiler, Compiler), "PyCompiler must be a class derived from Compiler.")
   c = PyCompiler()

@@ -169,7 +169,7 @@ def render_many(items: list[tuple]) -> list[str | None]:
 def text_listing(graph: dict, hide_index: bool = False) -> str:
   """HTML <pre> with the graph as an indented tree from the root; a node already listed is shown as a reference."""
   nodes, edges = subgraph(graph, hide_index)
-  by_id = {n.get("id"): n for n in nodes}
+  by_id: dict = {n.get("id"): n for n in nodes}
   srcs: dict = {}
   for s, d in edges: srcs.setdefault(d, []).append(s)
   consumers = {s for s, _ in edges}

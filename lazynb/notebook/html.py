@@ -342,7 +342,8 @@ def view_timing(ctx: _Ctx) -> str:
 def view_rewrites(ctx: _Ctx) -> str:
   passes = [r for r in _list(ctx.doc.get("rewrites")) if isinstance(r, dict)]
   if not passes: return _note("No rewrites recorded (capture with rewrites=True to see them).")
-  out, seen = [], {}
+  out: list[str] = []
+  seen: dict[tuple, int] = {}  # (before, after) graphs -> the pass that showed them
   for i, r in enumerate(passes[:MAX_PASSES]):
     steps = [s for s in _list(r.get("steps")) if isinstance(s, dict)]
     rows = "".join(f'<tr><td>{j}</td><td><code>{esc(s.get("pattern"))}</code></td><td><code>{esc(s.get("before"))}</code></td>'
@@ -540,7 +541,7 @@ def _pg_beam(b: dict) -> str:
          '<p>path: ' + " &rarr; ".join(f'<code>[{esc(", ".join(map(str, _list(p))))}]</code>' for p in _list(b.get("path"))) + '</p>']
   for r in map(_dict, _list(b.get("rounds_detail"))):
     best = _list(r.get("best"))
-    cands = sorted(map(_dict, _list(r.get("candidates"))), key=lambda c: c.get("seconds") if isinstance(c.get("seconds"), (int, float)) else 1e30)
+    cands = sorted(map(_dict, _list(r.get("candidates"))), key=lambda c: float(c["seconds"]) if isinstance(c.get("seconds"), (int, float)) else 1e30)
     best_cls = ' class="lzt-best"'
     rows = "".join(f'<tr{best_cls if _list(c.get("opts")) == best else ""}><td><code>{esc(", ".join(map(str, _list(c.get("opts")))))}</code></td>'
                    f'<td>{_us(c.get("seconds"))}</td><td>{esc(c.get("runs"))}</td></tr>' for c in cands[:MAX_ROWS])
@@ -557,5 +558,5 @@ def render_view(doc: dict, show=None) -> str:
 # registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
 from lazynb import trace as _trace  # noqa: E402
 def _mime(tr) -> dict: return {"text/html": render_view(tr.shown_json())}
-_mime._lazynb_html = True  # type: ignore[attr-defined]
+_mime._lazynb_html = True  # type: ignore[attr-defined]  # (a mark on the function: mypy does not model those)
 if not any(getattr(r, "_lazynb_html", False) for r in _trace.mime_renderers): _trace.mime_renderers.append(_mime)

@@ -13,9 +13,11 @@ the cell's code and refresh that output in place.
 """
 from __future__ import annotations
 import argparse, importlib, shlex
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
-from lazynb.helpers import Context
+from lazynb.helpers import Context, unwrap
 from lazynb.device import Device
+if TYPE_CHECKING: from lazynb.tracedoc import Trace
 
 VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
 
@@ -74,7 +76,7 @@ def effective(cell: Settings) -> Settings:
 @dataclass
 class CellRun:
   """One execution of a cell's code under some settings, and the trace it produced."""
-  trace: object
+  trace: Trace
   error: BaseException | None = None
   settings: Settings = field(default_factory=Settings)
 
@@ -170,13 +172,14 @@ def load_ipython_extension(ip):
       except UsageError as e:
         print(f"UsageError: {e}")  # a usage message; the cell is not run
         return
+      shell = unwrap(self.shell)  # (a magic runs in a shell)
       def runner(code: str):
-        res = self.shell.run_cell(code, store_history=False, silent=False)
+        res = shell.run_cell(code, store_history=False, silent=False)
         return res.error_in_exec if res.error_in_exec is not None else res.error_before_exec
-      run = run_code(cell, self.shell.user_ns, s, runner)
+      run = run_code(cell, shell.user_ns, s, runner)
       if s.controls and has_module("ipywidgets"):
         from lazynb.notebook.widgets import TraceControls
-        TraceControls(cell, self.shell.user_ns, s, run).show()
+        TraceControls(cell, shell.user_ns, s, run).show()
       else:
         display(TraceView(run.trace, s.show))
       if run.error is not None and isinstance(run.error, RuntimeError) and "not available here" in str(run.error):

@@ -57,7 +57,7 @@ def cpu_peak() -> dict | None:
   try: info = open("/proc/cpuinfo").read()
   except OSError: return None
   mhz = [float(x) for x in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", info, re.M)]
-  flags = set((re.search(r"^flags\s*:(.*)$", info, re.M) or re.search("(.*)", "")).group(1).split())
+  flags = set(m.group(1).split()) if (m := re.search(r"^flags\s*:(.*)$", info, re.M)) else set()
   if not mhz or not flags: return None
   simd = 16 if "avx512f" in flags else 8 if "avx2" in flags or "avx" in flags else 4
   fma = 2 if "fma" in flags or "avx512f" in flags else 1
@@ -217,7 +217,7 @@ class Playground:
     """The kernel's output with these opts, on an output buffer filled with NaN first (a skipped store cannot pass)."""
     out = self.bufs[0]
     fill = np.full(out.size, np.nan) if out.dtype.name.startswith(("float", "half", "bfloat")) else np.full(out.size, 123457)
-    out.copyin(memoryview(np.ascontiguousarray(fill.astype(out.numpy().dtype)).view(np.uint8)))
+    out.copyin(np.ascontiguousarray(fill.astype(out.numpy().dtype)).view(np.uint8).data)
     (runner or self._runner(opts))(self.bufs)
     return out.numpy().copy()
 

@@ -30,8 +30,9 @@ Where widgets cannot be drawn the display degrades to text (text/plain and text/
 names the question, the options and how to predict by typing. Set LAZYNB_QUIZ=text to always print.
 """
 from __future__ import annotations
-import html, json, os, pathlib, re
-from typing import Sequence
+import html, json, os, pathlib, re, sys
+from typing import Any, Sequence
+from lazynb.helpers import unwrap
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 ANSWERS = pathlib.Path(__file__).parent / "answers"  # one JSON file per notebook: {NAME: {"explain": ..., "answer": ...}}
@@ -139,7 +140,7 @@ class Quiz(_Shown):
     if choice is None: return None, "Pick an answer first."
     self.predict(choice)
     if self.measured_only:
-      return None, f"Prediction saved: {self._label(self.prediction)}. Now run the next cells; the measurement is compared with it."
+      return None, f"Prediction saved: {self._label(unwrap(self.prediction))}. Now run the next cells; the measurement is compared with it."
     key, explain = self._secret()
     if self.prediction == key: return True, "Correct. " + explain if explain else "Correct."
     self.tries += 1
@@ -232,7 +233,7 @@ def _assigned_name(fn: str = "quiz") -> str:
   when the source is not available."""
   import inspect
   try:
-    ctx = inspect.getframeinfo(inspect.currentframe().f_back.f_back, context=1).code_context or []
+    ctx = inspect.getframeinfo(sys._getframe(2), context=1).code_context or []  # the caller's caller
   except Exception: return ""
   m = re.match(r"\s*([A-Za-z_]\w*)\s*=\s*(\w+\.)?" + fn + r"\(", ctx[0] if ctx else "")
   return m.group(1) if m else ""
@@ -268,7 +269,8 @@ class NumberQuiz(_Shown):
     self.given: float | None = None      # the learner's number
     self.measured: float | None = None   # set by reveal()
     self.right: bool | None = None       # set by reveal() once there is an answer to compare
-    self._widget = self._box = self._button = self._feedback = None
+    self._widget: Any = None  # the ipywidgets, made when it is shown
+    self._box: Any = None; self._button: Any = None; self._feedback: Any = None  # noqa: E702
 
   def tolerance(self) -> str:
     """The stated tolerance, as the question shows it ("" when the answer must be exact)."""

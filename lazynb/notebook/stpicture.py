@@ -35,7 +35,9 @@ def tensor_st(t: Tensor | UOp) -> tuple[ShapeTracker, list[list[str]], int]:
 
 def make_picture(x, dims=None, at=None, cap: int = GRID_CAP, title: str | None = None) -> dict:
   """One picture (lazynb.shape.picture's data plus a title and the movement ops) for a Tensor, ShapeTracker or View."""
-  movement, size = [], None
+  movement: list = []
+  size: int | None = None
+  st: ShapeTracker | View
   if isinstance(x, (Tensor, UOp)): st, movement, size = tensor_st(x)
   elif isinstance(x, (ShapeTracker, View)): st = x
   else: raise TypeError(f"show_st takes a Tensor, a ShapeTracker or a View, not {type(x).__name__}")

@@ -47,7 +47,7 @@ class TraceControls:
   def rerun(self) -> CellRun:
     """Run the cell's code again with the controls' values; update the output in place."""
     s = self.current()
-    ok, why = Device.available(s.device)
+    ok, why = Device.available(s.device or Device.DEFAULT)
     if not ok:
       self.status.value = f"<b>{html.escape(str(s.device))} cannot run here</b>: {html.escape(str(why))}"  # user text: escaped
       return self.last

@@ -20,7 +20,7 @@ change the table and a few prefixes. tests/test_render_table.py writes a rendere
 """
 from __future__ import annotations
 import copy, math, re
-from typing import Callable
+from typing import Any, Callable
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import CHECK
 from lazynb.uop.ops import UOp, Ops, GroupOp, UPat, PatternMatcher, sym_str
@@ -253,8 +253,16 @@ class CStyleLanguage(Renderer):
     return must, never
 
   def _write(self, name: str, lin: Linear) -> str:
-    self.lin, self.r, self.level, self.nest, self.members, self.ok = lin, {}, {}, {}, {}, {}
-    self.body, self.depth, self.counters, self.scopes = [], 1, {}, [[]]
+    self.lin = lin
+    self.r: dict[UOp, str] = {}
+    self.level: dict[UOp, int] = {}
+    self.nest: dict[UOp, Any] = {}
+    self.members: dict[UOp, Any] = {}
+    self.ok: dict[UOp, Any] = {}
+    self.body: list[str] = []
+    self.depth = 1
+    self.counters: dict[str, int] = {}
+    self.scopes: list[list[UOp]] = [[]]
     self.line_map = [[]]  # [] for the signature line
     self.must, self.never = self.naming(lin)
     self.dims = {u: i for k in "gl" for i, u in enumerate(workitem_ids([u for u in lin.uops if u.op is Ops.SPECIAL], k))}
@@ -295,7 +303,8 @@ class CStyleLanguage(Renderer):
     self.level[u] = len(self.scopes) - 1 if level is None else level
     self.scopes[self.level[u]].append(u)
   def _rule(self, u: UOp) -> str:
-    if (text := self.string_rules.rewrite(u, self)) is None: raise NotImplementedError(f"{type(self).__name__} has no rule for {u.op} ({u.dtype})")
+    text: Any = self.string_rules.rewrite(u, self)  # the table's rules give source text, not UOps
+    if text is None: raise NotImplementedError(f"{type(self).__name__} has no rule for {u.op} ({u.dtype})")
     return text
   def _mem(self, u: UOp) -> list[int]: return sorted({self.lin.pos[u]} | {m for s in u.src for m in self.members.get(s, ())})
   def _value(self, u: UOp, listed: bool) -> str:

@@ -19,6 +19,7 @@ element 0 and throws it away instead of branching (an address inside the buffer)
 from __future__ import annotations
 import copy, math, re, struct
 import numpy as np
+from typing import Any
 from lazynb.dtype import DType, dtypes, truncate
 from lazynb.helpers import CHECK
 from lazynb.uop.ops import UOp, Ops, GroupOp, UPat, PatternMatcher
@@ -285,12 +286,17 @@ class LLVMRenderer(Renderer):
 
   # ---- the walker
   def _rule(self, u: UOp) -> str:
-    if (v := llvm_rules.rewrite(u, self)) is None: raise NotImplementedError(f"LLVMRenderer cannot render {u.op} on {u.dtype}")
+    v: Any = llvm_rules.rewrite(u, self)  # the table's rules give instruction text, not UOps
+    if v is None: raise NotImplementedError(f"LLVMRenderer cannot render {u.op} on {u.dtype}")
     return v
   def _write(self, name: str, lin: Linear) -> str:
     self.lin, self.ity = lin, "i64" if lin.index is dtypes.int64 else "i32"
     self.contract = "" if any(u.dtype is dtypes.float16 for u in lin.uops + list(lin.built)) else " contract"
-    self.body, self.lmap, self.declares, self.counters, self.loops = [], [], set(), {}, []
+    self.body: list[str] = []
+    self.lmap: list[list[int]] = []
+    self.declares: set[str] = set()
+    self.counters: dict[str, int] = {}
+    self.loops: list[tuple[UOp, str]] = []
     self.r: dict[UOp, str] = {}          # values with a name in scope (arguments, loads, values read more than once)
     self.slot: dict[UOp, str] = {}       # accumulators and loop counters: their stack slot
     scopes: list[list[UOp]] = [[]]       # the names made inside each open loop (gone when it ends)
@@ -319,7 +325,8 @@ class LLVMRenderer(Renderer):
       else: continue
       entry.append((f"{self.slot[u]} = alloca {self.ty(u.dtype)}", lin.pos[u]))
     for u in lin.uops:
-      self.at, self.acc_reads = lin.pos[u], {}
+      self.at = lin.pos[u]
+      self.acc_reads: dict[UOp, str] = {}
       if u.op in (Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.SPECIAL, Ops.CONST, Ops.INDEX): continue
       if u.op in GroupOp.ALU or u.op in (Ops.CAST, Ops.BITCAST):  # named where it is computed; else where it is read
         if lin.uses.get(u, 0) > 1 and u not in self.r: self.r[u] = self._rule(u)

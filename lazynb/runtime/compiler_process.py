@@ -16,7 +16,7 @@ own process and writes into a temporary directory.
 """
 from __future__ import annotations
 import atexit, os, signal, subprocess, tempfile, threading
-from lazynb.helpers import Nesting
+from lazynb.helpers import Nesting, unwrap
 
 SPARES = 2  # commands with a process waiting (a CPU device uses two: float kernels, and float16 ones without contraction)
 PRESTART = ("0", "1")
@@ -50,7 +50,7 @@ class _Waiting:
     """Close its stdin: it compiles an empty source and exits as after any compile, cleaning up (killed, gcc -shared
     would leave its temporary object in TMPDIR). The caller reaps it (finish)."""
     os.close(self.fd)
-    try: self.proc.stdin.close()
+    try: unwrap(self.proc.stdin).close()  # (started with stdin=PIPE)
     except OSError: pass
     self.proc.stdin = None  # (so communicate leaves it alone)
     return self.proc

@@ -197,10 +197,10 @@ def load_object(obj: bytes, lookup=process_symbol) -> LoadedObject:
   pos, bounds = 0, {}
   for part in ("code", "const", "data"):
     start = pos
-    for s in secs:
-      if parts.get(s.index) == part:
-        pos = _align(pos, s.align)
-        offsets[s.index], pos = pos, pos + s.size
+    for sec in secs:
+      if parts.get(sec.index) == part:
+        pos = _align(pos, sec.align)
+        offsets[sec.index], pos = pos, pos + sec.size
     if part == "code": jump_at, pos = _align(pos, JUMP_ENTRY), _align(pos, JUMP_ENTRY) + JUMP_ENTRY * len(jumps)
     if part == "const": got_at, pos = _align(pos, 8), _align(pos, 8) + 8 * len(gots)
     pos = _align(pos, PAGE)
@@ -223,7 +223,8 @@ def _fill(obj: bytes, secs: list[Section], syms: list[Symbol], offsets: dict[int
   addresses of the global symbols."""
   image = (ctypes.c_char * size).from_address(base)
   for s in secs:
-    if s.index in offsets and s.type != SHT_NOBITS: image[offsets[s.index]:offsets[s.index] + s.size] = obj[s.offset:s.offset + s.size]
+    if s.index in offsets and s.type != SHT_NOBITS:  # (a c_char array's slice takes bytes, length checked; typeshed says a list)
+      image[offsets[s.index]:offsets[s.index] + s.size] = obj[s.offset:s.offset + s.size]  # type: ignore[call-overload]
 
   def address(si: int) -> int:
     s = syms[si]

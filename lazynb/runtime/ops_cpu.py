@@ -20,6 +20,7 @@ LAZYNB_CC_PRESTART=1, the default on Linux): a new kernel then skips the compile
 """
 from __future__ import annotations
 import atexit, ctypes, hashlib, os, pathlib, platform, re, shutil, subprocess, sys, tempfile, time
+from typing import Callable
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable, diskcache_get, diskcache_put
@@ -208,7 +209,7 @@ class ClangCompiler(Compiler):
     lib = self._build(unit, unit, self.args_for(unit))
     h = lib_hash(lib)
     _batch_loaded[h] = load_library(lib)  # now: one kernel calling a missing function must fail the batch, here
-    if self._caching(): diskcache_put(self.cachekey + ":batch", h, lib)
+    if (key := self._cache_key()) is not None: diskcache_put(key + ":batch", h, lib)
     return [BATCH_REF + f"{h}\0{sym}".encode() for sym in syms]
   def resolve(self, lib: bytes) -> bytes | None:
     """A reference into a batch library is usable when that library is at hand: in this process or in the cache. A
@@ -219,7 +220,7 @@ class ClangCompiler(Compiler):
         return lib
       h, _ = parse_ref(lib)
       if h not in _batch_loaded and h not in _batch_libs:
-        if (blib := diskcache_get(self.cachekey + ":batch", h)) is None or lib_hash(blib) != h: return None
+        if (key := self._cache_key()) is None or (blib := diskcache_get(key + ":batch", h)) is None or lib_hash(blib) != h: return None
         if is_object(blib): _batch_loaded[h] = load_library(blib)
         else: _batch_libs[h] = blib
       return lib
@@ -291,7 +292,7 @@ def load_library(lib: bytes) -> elfload.LoadedObject | ctypes.CDLL:
   if (h := lib_hash(lib)) not in _objects: _objects[h] = elfload.load_object(lib)
   return _objects[h]
 
-def kernel_function(loaded: elfload.LoadedObject | ctypes.CDLL, name: str):
+def kernel_function(loaded: elfload.LoadedObject | ctypes.CDLL, name: str) -> Callable[..., None]:
   """The ctypes function `name` of a loaded binary (it returns nothing; arguments are passed as given)."""
   fxn = loaded.function(name) if isinstance(loaded, elfload.LoadedObject) else getattr(loaded, name)
   fxn.restype = None

@@ -5,6 +5,7 @@ With no GPU, the device still renders and compiles (a compile-only mode: read th
 PTX of any kernel), and asking it to allocate memory or run says clearly that there is no GPU."""
 from __future__ import annotations
 import ctypes, glob, os, time
+from typing import Any
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
 from lazynb.renderer.cstyle import CUDARenderer
 
@@ -19,8 +20,8 @@ def _check(res, what: str):
   if int(err) != 0: raise RuntimeError(f"{what} failed: {err}")
   return res[1:] if isinstance(res, tuple) and len(res) > 1 else None
 
-def driver_status() -> tuple[object | None, str]:
-  """(the driver module, "") when a GPU can run kernels here, else (None, why not)."""
+def driver_status() -> tuple[Any, str]:
+  """(the driver module, "") when a GPU can run kernels here, else (None, why not). (The module has no types: Any.)"""
   try:
     from cuda.bindings import driver
   except ImportError: return None, "no CUDA driver bindings: pip install cuda-bindings"

@@ -2,6 +2,7 @@
 line, and the runtime interprets it instruction by instruction (slow, but every step is inspectable)."""
 from __future__ import annotations
 import ast as pyast, math, time
+from typing import Any
 import numpy as np
 from lazynb.device import Compiled, Compiler, Runner, out_of_bounds
 from lazynb.dtype import DType, dtypes, to_dtype, np_storage, to_storage, from_storage
@@ -46,7 +47,7 @@ class PythonProgram(Runner):
     st = time.perf_counter()
     prog = self.prog
     views, bdts, gnum = {}, {}, {}
-    vals_: dict[int, object] = {}
+    vals_: dict[int, Any] = {}  # each line's value: a number, or an INDEX's (buffer, index, valid)
     loop_start: dict[int, int] = {}
     env = dict(zip([a[0] for _, op, _, _, a in prog if op == "DEFINE_VAR"], vals))  # variable name -> value
     bound: dict[int, int] = {}
@@ -95,10 +96,10 @@ class PythonProgram(Runner):
       pc += 1
     return time.perf_counter() - st if wait else None
 
-def _from_mem(x: np.generic, dt: DType):
-  """A value read from memory as a Python number (bfloat16 is stored as its 16 bits)."""
+def _from_mem(x, dt: DType):
+  """A value read from memory (a numpy scalar) as a Python number (bfloat16 is stored as its 16 bits)."""
   return from_storage(x, dt).item() if dt is dtypes.bfloat16 else x.item()
-def _to_mem(v, dt: DType) -> np.generic:
+def _to_mem(v, dt: DType):
   """A Python number as the numpy scalar that memory of dtype dt holds."""
   return to_storage(np.float32(v), dt)[()] if dt is dtypes.bfloat16 else np_storage(dt)(v)
 

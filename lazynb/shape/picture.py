@@ -7,6 +7,7 @@ position that view computes, that position unflattened into the view below, and 
 is plain JSON-ready data; the notebook layer and the JupyterLab renderer draw it.
 """
 from __future__ import annotations
+from typing import Any
 from lazynb.dtype import dtypes
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.shape.view import View
@@ -82,7 +83,7 @@ def picture(st: ShapeTracker | View, dims=None, at=None, cap: int = GRID_CAP, me
   # the index expressions: the whole stack (to memory), and each view on its own
   full_idx, full_valid = st.to_indexed_uops(_dim_vars("i", shape))
   per_view = [v.to_indexed_uops(_dim_vars("i", v.shape)) for v in st.views]
-  cells = []
+  cells: list[list[dict[str, Any]]] = []
   for y in range(rows):
     row = []
     for x in range(cols):

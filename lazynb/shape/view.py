@@ -89,8 +89,8 @@ class View:
     if self.contiguous: return View.create(new_shape)
     if _is_sym(*self.shape, *new_shape):  # symbolic: only adding or removing size-1 dims, else a new view
       if [s for s in self.shape if s != 1] != [s for s in new_shape if s != 1]: return None
-      old = iter([(st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1])
-      kept = [next(old) if s != 1 else (0, (0, 1)) for s in new_shape]
+      rest = iter([(st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1])
+      kept = [next(rest) if s != 1 else (0, (0, 1)) for s in new_shape]
       return View.create(new_shape, tuple(st for st, _ in kept), self.offset, tuple(m for _, m in kept) if self.mask else None)
     if self.mask is not None and any(lo >= hi for lo, hi in self.mask):  # nothing valid: keep it that way
       return View.create(new_shape, mask=((0, 0),) * len(new_shape)) if new_shape else None

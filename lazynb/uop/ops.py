@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools, math, threading, weakref
 from typing import Any
 from lazynb.dtype import DType, dtypes
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.runstate import state
 # the kinds of op and the rewrite engine live in their own modules; `lazynb.uop.ops` (alias `lazynb.ops`, tinygrad 0.10's
 # `tinygrad.ops`) names them too
@@ -44,6 +44,7 @@ _unique_counter = itertools.count()
 
 class UOp(OpMixin, metaclass=UOpMetaClass):
   __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "_cache")
+  _cache: dict[str, Any]  # shape, device, bounds, ... computed once
   def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple = (), arg: Any = None):
     self.op, self.dtype, self.src, self.arg, self._cache = op, dtype, src, arg, {}
   def __reduce__(self): return UOp, (self.op, self.dtype, self.src, self.arg)
@@ -138,7 +139,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     if "shape" not in self._cache: self._cache["shape"] = _shape(self)
     return self._cache["shape"]
   @property
-  def size(self) -> int: return prod(self.shape)
+  def size(self) -> int: return prod(unwrap(self.shape))
   @property
   def base(self) -> UOp:
     n = self
@@ -151,7 +152,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     elif self.op is Ops.COPY: d = self.src[1].arg
     else: d = next((d for s in self.src if (d := s.device) is not None), None)
     self._cache["device"] = d
-    return d  # type: ignore
+    return d
   @property
   def buffer(self):
     if self.op is not Ops.BUFFER: raise RuntimeError(f"{self.op} has no buffer")
@@ -167,10 +168,10 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
   def pad(self, arg: tuple[tuple[int, int], ...]) -> UOp:
     return self if all(p == (0, 0) for p in arg) else UOp(Ops.PAD, self.dtype, (self,), tuple(map(tuple, arg)))
   def shrink(self, arg: tuple[tuple[int, int], ...]) -> UOp:
-    return self if all(a == (0, s) for a, s in zip(arg, self.shape)) else UOp(Ops.SHRINK, self.dtype, (self,), tuple(map(tuple, arg)))
+    return self if all(a == (0, s) for a, s in zip(arg, unwrap(self.shape))) else UOp(Ops.SHRINK, self.dtype, (self,), tuple(map(tuple, arg)))
   def flip(self, arg: tuple[bool, ...]) -> UOp: return self if not any(arg) else UOp(Ops.FLIP, self.dtype, (self,), tuple(arg))
   def r(self, op: Ops, axes: tuple[int, ...]) -> UOp:
-    axes = tuple(sorted(a for a in axes if self.shape[a] != 1))
+    axes = tuple(sorted(a for a in axes if unwrap(self.shape)[a] != 1))
     return self if not axes else UOp(Ops.REDUCE_AXIS, self.dtype, (self,), (op, axes))
 
   def __repr__(self): return pretty(self)

@@ -18,7 +18,7 @@ class UPat(OpMixin):
     self.op = None if op is None else (frozenset([op]) if isinstance(op, Ops) else frozenset(op))
     self.dtype = None if dtype is None else (frozenset([dtype]) if isinstance(dtype, DType) else frozenset(dtype))
     self.arg, self.name, self.allow_any_len = arg, name, allow_any_len
-    if src is None: self.src = None
+    if src is None: self.src: UPat | list[tuple[UPat, ...]] | None = None
     elif isinstance(src, UPat): self.src = src  # every source matches this
     elif isinstance(src, list): self.src = [tuple(p) for p in itertools.permutations(src)]
     else: self.src = [tuple(src)]
@@ -89,7 +89,7 @@ class PatternMatcher:
   def rewrite(self, u: UOp, ctx=None) -> UOp | None:
     r = self.rewrite_with_pattern(u, ctx)
     return None if r is None else r[0]
-  def rewrite_with_pattern(self, u: UOp, ctx=None) -> tuple[UOp, UPat] | None:
+  def rewrite_with_pattern(self, u: UOp, ctx=None) -> tuple[Any, UPat] | None:  # (what the rule returned: a UOp, or pm_gradient's tuple)
     for pat, fn, wants_ctx, wants_ret, (nsrc, first) in self.by_op[u.op]:
       # cheap tests first: the dtype, the number of sources, and the first source's op
       if pat.dtype is not None and u.dtype not in pat.dtype: continue
@@ -105,7 +105,8 @@ def _src_ops(pat: UPat) -> tuple[int | None, frozenset | None]:
   match has, and the ops its first source may have (None: any). A cheap test that rejects most nodes before the match."""
   if not isinstance(pat.src, list) or pat.allow_any_len or len({len(alt) for alt in pat.src}) != 1: return None, None
   firsts = [alt[0].op for alt in pat.src if alt]
-  return len(pat.src[0]), (None if not firsts or any(o is None for o in firsts) else frozenset().union(*firsts))
+  if not firsts or any(o is None for o in firsts): return len(pat.src[0]), None
+  return len(pat.src[0]), frozenset(op for ops in firsts if ops is not None for op in ops)
 
 # graph_rewrite reports each pass to whoever listens (the trace bus installs a hook). A hook may carry `wanted()`: it is
 # asked before each pass (the DEBUG printer wants passes only at DEBUG>=4), so nobody listening costs nothing.
