@@ -20,12 +20,28 @@ TIERS = {
   "integration": "installs or executes the way a user does: fresh virtual environments, every notebook, the example scripts, "
                  "the extension's npm tests and wheel",
   "browser": "drives Chromium (the JupyterLab extension, the standalone view, VIZ files)",
-  "slow": "the long budgets: BEAM searches, every compiler and float16 mode, the OpenCL device, big fuzz budgets, tinygrad's kernel counts",
+  "slow": "the long budgets: BEAM searches, every compiler and float16 mode, the OpenCL device, big fuzz budgets, tinygrad's kernel "
+          "counts; the device machinery (disk caches, compiler processes and batches, the ELF loader, the LLVM device, the GPU "
+          "check script), the compat tool, and the longest single tests of fast files",
 }
 TIER_OF_FILE = {
   "test_newcomer.py": "integration", "test_notebooks.py": "integration", "test_binder.py": "integration",
   "test_examples.py": "integration", "test_labextension.py": "integration",
   "test_fusion_parity.py": "slow", "test_beam_safety.py": "slow",
+  # the device machinery: each test starts compilers, damages caches or loads libraries (the op tests use it all the time)
+  "test_caches.py": "slow", "test_compile_batch.py": "slow", "test_compiler_process.py": "slow", "test_elfload.py": "slow",
+  "test_llvm.py": "slow", "test_gpu_check.py": "slow", "test_matmul_heuristic.py": "slow", "test_compat_tool.py": "slow",
+}
+# single tests of fast files that take seconds (measured with --durations); a sibling of each stays in the fast tier
+SLOW_TESTS = {
+  "test_dtypes_more.py::test_bitcast_matches_numpy_view[CPU]", "test_dtypes_more.py::test_casts_between_all_numpy_dtypes[CPU]",
+  "test_pipeline.py::test_check_survives_a_kernel_that_never_stops", "test_pipeline.py::test_check_passes_the_reference_and_counts_the_programs",
+  "test_nn_layers.py::test_lstmcell_matches_torch[True-True]", "test_nn_layers.py::test_lstmcell_matches_torch[False-True]",
+  "test_runstate.py::test_requires_grad_registers_the_tensor_until_it_is_dropped_or_turned_off",
+  "test_runstate.py::test_a_lazy_assign_is_pending_until_realized_then_the_old_name_is_superseded",
+  "test_html.py::test_size_bound_big_graph", "test_jit.py::test_jitted_training_step_matches_torch",
+  "test_conv_grad.py::test_rows_layout_values_and_grads_match_torch[4x8x16x40x40x5x0x1]",
+  "test_conv_grad.py::test_conv_backward_makes_no_window_buffer_and_no_div_mod[conv2]",
 }
 
 def pytest_configure(config):
@@ -37,10 +53,16 @@ def pytest_configure(config):
 SLOW_PARAMS = {"beam", "BEAM", "CL", "07.beat_heuristic"}
 
 def pytest_collection_modifyitems(config, items):
+  names = {f"{item.path.name}::{item.name}" for item in items}
+  files = {item.path.name for item in items}
+  # a renamed test would silently come back to the fast tier: a name here that its collected file lacks is an error
+  if gone := sorted(n for n in SLOW_TESTS if n.split("::")[0] in files and n not in names and not config.option.keyword):
+    raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {gone}")
   for item in items:
     path = item.path
     tier = "browser" if path.parent.name == "ui" else TIER_OF_FILE.get(path.name)
     if tier is None and hasattr(item, "callspec") and SLOW_PARAMS & set(item.callspec.id.split("-")): tier = "slow"
+    if tier is None and f"{path.name}::{item.name}" in SLOW_TESTS: tier = "slow"
     if tier is not None: item.add_marker(getattr(pytest.mark, tier))
 
 
