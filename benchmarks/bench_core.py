@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/bench_core.py [--quick] [--json out.json]
 
 These are benchmarks, not tests: nothing here fails on a slow number. A wrong *result* does fail (exit code 1),
-so a broken kernel cannot look fast. What is measured (docs/benchmarks.md has the long version):
+so a broken kernel cannot look fast. What is measured (docs/benchmarks.md has the latest figures):
 
   1. matmul      1024x1024 float32 GFLOPS: lazynb's default heuristic and NOOPT=1, against numpy's `@`.
                  Kernel time only (the "exec" event's seconds, compile excluded by a warm-up), median of reps.
