@@ -69,9 +69,11 @@ def execute_notebooks_script(names, notebooks: pathlib.Path, timeout: int = 600,
   that environment's python, which it checks) and prints one `ran NAME` line per notebook that had no error.
   `save_to`: a folder where each executed notebook is written, as run (the kernel check cell taken out again), so that
   tests/test_notebooks.py checks these outputs instead of running the notebook a second time."""
+  out = str(save_to) if save_to else None
   return f"""
 import os, sys, time, nbformat, nbclient
-failed = []
+failed, out = [], {out!r}
+if out is not None: os.makedirs(out, exist_ok=True)
 for name in {list(names)!r}:
   t0 = time.time()
   nb = nbformat.read({str(notebooks)!r} + "/" + name, as_version=4)
@@ -80,9 +82,9 @@ for name in {list(names)!r}:
   except Exception as e: failed.append((name, type(e).__name__, str(e)[-1500:])); continue
   kernel = next(o["text"] for o in nb.cells[0].outputs if o.get("output_type") == "stream")
   assert kernel.split()[1].startswith(sys.prefix), (kernel, sys.prefix)
-  if {str(save_to) if save_to else None!r} is not None:
+  if out is not None:
     del nb.cells[0]
-    nbformat.write(nb, os.path.join({str(save_to) if save_to else None!r}, name))
+    nbformat.write(nb, os.path.join(out, name))
   print("ran", name, f"{{time.time() - t0:.0f}} s", flush=True)
 assert not failed, "\\n\\n".join(f"{{n}}: {{t}}: {{m}}" for n, t, m in failed)
 """
