@@ -43,7 +43,8 @@ def task2_reduce(x: Tensor):
   src = run_and_get_source(x.max(axis=0))
   print(src)
   assert "-__builtin_inff()" in src, "max starts from -infinity"
-  assert ">" in src and "?" in src, "and keeps the larger value: (a>b)?a:b"
+  # the larger value, (val<acc)?acc:val, behind a NaN test (acc==acc is false only for NaN): a NaN anywhere wins, as in numpy
+  assert "<acc0)?acc0:" in src and "(acc0==acc0)" in src, "and keeps the larger value, a NaN included"
   assert np.allclose(x.max(axis=0).numpy(), x.numpy().max(axis=0))
   assert np.isclose(x.sum().item(), x.numpy().sum(), rtol=1e-5)
 
