@@ -64,6 +64,8 @@ def fetch_sdist(cache: pathlib.Path) -> pathlib.Path:
     kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
     tf.extractall(cache, **kw)
   if not (src / "PKG-INFO").exists(): sys.exit(f"{tgz} did not unpack to {src}")
+  # the files this tool measures must be where it looks: a sdist laid out otherwise is a clear stop, not a 0 % score
+  if lost := [f for f in DEFAULT_FILES if not (src / "test" / f).exists()]: sys.exit(f"tinygrad {VERSION}'s sdist lacks test/{lost}")
   return src
 
 def absent_from_sdist(src: pathlib.Path) -> list[str]:
