@@ -28,10 +28,12 @@ TIER_OF_FILE = {
   "test_newcomer.py": "integration", "test_notebooks.py": "integration", "test_binder.py": "integration",
   "test_examples.py": "integration", "test_labextension.py": "integration",
   "test_fusion_parity.py": "slow", "test_beam_safety.py": "slow",
-  # the device machinery: each test starts compilers, damages caches or loads libraries (the op tests use it all the time)
-  "test_caches.py": "slow", "test_compile_batch.py": "slow", "test_compiler_process.py": "slow", "test_elfload.py": "slow",
-  "test_llvm.py": "slow", "test_gpu_check.py": "slow", "test_matmul_heuristic.py": "slow", "test_compat_tool.py": "slow",
+  "test_gpu_check.py": "slow", "test_compat_tool.py": "slow",
 }
+# the device machinery: each test starts compilers, damages caches or loads libraries (the op tests use it all the time).
+# Slow, and also marked `machinery`: .ci/run's compiler variant passes select these files with the fast tier's
+MACHINERY = {"test_caches.py", "test_compile_batch.py", "test_compiler_process.py", "test_elfload.py", "test_llvm.py", "test_matmul_heuristic.py"}
+TIER_OF_FILE.update(dict.fromkeys(MACHINERY, "slow"))
 # single tests of fast files that take seconds (measured with --durations); a sibling of each stays in the fast tier
 SLOW_TESTS = {
   "test_dtypes_more.py::test_bitcast_matches_numpy_view[CPU]", "test_dtypes_more.py::test_casts_between_all_numpy_dtypes[CPU]",
@@ -47,6 +49,7 @@ SLOW_TESTS = {
 def pytest_configure(config):
   config.addinivalue_line("markers", "torch: compares against torch (skipped when torch cannot be imported)")
   for name, what in TIERS.items(): config.addinivalue_line("markers", f"{name}: not in the fast tier; {what}")
+  config.addinivalue_line("markers", "machinery: a test of the device machinery (slow tier; CI's compiler variant passes run it)")
 
 # A parametrized test's BEAM variant and its OpenCL variant are slow wherever they are (BEAM times many candidates; PoCL
 # compiles each kernel in ~0.3 s): a parameter id `beam`/`BEAM` or `CL` puts that variant in the slow tier.
@@ -64,6 +67,7 @@ def pytest_collection_modifyitems(config, items):
     if tier is None and hasattr(item, "callspec") and SLOW_PARAMS & set(item.callspec.id.split("-")): tier = "slow"
     if tier is None and f"{path.name}::{item.name}" in SLOW_TESTS: tier = "slow"
     if tier is not None: item.add_marker(getattr(pytest.mark, tier))
+    if path.name in MACHINERY: item.add_marker(pytest.mark.machinery)
 
 
 @pytest.fixture(scope="session")
