@@ -77,16 +77,17 @@ print(y.tolist())
 # %% [markdown]
 # **What you see.** The header line counts schedule items and kernels. The tabs:
 #
-# - **Schedule**: the work in the order it ran. Here: a *copy* (your Python list moving from host memory onto the
-#   CPU device) and one *kernel*, with the reason the graph was cut there (`realize`: you asked for the value).
-# - **Graph**: the lazy UOp graph you built, then each kernel's AST. Colours mark the kind of node (buffer,
-#   ALU, movement, constant...).
-# - **ShapeTracker**: every load and store, with the index expression it compiles to.
-# - **Kernels**: the generated C source of `E_4` (E for elementwise, 4 elements), its launch sizes and the
-#   optimizations applied. The 4 elements are written out one by one instead of looping (an *upcast*).
-# - **Timing**: compile and run time per kernel. **Rewrites**: the graph-rewrite passes that simplified it.
+# - **Kernels**: the schedule first, the work in the order it ran. Here: a *copy* (your Python list moving from host
+#   memory onto the CPU device) and one *kernel*, with the reason the graph was cut there (`realize`: you asked for the
+#   value). Then, per kernel, its AST as a graph, its ShapeTracker views (every load and store, with the index
+#   expression it compiles to) and the generated C source of `E_4` (E for elementwise, 4 elements), with its launch
+#   sizes and the optimizations applied. The 4 elements are written out one by one instead of looping (an *upcast*).
+# - **Tensor graph**: the lazy UOp graph you built. Colours mark the kind of node (buffer, ALU, movement, constant...).
+# - **Rewrites**: the graph-rewrite passes that simplified it. **Timing**: compile and run time per kernel.
 #
-# Try the **NOOPT** box: the kernel turns into a plain `for` loop. Try **DEBUG=3**: the same C appears as printed text.
+# Try the **NOOPT** box: the kernel turns into a plain `for` loop. **DEBUG=3** prints the C of each kernel lazynb makes;
+# a kernel it already made in this session (the same cell re-run as it was) is reused and prints nothing, so change a
+# shape (or NOOPT) to see one printed.
 
 # %%
 with capture() as tr:

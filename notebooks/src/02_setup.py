@@ -87,8 +87,9 @@ assert Device.canonicalize("CLANG") == "CPU" and "METAL" not in Device._devices
 # | `NOOPT=1` | no kernel optimizations: plain loops |
 # | `BEAM=N` | search for the fastest kernel, beam width N (Part 7) |
 #
-# The course also lists `VIZ=1`, tinygrad's browser graph explorer. lazynb has no `VIZ`; its notebook views
-# (the *Graph* and *Rewrites* tabs of `%%tinygrad`) show the same graphs and rewrites.
+# The course also lists `VIZ=1`, tinygrad's browser graph explorer. In lazynb, `VIZ=1 python script.py` records the
+# whole run and at exit writes one HTML page with the same view a `%%tinygrad` cell shows (its *Tensor graph* and
+# *Rewrites* tabs hold the graphs and rewrites), prints its path and opens it in a browser when there is one.
 #
 # **One trap.** These flags are read from the environment *when lazynb is imported*. The course's snippets set
 # `os.environ['DEBUG'] = '2'` inside Python, which only works if it happens before the import. In a notebook the
@@ -195,7 +196,7 @@ print(r.tolist())
 # %% [markdown]
 # In the **Kernels** tab, `E_4` is a `for (int gidx0 = 0; gidx0 < 4; gidx0++)` loop with one load and one store.
 # Tick the NOOPT box off and the loop disappears. The printed `***` line is DEBUG=2's line for that kernel.
-# The **Schedule** tab shows two items: the copy of your Python list to the CPU, then the kernel.
+# The schedule at the top of the **Kernels** tab shows two items: the copy of your Python list to the CPU, then the kernel.
 
 # %%
 with Context(NOOPT=1), capture(rewrites=False) as tr_noopt:

@@ -39,9 +39,9 @@ d.realize()
 print("kernels run by realize():", GlobalCounters.kernel_count)
 
 # %% [markdown]
-# **What you see.** `realized 1 kernel` is the DEBUG=1 line. The **Graph** tab shows first the lazy graph you built
+# **What you see.** `realized 1 kernel` is the DEBUG=1 line. The **Tensor graph** tab shows the lazy graph you built
 # (from the BUFFER of `a` up through ADD, MUL, CMPLT and WHERE; the constants 1, 2 and 0 are CONST nodes reshaped
-# and expanded to 4x4), then the AST of the one kernel made from it: a single LOAD, the arithmetic, a single STORE.
+# and expanded to 4x4); the **Kernels** tab, the AST of the one kernel made from it: a single LOAD, the arithmetic, a single STORE.
 # The C source in **Kernels** does `a+1`, `*2` and the relu on each element with no temporary arrays.
 
 # %%
@@ -166,7 +166,7 @@ t2.realize()
 
 # %% [markdown]
 # The scalar `2` becomes a **CONST**, **RESHAPE**d to shape `(1,)` and **EXPAND**ed to `(4,)` to match `t`, then
-# **MUL**tiplied: that is the first graph in the **Graph** tab. Below it, the kernel's AST: the broadcast is gone,
+# **MUL**tiplied: that is the graph in the **Tensor graph** tab. In the **Kernels** tab, the kernel's AST: the broadcast is gone,
 # the constant is just `2` inside the kernel's MUL. (The blog's graph also has VIEW nodes under the CONST; lazynb's
 # constants carry only their DEVICE.)
 
@@ -290,7 +290,7 @@ q_model = quiz(f"The graph has {n_nodes} UOps. Roughly how many kernels will rea
 out = logits.realize()
 
 # %% [markdown]
-# The **Schedule** tab lists each kernel with the *reason* the graph was cut there: `reduce` means a reduction
+# The schedule (top of the **Kernels** tab) lists each kernel with the *reason* the graph was cut there: `reduce` means a reduction
 # (a conv's sum, the pooling's max) whose result is needed by more than one later value or through a view, so it
 # must be stored; `realize` is the final logits you asked for.
 

@@ -107,7 +107,7 @@ centered = (x - x.mean()).realize()
 # %% [markdown]
 # **What you see.** With NOOPT the code is easy to read. Kernel `r_32` is the reduction: an accumulator `acc0`, a
 # `for` loop over the 32 elements, one store. The second kernel, `E_32`, loads every element *and* the stored sum,
-# and computes `val0 - val1*0.03125`: the `* 1/32` of the mean moved into the consumer. In **Schedule**, the first
+# and computes `val0 - val1*0.03125`: the `* 1/32` of the mean moved into the consumer. In the schedule (top of **Kernels**), the first
 # item's reason is `reduce`: its result is read through an *expand* (one value broadcast to 32), so it cannot stay
 # in registers. Untick NOOPT: the loop in `r_32` gets unrolled, the second kernel upcast.
 
@@ -274,7 +274,7 @@ m = Tensor.arange(12).reshape(3, 4).realize()
 padded = (m.T.pad(((1, 0), (0, 0))) + 1).realize()
 
 # %% [markdown]
-# **What you see** in the **ShapeTracker** tab: one row per buffer access. The load of `data1` has the view
+# **What you see** in the ShapeTracker views of the **Kernels** tab: one row per buffer access. The load of `data1` has the view
 # `shape (5, 3) strides (1, 4) offset -1 mask ((1, 5), (0, 3))`: the transpose swapped the strides, the pad shifted
 # the offset back by one row and added the mask. The `index` column is that view's arithmetic in the kernel's own
 # axis names (`gidx0` is the loop, `upcast0` the unrolled axis), `valid` is the pad's bounds check `gidx0>0`, and the
@@ -313,10 +313,10 @@ img, w = Tensor.randn(1, 3, 8, 8).realize(), Tensor.randn(4, 3, 3, 3).realize()
 out = img.conv2d(w).realize()
 
 # %% [markdown]
-# **What you see.** The first graph in the **Graph** tab is the lazy graph: a long chain of movement ops on the
+# **What you see.** The **Tensor graph** tab holds the lazy graph: a long chain of movement ops on the
 # input (the window trick: repeat, shrink, reshape, permute, expand) and a few on the weights, then MUL and
-# REDUCE_AXIS. The kernel's AST below it is tiny: LOAD, LOAD, MUL, REDUCE_AXIS, STORE. All the movement ops became
-# the two VIEWs, whose strides the **ShapeTracker** tab lists per kernel axis.
+# REDUCE_AXIS. The kernel's AST (in the **Kernels** tab) is tiny: LOAD, LOAD, MUL, REDUCE_AXIS, STORE. All the movement ops became
+# the two VIEWs, whose strides the kernel's ShapeTracker views list per kernel axis.
 
 # %%
 img2, w2 = Tensor.randn(1, 3, 8, 8).realize(), Tensor.randn(4, 3, 3, 3).realize()   # fresh: img.conv2d(w) is realized

@@ -37,7 +37,7 @@ g = x.grad.numpy()
 print("x.grad =", g, "  kernels run to read it:", GlobalCounters.kernel_count)
 
 # %% [markdown]
-# **What you see.** In **Graph**, the lazy graph that was scheduled is the *gradient*: the sum's gradient (a
+# **What you see.** In **Tensor graph**, the lazy graph that was scheduled is the *gradient*: the sum's gradient (a
 # constant 1.0) expanded back to shape (2,), then multiplied by x, twice, and added (the MUL rule sends
 # `other * grad` to each of its two inputs, both x here). The **Kernels** tab shows it compiled to a single kernel.
 

@@ -14,7 +14,7 @@
 # **Differences from the course text.**
 # - tinygrad's `VIZ=1` opens a graph viewer served from a local server. lazynb's `VIZ=1 python script.py` writes
 #   the whole run as one HTML file (no server) and prints its path; in a notebook every `%%tinygrad` cell draws
-#   the same graphs (the Graph tab: tensor graph, kernel AST, lowered kernel), and a JupyterLab side panel shows
+#   the same graphs (the Tensor graph tab; the kernel AST and the lowered kernel in the Kernels tab), and a JupyterLab side panel shows
 #   the same trace.
 # - `DEBUG=4` works as in tinygrad: it prints the kernel AST, the lowered UOps and the linearized program.
 # - Some course material describes `NOOPT=1` as turning off *all* algebraic rewrites. It doesn't, in tinygrad
@@ -88,8 +88,8 @@ assert gx == [list(range(24, 32))] * 8 and gy == [[8 * k + j for k in range(8)] 
 # %% [markdown]
 # ## 2. The graph of a kernel
 #
-# Open the **Graph** tab of the next cell's output. The kernel AST has no loops, only shapes and views; the
-# lowered kernel has `RANGE` nodes (loops) and index arithmetic.
+# Open the **Kernels** tab of the next cell's output and pick the kernel: its AST graph has no loops, only shapes and
+# views; switch its graph pane to the lowered kernel: that one has `RANGE` nodes (loops) and index arithmetic.
 
 # %%
 q_loops = quiz("At which stage do loops (RANGE nodes) first appear?",
