@@ -122,6 +122,16 @@ def test_newcomer_runs_every_notebook(newcomer, executed_notebooks):
   print(p.stdout, f"all {len(NOTEBOOKS)} notebooks: {time.time() - t0:.0f} s")
   assert p.stdout.count("ran ") == len(NOTEBOOKS), p.stdout
 
+def test_newcomer_runs_every_notebook_again_on_a_warm_cache(newcomer):
+  """A learner runs a notebook more than once: the second time, the disk cache holds every kernel the first run
+  compiled (a cell that expects a compile, or DEBUG output that only a compile prints, fails here). Runs after
+  test_newcomer_runs_every_notebook in file order, with the same cache."""
+  _, py, env, tmp = newcomer
+  assert any(Path(env["LAZYNB_CACHE"]).iterdir()), "the first run left no disk cache"
+  script = execute_notebooks_script(NOTEBOOKS, ROOT / "notebooks")
+  p = run([py, "-c", script], env=dict(env, LAZYNB_QUICK="1"), cwd=tmp, timeout=3600)
+  assert p.stdout.count("ran ") == len(NOTEBOOKS), p.stdout
+
 # ---------------------------------------------------------------------------------------------- degraded magic
 
 HIDE = textwrap.dedent("""
