@@ -152,15 +152,22 @@ class Quiz(_Shown):
 
   def reveal(self, measured=None, quiet: bool = False) -> None:
     """After the run: the measured value's option (or, for a question without a measurement, the key), compared with
-    the learner's prediction and printed with the explanation. Sets .revealed to the right option's index (returns
+    the learner's prediction and printed with the explanation; without a prediction yet it only asks for one (the
+    answer stays hidden). Sets .revealed to the right option's index (returns
     nothing, so a check cell that ends with it shows no Out[] line)."""
     key, explain = self._secret()
     if measured is not None: right = self.match(measured)
     elif key is not None: right = key
     else: raise ValueError("this question has no answer key: pass the measured value to reveal()")
+    if self.prediction is None:  # the answer waits for the learner's own (as NumberQuiz's does)
+      msg = (f"Answer first: pick an option in the widget or type {self.name or '<quiz>'}.predict(<option>), then run this "
+             "cell again to see the answer.")
+      if self._feedback is not None: self._feedback.value = _feedback_html(None, msg)
+      if not quiet: print(msg)
+      self.revealed = None
+      return
     head = f"Measured: {measured}, that is {self._label(right)}." if measured is not None else f"Answer: {self._label(right)}."
-    if self.prediction is None: verdict = "(You made no prediction: next time pick one first, in the widget or with .predict(...).)"
-    elif self.prediction == right: verdict = "\u2713 Your prediction was right."
+    if self.prediction == right: verdict = "\u2713 Your prediction was right."
     else: verdict = f"\u2717 You predicted {self._label(self.prediction)}."
     msg = " ".join(x for x in (head, verdict, explain) if x)
     if self._feedback is not None: self._feedback.value = _feedback_html(None if self.prediction is None else self.prediction == right, msg)
