@@ -199,7 +199,7 @@ assert [op for op, _ in pic["movement"]] == ["RESHAPE", "EXPAND"]
 # ## 4. The same computation is the same node
 #
 # UOps are **hash-consed**: building a UOp with the same op, dtype, sources and arg as an existing one returns
-# *that* object. So two tensors that describe the same computation share one node, and computing one computes both.
+# *that* object. What does that mean for two tensors built the same way? Predict before you run the cells below.
 
 # %%
 q_dedup = ask_number("A = t * 4 and B = t * 4 are built separately. After A.realize(), how many kernels does B.tolist() run?",
@@ -213,11 +213,17 @@ GlobalCounters.reset()
 print(B.tolist(), "kernels run for B:", GlobalCounters.kernel_count)
 
 # %%
-assert A is not B and A.uop is B.uop and B.uop.op is Ops.BUFFER
-assert GlobalCounters.kernel_count == 0
 q_dedup.reveal(GlobalCounters.kernel_count)
+
+# %% [markdown]
+# So two tensors that describe the same computation share one node, and computing one computes both. The same holds
+# for UOps you build by hand:
+
+# %%
+assert A is not B and A.uop is B.uop and B.uop.op is Ops.BUFFER
 a2, b2 = UOp(Ops.CONST, dtypes.int, arg=2), UOp(Ops.CONST, dtypes.int, arg=2)
-assert a2 is b2  # the same holds for UOps you build by hand
+print("a2 is b2:", a2 is b2)
+assert a2 is b2
 
 # %% [markdown]
 # ## 5. Deciding the kernels without running them: `kernelize()`
