@@ -294,6 +294,14 @@ assert [m[0] for m in reversed(load["movement"])] == ["RESHAPE", "PERMUTE", "PAD
 assert "?" in tr.kernels[-1]["source"]
 
 # %% [markdown]
+# > **Then and now.** lazynb keeps the design tinygrad 0.10 and the course teach: the movement ops pile up in a
+# > ShapeTracker (a stack of Views), and a kernel reads memory through the index expression the views give. tinygrad
+# > itself deleted ShapeTracker in late 2025 ("rangeify"): in today's `tinygrad/schedule/rangeify.py` and
+# > `schedule/indexing.py` each movement op is rewritten straight into arithmetic on the loop variables (`RANGE`s) of the
+# > kernel that reads it. The idea you just watched, a view as index math over loops with a validity mask, is the same;
+# > the View object in between is gone.
+
+# %% [markdown]
 # ## 4. Matmul and conv: views, a MUL and a SUM
 #
 # `a @ b` reshapes `a` to (n, 1, k) and `b` to (1, m, k) (transposed), multiplies them into (n, m, k) by

@@ -114,6 +114,14 @@ ref = np.maximum(x.numpy() @ y.numpy(), 0).sum(0)
 np.testing.assert_allclose(result.numpy(), np.exp(ref - ref.max()) / np.exp(ref - ref.max()).sum(), rtol=1e-4, atol=1e-6)
 
 # %% [markdown]
+# > **Then and now.** lazynb's scheduler walks the graph and cuts it into kernels by rules written as Python
+# > (`lazynb/engine/schedule.py`), in the spirit of tinygrad 0.10's `engine/schedule.py`. tinygrad today makes the same
+# > decision with graph rewrites: `tinygrad/schedule/rangeify.py` gives every value the loops it is computed over, marks
+# > the values that may need memory of their own (`BUFFERIZE`), and a rule that removes a `BUFFERIZE`, computing the
+# > value inside its consumer's loops, is the decision to fuse. The questions stay the ones above: which values must be
+# > stored, and which can be recomputed where they are read.
+
+# %% [markdown]
 # ## Stages 2 to 6, one kernel at a time
 #
 # `DEBUG=4` prints the three middle stages of every kernel it compiles. Predict what the lowered kernel contains:

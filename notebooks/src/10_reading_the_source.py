@@ -23,22 +23,22 @@ ROOT = pathlib.Path(lazynb.__file__).parent
 # %% [markdown]
 # ## The reading list, mapped
 #
-# | course (tinygrad) | lazynb | what it teaches |
-# |---|---|---|
-# | `tinygrad/tensor.py` | `lazynb/tensor.py` | the user-facing API; every method builds UOps; `backward()` |
-# | `tinygrad/engine/lazy.py` | *(gone)* `lazynb/uop/ops.py` + `state.realized` in `runstate.py` | a tensor holds a UOp directly; a realized node maps to its buffer (`runstate.py` holds every realize/autograd registry) |
-# | `tinygrad/engine/schedule.py` | `lazynb/engine/schedule.py` (+ `kernelize.py`, `realize.py`) | cutting the graph into kernels; running them |
-# | `tinygrad/codegen/uops.py` | `lazynb/uop/opcodes.py`, `lazynb/uop/ops.py`, `lazynb/uop/opmixin.py`, `lazynb/uop/rewrite.py`, `lazynb/uop/symbolic.py` | the IR (`Ops` in opcodes, `UOp` in ops, the operators `+ - * < ...` of UOp, UPat and Tensor written once in opmixin), pattern matching (rewrite), algebraic rules |
-# | `tinygrad/codegen/lowerer.py` | `lazynb/codegen/lowerer.py` | views → index math over loops |
-# | `tinygrad/codegen/linearizer.py` | `lazynb/codegen/kernel.py`, `lazynb/codegen/linearize.py` | kernel opts; the graph → a flat list with loops |
-# | `tinygrad/renderer/cstyle.py` | `lazynb/renderer/cstyle.py` | C, OpenCL and CUDA source from the list |
-# | `tinygrad/runtime/ops_clang.py` | `lazynb/runtime/ops_cpu.py` | the simplest backend |
-# | `tinygrad/runtime/ops_cuda.py` | `lazynb/runtime/ops_cuda.py` | a GPU backend, to compare |
-# | `tinygrad/nn/__init__.py` | `lazynb/nn/__init__.py` | layers as plain classes |
+# | course (tinygrad) | lazynb | what it teaches | tinygrad today (2026) |
+# |---|---|---|---|
+# | `tinygrad/tensor.py` | `lazynb/tensor.py` | the user-facing API; every method builds UOps; `backward()` | `tinygrad/tensor.py` |
+# | `tinygrad/engine/lazy.py` | *(gone)* `lazynb/uop/ops.py` + `state.realized` in `runstate.py` | a tensor holds a UOp directly; a realized node maps to its buffer (`runstate.py` holds every realize/autograd registry) | gone too: `tinygrad/uop/ops.py` |
+# | `tinygrad/engine/schedule.py` | `lazynb/engine/schedule.py` (+ `kernelize.py`, `realize.py`) | cutting the graph into kernels; running them | `tinygrad/schedule/rangeify.py`, `indexing.py` (kernels cut by rewrites), `engine/realize.py` |
+# | `tinygrad/codegen/uops.py` | `lazynb/uop/opcodes.py`, `lazynb/uop/ops.py`, `lazynb/uop/opmixin.py`, `lazynb/uop/rewrite.py`, `lazynb/uop/symbolic.py` | the IR (`Ops` in opcodes, `UOp` in ops, the operators `+ - * < ...` of UOp, UPat and Tensor written once in opmixin), pattern matching (rewrite), algebraic rules | `tinygrad/uop/` (`ops.py`, `symbolic.py`, `spec.py`) |
+# | `tinygrad/codegen/lowerer.py` | `lazynb/codegen/lowerer.py` | views → index math over loops | no lowerer: movement ops become index math in `schedule/rangeify.py` |
+# | `tinygrad/codegen/linearizer.py` | `lazynb/codegen/kernel.py`, `lazynb/codegen/linearize.py` | kernel opts; the graph → a flat list with loops | `tinygrad/codegen/opt/` (heuristic, BEAM), `codegen/late/linearizer.py` |
+# | `tinygrad/renderer/cstyle.py` | `lazynb/renderer/cstyle.py` | C, OpenCL and CUDA source from the list | `tinygrad/renderer/cstyle.py` |
+# | `tinygrad/runtime/ops_clang.py` | `lazynb/runtime/ops_cpu.py` | the simplest backend | `tinygrad/runtime/ops_cpu.py` |
+# | `tinygrad/runtime/ops_cuda.py` | `lazynb/runtime/ops_cuda.py` | a GPU backend, to compare | `tinygrad/runtime/ops_cuda.py` |
+# | `tinygrad/nn/__init__.py` | `lazynb/nn/__init__.py` | layers as plain classes | `tinygrad/nn/__init__.py` |
 #
 # And from the slides' code walkthrough: `function.py` ("28 derivatives are all you need") is `lazynb/gradient.py`;
 # `ops.py` ("the simple ops") is the `Ops` enum in `lazynb/uop/opcodes.py`; `shape/shapetracker.py` and `shape/view.py`
-# keep their names. lazynb adds `device.py` (the backend interfaces), `runstate.py` (what realize and autograd remember, in one object), `engine/search.py` (BEAM, where tinygrad 0.10 has it), `engine/jit.py`
+# keep their names (today's tinygrad has no `shape/` folder: see the box in Part 5). lazynb adds `device.py` (the backend interfaces), `runstate.py` (what realize and autograd remember, in one object), `engine/search.py` (BEAM, where tinygrad 0.10 has it), `engine/jit.py`
 # (TinyJit) and `trace.py` (the trace bus every view reads). `docs/architecture.md` gives the same map in pipeline
 # order, which is also a good reading order.
 
@@ -207,6 +207,10 @@ for fn, mod, obj, detail in lines: print(f"  {fn:36s} {mod:30s} -> {obj:15s} {de
 assert si.kind == "kernel" and "__builtin_exp2f" in prg.src and prg.lowered is not None
 
 # %% [markdown]
+# The last column is tinygrad's tree as of mid-2026 (its `docs/developer/layout` page describes it); for a
+# guided read of today's tinygrad, the next step is tinygrad-notes (https://github.com/mesozoic-egg/tinygrad-notes),
+# short write-ups on its internals, one mechanism each.
+#
 # Next: **11_contributing**, how to change lazynb (or tinygrad) and prove that your change works.
 
 # %% [markdown]
