@@ -47,6 +47,9 @@ class ContextVar:
 DEBUG, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
 MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (Tensor.dot)
+# 1: the teaching path only (docs/architecture.md): no speed work of the CPU device's own -- no packed matmul, no conv row
+# windows, no lane vectors, kernels loaded with dlopen from a compiler started per kernel. Values stay the same (tested)
+PLAIN = ContextVar("LAZYNB_PLAIN", 0)
 # 1: every kernel checks each load and store index against its buffer's size and raises OutOfBoundsError (device.py)
 CHECK = ContextVar("LAZYNB_CHECK", 0)
 # 1: new device memory is filled with 0xff bytes (NaN floats, -1 ints) instead of whatever it held: a kernel that reads

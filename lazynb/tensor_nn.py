@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
 from lazynb.device import Device
-from lazynb.helpers import ceildiv, prod, MATMUL_PACK, NOOPT
+from lazynb.helpers import ceildiv, prod, MATMUL_PACK, NOOPT, PLAIN
 from lazynb.gradient import custom_gradient
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
@@ -19,6 +19,7 @@ def _use_rows(xshape, k_, stride, dilation, cout: int) -> bool:
   matter: the rows layout costs kernels (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
   the input is written out first); a small conv keeps the one kernel of the plain windows."""
   ones = lambda v: v == 1 if isinstance(v, int) else tuple(v) == (1,) * len(k_)  # noqa: E731
+  if PLAIN: return False  # the teaching path: plain windows (_pool) only
   if not (len(k_) == 2 and ones(stride) and ones(dilation) and 1 < k_[1] and 4 * (k_[1] - 1) <= xshape[3]): return False
   return xshape[0] * cout * xshape[1] * xshape[2] * xshape[3] * k_[0] * k_[1] >= ROWS_MIN_MACS
 
@@ -68,7 +69,7 @@ def matmul(self: Tensor, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dt
 PACK_MIN_BYTES, PACK_MIN_ROWS = 4 << 20, 64
 def _panel_width(self: Tensor, w: Tensor) -> int:
   """The panel width to pack w at before x @ w, or 0 to multiply as is."""
-  p = getattr(Device[self.device].renderer, "matmul_panel", 0) if MATMUL_PACK and not NOOPT else 0
+  p = getattr(Device[self.device].renderer, "matmul_panel", 0) if MATMUL_PACK and not NOOPT and not PLAIN else 0
   if not p or w.ndim != 2 or self.ndim < 2 or w.device != self.device or not dtypes.is_float(w.dtype): return 0
   if not all(isinstance(s, int) for s in self.shape + w.shape): return 0
   (k, n), m = w.shape, prod(self.shape[:-1])

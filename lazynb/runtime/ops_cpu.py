@@ -24,7 +24,7 @@ from typing import Callable
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable, diskcache_get, diskcache_put
-from lazynb.helpers import cache_dir, getenv, no_disk_cache
+from lazynb.helpers import cache_dir, getenv, no_disk_cache, PLAIN
 from lazynb.renderer.cstyle import ClangRenderer
 from lazynb.runtime import compiler_process, elfload
 
@@ -74,7 +74,7 @@ LOADERS = ("auto", "elf", "dlopen")
 
 def loader_knob() -> str:
   """"elf" or "dlopen", from LAZYNB_LOADER (auto: elf where lazynb's loader runs, Linux on x86-64)."""
-  loader = os.environ.get("LAZYNB_LOADER", "") or "auto"
+  loader = os.environ.get("LAZYNB_LOADER", "") or ("dlopen" if PLAIN else "auto")  # LAZYNB_PLAIN: the plain runtime
   if loader not in LOADERS: raise ValueError(f"LAZYNB_LOADER={loader!r}: use one of {', '.join(LOADERS)}")
   if loader == "elf" and not elfload.supported():
     raise ValueError(f"LAZYNB_LOADER=elf: lazynb's object loader runs on Linux x86-64 only (this is {sys.platform} "
@@ -368,5 +368,5 @@ class CPUDevice(Compiled):
     shape_cpu_renderer(renderer, simd_shape(compiler.cc, compiler.march))
     renderer.half_native = compiler.half_native
     # gcc 12 builds overlapping lanes (the conv weight gradient's shifted windows) from scalar loads: write them as vectors
-    renderer.lane_vectors = not compiler.is_clang
+    renderer.lane_vectors = not compiler.is_clang and not PLAIN
     super().__init__(device, CPUAllocator(), renderer, compiler, CPUProgram)
