@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 from lazynb import trace
-from lazynb.helpers import DEBUG, colored, ansistrip_pad, fmt_time, GlobalCounters
+from lazynb.helpers import DEBUG, colored, ansistrip_pad, fmt_time, GlobalCounters, plural
 
 def _line_for_exec(d: dict) -> str:
   t = d["seconds"]
@@ -47,6 +47,6 @@ def print_event(ev: trace.Event):
     print(colored(f"pass [{d.get('stage') or 'other'}] {d['name']}", "blue") + f": {len(d['steps'])} steps")
   elif ev.kind == "jit" and lvl >= 2:
     vals = "".join(f"  {k}={v}" for k, v in (d.get("var_vals") or {}).items())
-    print(colored(f"JIT {d['phase']} {d.get('name', '')}: {d.get('kernels', 0)} kernels{vals}", "cyan"))
+    print(colored(f"JIT {d['phase']} {d.get('name', '')}: {plural(d.get('kernels', 0), 'kernel')}{vals}", "cyan"))
 
 trace.subscribe(print_event, rewrites=lambda: DEBUG.value >= 4)

@@ -9,6 +9,10 @@ from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 
+def plural(n: int, word: str) -> str:
+  """"1 kernel", "3 kernels": the count and the word, in its plural unless the count is one."""
+  return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
 def getenv(key: str, default: Any = 0) -> Any:
   """Read an environment variable, converted to the type of `default`."""
   val = os.environ.get(key)

@@ -30,7 +30,7 @@ import json, re, time
 from typing import Any
 from lazynb import trace, pipeline
 from lazynb.device import Device
-from lazynb.helpers import strip_ansi, ContextVar
+from lazynb.helpers import strip_ansi, ContextVar, plural
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
 from lazynb.shape.picture import picture
 
@@ -225,7 +225,7 @@ class Trace:
   def summary(self) -> str:
     doc = self.to_json()
     ks = doc["kernels"]
-    lines = [f"lazynb trace: {len(doc['schedule'])} schedule items, {len(ks)} kernels, "
+    lines = [f"lazynb trace: {plural(len(doc['schedule']), 'schedule item')}, {plural(len(ks), 'kernel')}, "
              f"{doc['timing']['run_s'] * 1e3:.2f} ms run, {doc['timing']['compile_s'] * 1e3:.1f} ms compile"]
     for k in ks: lines.append(f"  {k['display_name']:30s} {k['device']:6s} runs={k['runs']} {k['time_s'] * 1e6:9.1f} us  opts={k['opts']}")
     if doc["error"]: lines.append(f"  error: {doc['error']['type']}: {doc['error']['message']}")

@@ -74,7 +74,7 @@ def number(s: str) -> float:
 
 def _lines(p: str) -> float: return float(len((ROOT / p).read_text().splitlines()))
 
-KERNELS = r"lazynb trace: \d+ schedule items, (\d+) kernels"
+KERNELS = r"lazynb trace: \d+ schedule items?, (\d+) kernels?"  # ("1 kernel", "2 kernels")
 CLAIMS: list[Claim] = [
   Claim("00_index", "Try it", "{N} kernel", KERNELS),
   # 01_why
@@ -84,11 +84,11 @@ CLAIMS: list[Claim] = [
   Claim("01_why", "Why hardware engineers care", "{N} elementwise ops", r"compute ops used: \[(.*)\]", count=r"'(?!REDUCE_AXIS)\w+'", cmp="~"),
   Claim("01_why", "quiz q_first", "E_{N}", r"^\s+E_(\d+)\s+CPU", where="below"),
   # 02_setup
-  Claim("02_setup", "The %%tinygrad cell magic", "{N} items", r"lazynb trace: (\d+) schedule items"),
+  Claim("02_setup", "The %%tinygrad cell magic", "{N} items", r"lazynb trace: (\d+) schedule items?"),
   Claim("02_setup", "quiz q_bytes", "{N} buffers of 32*32*4 bytes", r"(\d+) bytes moved", where="below", f=lambda m: int(m.group(1)) / (32 * 32 * 4)),
   # 03_tensor_api
   Claim("03_tensor_api", "Tensors of the intro blog", "{N} kernels", KERNELS),
-  Claim("03_tensor_api", "Tensors of the intro blog", "{N} copy", r"lazynb trace: (\d+) schedule items, (\d+) kernels",
+  Claim("03_tensor_api", "Tensors of the intro blog", "{N} copy", r"lazynb trace: (\d+) schedule items?, (\d+) kernels?",
         f=lambda m: int(m.group(1)) - int(m.group(2))),
   # 04_laziness
   Claim("04_laziness", "Nothing runs until you ask", "realized {N} kernel", r"^realized (\d+) kernel"),

@@ -121,7 +121,7 @@ REWORDED = ["The Kernels tab lists a copy of the list first; after it comes exac
             "Only **one**\n*kernel* ran (E_4), after the copy.",
             "A copy, then a single kernel: `E_4`.",
             "E_4 is the 1 kernel that ran; before it, the list was copied to the device."]
-RUN = ("code", "%%tinygrad", "\x1b[32mlazynb trace: 2 schedule items, 1 kernels, 0.05 ms run\n")
+RUN = ("code", "%%tinygrad", "\x1b[32mlazynb trace: 2 schedule items, 1 kernel, 0.05 ms run\n")
 
 def test_check_passes_on_agreement_and_fails_on_a_wrong_number():
   (claim,) = [c for c in CLAIMS if c.nb == "00_index"]  # so every message below is about this one statement
@@ -134,7 +134,7 @@ def test_check_passes_on_agreement_and_fails_on_a_wrong_number():
   assert msg.startswith("00_index, section 'Try it': the text says one (") and "then one kernel" in msg and msg.endswith("measured 2")
   (msg,) = mismatches("00_index", _nb(("md", TRY, None), RUN, ("md", STATEMENT.replace("one kernel", "2 kernels"), None)))
   assert "the text says 2 (" in msg and "measured 1" in msg
-  below = _nb(("md", TRY, None), ("md", STATEMENT, None), ("code", "%%tinygrad", "lazynb trace: 2 schedule items, 1 kernels\n"))
+  below = _nb(("md", TRY, None), ("md", STATEMENT, None), ("code", "%%tinygrad", "lazynb trace: 2 schedule items, 1 kernel\n"))
   (msg,) = mismatches("00_index", below)   # the measurement must come from the cells above the statement
   assert "no output above it" in msg
   twice = _nb(("md", TRY, None), RUN, ("md", STATEMENT, None), ("md", "It was one kernel.", None))

@@ -14,6 +14,7 @@ limits, and drawn graphs and kernel sources share byte budgets, so a huge graph 
 from __future__ import annotations
 import base64, io, re, secrets
 from lazynb import viz as _viz
+from lazynb.helpers import plural
 from lazynb.notebook import graphviz as gv
 from lazynb.notebook.stpicture import pictures_html, esc, as_list as _list, tuple_text
 
@@ -373,8 +374,8 @@ RENDER = {"schedule": view_schedule, "graph": view_graph, "shapetracker": view_s
 def _header(ctx: _Ctx) -> str:
   d, t = ctx.doc, _dict(ctx.doc.get("timing"))
   settings = " ".join(f"{esc(k)}={esc(v)}" for k, v in _dict(d.get("settings")).items())
-  head = (f'<div class="lzt-head"><b>lazynb trace</b> &middot; {len(_list(d.get("schedule")))} schedule items &middot; '
-          f'{len(ctx.kernels)} kernels &middot; {_num(t.get("run_s"), 1e3, "{:.3f}")} ms run &middot; '
+  head = (f'<div class="lzt-head"><b>lazynb trace</b> &middot; {plural(len(_list(d.get("schedule"))), "schedule item")} &middot; '
+          f'{plural(len(ctx.kernels), "kernel")} &middot; {_num(t.get("run_s"), 1e3, "{:.3f}")} ms run &middot; '
           f'{_num(t.get("compile_s"), 1e3, "{:.1f}")} ms compile <span class="lzt-muted">{settings}</span></div>')
   err = d.get("error")
   if err:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from dataclasses import replace
 from lazynb.device import Device
+from lazynb.helpers import plural
 from lazynb.notebook.magic import Settings, CellRun, TraceView, run_code
 
 def device_options() -> list[tuple[str, str]]:
@@ -38,7 +39,7 @@ class TraceControls:
   def _status(self) -> str:
     doc = self.last.trace.to_json()
     err = f" — <b>error</b>: {html.escape(str(self.last.error))}" if self.last.error is not None else ""
-    return (f"<span style='font-family:monospace'>run {self.runs}: {len(doc['kernels'])} kernels, "
+    return (f"<span style='font-family:monospace'>run {self.runs}: {plural(len(doc['kernels']), 'kernel')}, "
             f"{doc['timing']['run_s'] * 1e3:.2f} ms{err}</span>")
 
   def current(self) -> Settings:
