@@ -111,7 +111,8 @@ class Trace:
     self.started = time.perf_counter()
     self.seconds = 0.0
     self.error: BaseException | None = None
-    self.settings = {k: v.value for k, v in ContextVar.registry.items()}
+    # the flags, and the default device, in force when the recording starts (a cell's device menu sets it only while it runs)
+    self.settings = {**{k: v.value for k, v in ContextVar.registry.items()}, "device": Device.DEFAULT}
     self._doc: dict | None = None
     self._shown: dict | None = None
   def finish(self):
@@ -216,7 +217,7 @@ class Trace:
         kernel_for(ev.data["program"], ev.data.get("kernel"), ev.data.get("lowered"))
     for s in schedule: s.pop("_item", None)
     for k in kernels: replaced.update(k["replaced"])
-    return {"version": VERSION, "generator": "lazynb", "settings": dict(self.settings, device=Device.DEFAULT),
+    return {"version": VERSION, "generator": "lazynb", "settings": dict(self.settings),
             "schedule": schedule, "kernels": kernels, "graphs": graphs.graphs, "views": views, "rewrites": rewrites,
             "tensor_graphs": tensor_graphs, "folded_constants": folded_consts, "replaced_stages": [n for n in pipeline.stages() if n in replaced], "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
             "error": None if self.error is None else {"type": type(self.error).__name__, "message": str(self.error)}}

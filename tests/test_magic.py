@@ -31,6 +31,15 @@ def test_run_code_records_kernels_and_restores_settings():
   assert [s["kind"] for s in doc["schedule"]] == ["copy", "kernel"]
   assert NOOPT.value == 0 and Device.DEFAULT == before
 
+def test_the_trace_names_the_device_the_cell_ran_on():
+  """The device menu sets the default device only while the cell runs: the trace (its header) names that device,
+  not the one in force when the document is made."""
+  before = Device.DEFAULT
+  run = run_code("t = (Tensor([1.0, 2.0]) + 1).realize()", {"Tensor": Tensor}, effective(Settings(device="PYTHON")))
+  assert run.error is None and Device.DEFAULT == before != "PYTHON"
+  doc = run.trace.to_json()
+  assert doc["settings"]["device"] == "PYTHON" and {k["device"] for k in doc["kernels"]} == {"PYTHON"}
+
 def test_run_code_keeps_trace_up_to_an_error():
   ns = {"Tensor": Tensor}
   run = run_code("x = (Tensor([1.0, 2.0]) * 2).realize()\nraise ValueError('boom')", ns, effective(Settings()))
