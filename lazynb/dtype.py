@@ -127,12 +127,16 @@ if (_env := os.environ.get("DEFAULT_FLOAT", "")):
   if not dtypes.is_float(_BY_NAME.get(_env.lower(), dtypes.void)): raise ValueError(f"DEFAULT_FLOAT={_env}: not a float dtype")
   dtypes.default_float = _BY_NAME[_env.lower()]
 
+class UnknownDTypeError(TypeError, AttributeError):
+  """A dtype name lazynb does not know. tinygrad 0.10 raises AttributeError there (it looks the name up on `dtypes`);
+  TypeError is the class for a wrong type of argument: this error is both."""
+
 def to_dtype(x) -> DType:
   """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype."""
   if isinstance(x, DType): return x
   if isinstance(x, str):
     if x.lower() in _BY_NAME: return _BY_NAME[x.lower()]
-    raise TypeError(f"unknown dtype {x!r}; supported: {sorted(_BY_NAME)}")
+    raise UnknownDTypeError(f"unknown dtype {x!r}; supported: {sorted(_BY_NAME)}")
   return dtypes.from_np(x)
 
 def np_storage(d: DType):

@@ -23,7 +23,7 @@ def _index_tensors(self: Tensor, idx: tuple) -> tuple[tuple, list[Tensor]]:
   """idx with the ellipsis spelled out and lists/arrays as int tensors; the tensors in order."""
   T = type(self)
   idx = tuple(T(np.asarray(i), device=self.device) if isinstance(i, (list, np.ndarray)) else i for i in idx)
-  if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
+  if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can have only a single ellipsis (...)")
   if any(i is Ellipsis for i in idx):
     k, real = [i is Ellipsis for i in idx].index(True), sum(1 for i in idx if i is not None and i is not Ellipsis)
     idx = idx[:k] + (slice(None),) * max(0, self.ndim - real) + idx[k + 1:]

@@ -208,6 +208,9 @@ def rearrange(self: Tensor, formula: str, **sizes) -> Tensor:
   x = x.permute(tuple(flat.index(n) for n in out_flat))
   return x.reshape(tuple(s for g in rhs for s in ([size[n] for n in ell] if g == ["..."] else [prod(size[n] for n in g if n != "1")])))
 
+class EinsumArityError(ValueError, AssertionError):
+  """A formula whose inputs do not match the operands: a ValueError, and an AssertionError as tinygrad 0.10 raises."""
+
 def einsum(formula: str, *operands, dtype=None) -> Tensor:
   """Each operand's axes are named by letters: all are lined up on one list of letters (a repeated letter in one
   operand takes the diagonal), multiplied with broadcasting, and summed over the letters not in the output."""
@@ -215,7 +218,7 @@ def einsum(formula: str, *operands, dtype=None) -> Tensor:
   formula = formula.replace(" ", "")
   lhs, rhs = formula.split("->") if "->" in formula else (formula, None)
   ins = lhs.split(",")
-  if len(ins) != len(ops): raise ValueError(f"einsum {formula!r} has {len(ins)} inputs, got {len(ops)} operands")
+  if len(ins) != len(ops): raise EinsumArityError(f"einsum {formula!r} has {len(ins)} inputs, got {len(ops)} operands")
   n_ell = max([t.ndim - len(s.replace("...", "")) for s, t in zip(ins, ops) if "..." in s], default=0)
   ell = "".join(chr(0x391 + i) for i in range(n_ell))  # the dims of ... get names of their own
   ins = [s.replace("...", ell[n_ell - (t.ndim - len(s.replace("...", ""))):]) for s, t in zip(ins, ops)]

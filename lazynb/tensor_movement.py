@@ -125,7 +125,7 @@ def __getitem__(self: Tensor, idx) -> Tensor:
     if isinstance(i, (type(self), list, np.ndarray)): return self._gather_index(idx)
     if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))) or isinstance(i, bool):
       raise TypeError(f"unsupported index {i!r}: use ints, slices, None, ... or an int Tensor")
-  if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
+  if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can have only a single ellipsis (...)")
   n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
   if n_real > self.ndim: raise IndexError(f"too many indices ({n_real}) for a tensor of shape {self.shape}")
   if Ellipsis in idx:

@@ -1,0 +1,24 @@
+"""Bad input raises what tinygrad 0.10.3 raises (its own tests check the class, sometimes the words): each case runs on
+both libraries, and lazynb's error must be an instance of tinygrad's error class, with tinygrad's key words."""
+import pytest
+import lazynb
+tinygrad = pytest.importorskip("tinygrad")  # (the test extra pins tinygrad==0.10.3)
+
+CASES = {
+  "unknown dtype name": lambda T: T([1.0, 2.0]).sum(dtype=""),
+  "einsum with an operand too many": lambda T: T.einsum("ij,jk->ij", T.zeros(10, 15), T.zeros(15, 20), T.zeros(20, 10)),
+  "einsum with an operand too few": lambda T: T.einsum("ij,jk,kl->il", T.zeros(10, 15), T.zeros(15, 20)),
+  "two ellipses": lambda T: T.zeros(2, 3, 4)[..., ...],
+}
+WORDS = {"two ellipses": "single ellipsis"}
+
+def raised(fn, T) -> BaseException:
+  try: fn(T)
+  except Exception as e: return e  # noqa: BLE001 (any class: compared below)
+  raise AssertionError(f"{T.__module__}: no error")
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_error_class_matches_tinygrad(case):
+  want, got = raised(CASES[case], tinygrad.Tensor), raised(CASES[case], lazynb.Tensor)
+  assert isinstance(got, type(want)), f"tinygrad raises {type(want).__name__}, lazynb {type(got).__name__}: {got}"
+  if case in WORDS: assert WORDS[case] in str(want) and WORDS[case] in str(got), (str(want), str(got))
