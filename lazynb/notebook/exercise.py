@@ -63,20 +63,21 @@ def _close(got: np.ndarray, want: np.ndarray, what: str, rtol=1e-4, atol=1e-5):
   need(np.allclose(got, want, rtol=rtol, atol=atol), f"{what}: the values are wrong (largest error {np.nanmax(np.abs(got - want)):.3g}).")
 
 @contextlib.contextmanager
-def _forbid(*names: str):
-  """Make Tensor methods raise while the learner's code runs (the exercise is to build them from smaller ops)."""
+def _forbid(*names: str, cls=None, why: str = "this exercise is to build it from smaller ops"):
+  """Make methods of cls (Tensor by default) raise while the learner's code runs (the exercise is to write them)."""
   from lazynb import Tensor
-  own = {n: Tensor.__dict__[n] for n in names if n in Tensor.__dict__}   # inherited ones (OpMixin's) are shadowed, then unshadowed
+  cls = Tensor if cls is None else cls
+  own = {n: cls.__dict__[n] for n in names if n in cls.__dict__}   # inherited ones (OpMixin's) are shadowed, then unshadowed
   def blocked(n):
-    def f(*a, **k): raise Fail(f"this exercise is to build it from smaller ops: Tensor.{n} is not allowed here.")
+    def f(*a, **k): raise Fail(f"{why}: {cls.__name__}.{n} is not allowed here.")
     return f
   for n in names:
-    if hasattr(Tensor, n): setattr(Tensor, n, blocked(n))
+    if hasattr(cls, n): setattr(cls, n, blocked(n))
   try: yield
   finally:
     for n in names:
-      if n in own: setattr(Tensor, n, own[n])
-      elif n in Tensor.__dict__: delattr(Tensor, n)
+      if n in own: setattr(cls, n, own[n])
+      elif n in cls.__dict__: delattr(cls, n)
 
 def _kernels(fn) -> int:
   from lazynb import GlobalCounters
@@ -175,19 +176,32 @@ def _(cross_entropy):
 
 # ---------------------------------------------------------------- Project 5
 
+def _show(u) -> str:
+  """A small expression as text for a hint: `(i*1)`, `(1.0*f)`; anything else by its op."""
+  from lazynb.uop.ops import Ops, sym_str
+  try: return sym_str(u) if all(n.op in (Ops.DEFINE_VAR, Ops.CONST, Ops.CAST, Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD) for n in u.toposort()) else str(u.op)
+  except Exception: return repr(u)
+
 @exercise("p05.fold_rules")
 def _(rules):
   from lazynb.uop.ops import UOp, Ops, PatternMatcher, graph_rewrite
   from lazynb.dtype import dtypes
   need(isinstance(rules, PatternMatcher), f"the rules must be a PatternMatcher, got {type(rules).__name__}.")
-  i = UOp(Ops.RANGE, dtypes.int, (), (0, 8, "i"))
-  j = UOp(Ops.RANGE, dtypes.int, (), (1, 4, "j"))
+  i, j = UOp.variable("i", 0, 8), UOp.variable("j", 1, 4)
   f = UOp(Ops.CAST, dtypes.float, (i,))
-  for e, want, what, name in [(i * 1, i, "i*1", "i"), (i.const_like(1) * i, i, "1*i", "i"), (f * 1.0, f, "f*1.0 (a float)", "f"),
-                              (i + 0, i, "i+0", "i"), ((j * 1 + 0) * 1, j, "(j*1+0)*1", "j"), ((i * 1) + (j + 0), i + j, "(i*1)+(j+0)", "i+j")]:
-    need(graph_rewrite(e, rules) is want, f"{what} should become {name}.")
-  for e, what in [(i * 2, "i*2"), (i + 1, "i+1"), (i * j, "i*j")]:
-    need(graph_rewrite(e, rules) is e, f"{what} must stay as it is: only a multiply by exactly 1 or an add of exactly 0 may go.")
+  # built with UOp(...) directly: the operators already drop an int `+ 0` or `* 1` when the expression is built,
+  # which would leave the rules nothing to do
+  add, mul = (lambda a, b: UOp(Ops.ADD, a.dtype, (a, b))), (lambda a, b: UOp(Ops.MUL, a.dtype, (a, b)))
+  one, zero = i.const_like(1), i.const_like(0)
+  cases = [(mul(i, one), i), (mul(one, i), i), (add(i, zero), i), (add(zero, i), i), (mul(f, f.const_like(1.0)), f),
+           (add(f.const_like(0.0), f), f), (mul(add(mul(j, one), zero), one), j), (add(mul(i, one), add(zero, j)), add(i, j))]
+  for e, want in cases:
+    got = graph_rewrite(e, rules)
+    need(got is want, f"{_show(e)} should become {_show(want)}, your rules gave {_show(got)}"
+         + (": a multiply by 1 or an add of 0 leaves x itself, not a constant." if got.op is Ops.CONST else "."))
+  for e in [mul(i, i.const_like(2)), add(i, one), mul(i, j), add(i, j), mul(i, zero), add(f, f.const_like(1.0)), mul(f, f.const_like(0.5))]:
+    got = graph_rewrite(e, rules)
+    need(got is e or (e.op is Ops.MUL and zero in e.src and got is zero), f"{_show(e)} must stay as it is, your rules gave {_show(got)}: only a multiply by exactly 1 or an add of exactly 0 may go.")
 
 # ---------------------------------------------------------------- Project 6
 
