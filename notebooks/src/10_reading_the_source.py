@@ -104,9 +104,9 @@ q_sub.reveal()
 #
 # The course suggests print statements plus `DEBUG=4`. Python can do the tracing for you: `sys.setprofile` calls a
 # function on every function call. Record every call that lands in lazynb while one addition is realized (a fresh
-# shape, so that the kernel really has to be compiled), then keep the first call of each of the pipeline's main
+# shape, so that the kernel really has to be made), then keep the first call of each of the pipeline's main
 # functions, in the order they happened. (`render` is defined once in `CStyleLanguage`, the base class of the C,
-# OpenCL and CUDA renderers; `compile_cached` looks in the disk cache before it calls the C compiler; `__call__` in
+# OpenCL and CUDA renderers; `load_kernel` loads the compiled library, which the C compiler made unless the disk cache had it; `__call__` in
 # `ops_cpu.py` is `CPUProgram` running the kernel.)
 
 # %%
@@ -129,8 +129,8 @@ try: c.realize()
 finally: sys.setprofile(None)
 main = [("tensor.py", "realize"), ("engine/schedule.py", "create_schedule"), ("engine/realize.py", "run_schedule"),
         ("engine/realize.py", "get_runner"), ("codegen/__init__.py", "get_program"), ("codegen/kernel.py", "hand_coded_optimizations"),
-        ("codegen/lowerer.py", "lower"), ("codegen/linearize.py", "linearize"), ("renderer/cstyle.py", "render"),
-        ("device.py", "compile_cached"), ("runtime/ops_cpu.py", "__call__")]
+        ("codegen/lowerer.py", "lower_kernel"), ("codegen/linearize.py", "linearize"), ("renderer/cstyle.py", "render"),
+        ("device.py", "load_kernel"), ("runtime/ops_cpu.py", "__call__")]
 first = {}
 for i, call in enumerate(calls):
   if call in main and call not in first: first[call] = i
@@ -214,7 +214,8 @@ assert si.kind == "kernel" and "__builtin_exp2f" in prg.src and prg.lowered is n
 #
 # Everything in `lazynb/engine/` starts by walking the UOp graph in *topological order*: every node after all of its
 # sources, each node once. Write `toposort(root)` (it is `UOp.toposort` in `lazynb/uop/ops.py`, but write your own:
-# a recursive visit that appends a node after its sources works). The check tests the two properties on a few graphs.
+# a recursive visit that appends a node after its sources works; `UOp.toposort` is switched off during the check). The
+# check tests the two properties on a few graphs.
 
 # %%
 # EXERCISE 10.toposort
