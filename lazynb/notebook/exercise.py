@@ -215,12 +215,23 @@ def _(rules):
 @exercise("p06.layer_norm")
 def _(layer_norm):
   from lazynb import Tensor
+  def want(x, eps):
+    x64 = x.astype(np.float64)
+    mu, var = x64.mean(-1, keepdims=True), x64.var(-1, keepdims=True)
+    return ((x64 - mu) / np.sqrt(var + eps)).astype(np.float32)
   for seed, shape in enumerate([(4, 8), (2, 3, 5), (1, 16)]):
     x = (_rng(seed).standard_normal(shape) * 3 + 2).astype(np.float32)
     with _forbid("layernorm", "layer_norm"): out = layer_norm(Tensor(x))
-    x64 = x.astype(np.float64)
-    mu, var = x64.mean(-1, keepdims=True), x64.var(-1, keepdims=True)
-    _close(_np(out, "layer_norm"), ((x64 - mu) / np.sqrt(var + 1e-5)).astype(np.float32), f"shape {shape}", rtol=1e-3, atol=1e-4)
+    _close(_np(out, "layer_norm"), want(x, 1e-5), f"shape {shape}", rtol=1e-3, atol=1e-4)
+  # rows that are almost constant (variance ~1e-8): here eps decides the result, it keeps the division finite and small
+  x = (0.5 + _rng(5).standard_normal((3, 8)) * 1e-4).astype(np.float32)
+  with _forbid("layernorm", "layer_norm"): out = layer_norm(Tensor(x))
+  _close(_np(out, "layer_norm"), want(x, 1e-5), "rows that are almost constant (variance ~1e-8, so eps=1e-5 matters): add eps to "
+         "the variance, inside the square root", rtol=2e-2, atol=2e-3)
+  x = (_rng(6).standard_normal((4, 6)) * 0.5).astype(np.float32)
+  with _forbid("layernorm", "layer_norm"): out = layer_norm(Tensor(x), 0.1)
+  _close(_np(out, "layer_norm"), want(x, 0.1), "layer_norm(x, 0.1): use the eps you are given, added to the variance inside the "
+         "square root", rtol=1e-3, atol=1e-4)
 
 # ---------------------------------------------------------------- Project 7: a Python device, part by part
 
@@ -274,10 +285,17 @@ def _(PyRunner):
   out2 = [0] * 6
   t = r(out2, x, global_size=(2, 3, 1), wait=True)
   need(isinstance(t, float) and t >= 0, "with wait=True the runner returns the run time in seconds, a float.")
-  r2 = PyRunner("shift", b"def shift(out, x, g0, g1, g2):\n  out[g0] = x[g0] + 1\n")
-  out3 = [0] * 4
-  r2(out3, [5, 6, 7, 8], global_size=(4, 1, 1))
-  need(out3 == [6, 7, 8, 9], "a second runner with another kernel name ran the wrong function: look the function up by its name.")
+  # a library with several functions: a helper before the kernel, another kernel after it
+  lib = (b"def helper(v):\n  return v + 1\n"
+         b"def shift(out, x, g0, g1, g2):\n  out[g0] = helper(x[g0])\n"
+         b"def twice(out, x, g0, g1, g2):\n  out[g0] = x[g0] * 2\n")
+  for name, want in [("shift", [6, 7, 8, 9]), ("twice", [10, 12, 14, 16])]:
+    out3 = [0] * 4
+    try: PyRunner(name, lib)(out3, [5, 6, 7, 8], global_size=(4, 1, 1))
+    except Exception as e: raise Fail(f"PyRunner({name!r}, lib) on a library that defines helper, shift and twice raised "
+                                      f"{type(e).__name__}: {e}. Does it run the function called {name!r}?") from None
+    need(out3 == want, f"PyRunner({name!r}, lib) on a library that defines helper, shift and twice ran the wrong function "
+         f"(out became {out3}): look the function up by the name you are given.")
 
 # ---------------------------------------------------------------- the parts
 
@@ -357,6 +375,8 @@ def _(one_hot):
     labels = _rng(seed).integers(0, k, n)
     with _forbid("one_hot"): out = one_hot(Tensor(labels.astype(np.int32)), k)
     got = _np(out, "one_hot")
+    need(got.dtype != np.bool_, "one_hot gave booleans (a comparison's True/False): turn them into numbers, 1 and 0, so "
+         "the labels can be multiplied and summed.")
     need(got.shape == (n, k), f"{n} labels and {k} classes give shape ({n}, {k}), got {got.shape}.")
     need(np.array_equal(got.astype(np.float64), np.eye(k)[labels]), "each row must be 1 at its label's column and 0 elsewhere.")
 
@@ -391,6 +411,14 @@ def _(swish_grad):
   eps = 1e-5
   need(np.allclose(g, (f(x + eps) - f(x - eps)) / (2 * eps), rtol=1e-5, atol=1e-7),
        "the slopes don't match finite differences of x*sigmoid(x): use the product rule, and sigmoid' = s*(1-s).")
+  # the formula is exact to float64 rounding; a numeric difference is off by ~1e-10 here, and far off where x is so
+  # large that x + a small step rounds back to x
+  x = np.concatenate([x, [1e9, 3e13]])
+  s = 1 / (1 + np.exp(-x))
+  g = np.asarray(swish_grad(x.copy()), dtype=np.float64)
+  err = np.abs(g - (s + x * s * (1 - s)))
+  need(g.shape == x.shape and np.all(err <= 1e-12 + 1e-12 * np.abs(g)), f"the slopes are close but not exact (largest error "
+       f"{np.nanmax(err):.2g}): that is what a numeric difference gives. Write the derivative as a formula in x.")
 
 @exercise("07.int_rules")
 def _(rules):
