@@ -150,7 +150,15 @@ def _lines_all(fn):
   out = io.StringIO()
   with Context(DEBUG=2), contextlib.redirect_stdout(out): fn()
   return out.getvalue().splitlines()
-def _toposort_users_first(root): return list(reversed(root.toposort()))
+def _toposort_users_first(root):
+  out, done = [], set()
+  def visit(u):
+    if u in done: return
+    done.add(u)
+    for s in u.src: visit(s)
+    out.append(u)
+  visit(root)
+  return out[::-1]
 
 def _greedy_rules():
   from lazynb.uop.ops import UPat, PatternMatcher
@@ -164,7 +172,8 @@ def _greedy_rules():
   ("05.softmax", _softmax_unstable, "inf or nan"), ("04.lazy", _eager_sum, "ran 3 kernels"),
   ("06.swish_grad", _swish_grad_no_product_rule, "finite differences"), ("01.relu", lambda x: x.maximum(0), "not allowed"),
   ("10.toposort", _toposort_dups, "appear once"), ("10.toposort", _toposort_users_first, "after all of its sources"),
-  ("02.count_kernels", _count_without_reset, "start counting from zero"), ("02.count_kernels", _count_twice, "exactly once"),
+  ("10.toposort", lambda root: root.toposort(), "UOp.toposort is not allowed"),
+  ("02.count_kernels", _count_without_reset, "running total"), ("02.count_kernels", _count_twice, "exactly once"),
   ("02.count_kernels", _count_with_reset, "reset the running totals"),
   ("02.count_kernels", lambda fn: float(fn() is None), "must return an int"),
   ("02.debug_lines", _lines_via_environ, "os.environ"), ("02.debug_lines", _lines_leaking_debug, "then restore it"),

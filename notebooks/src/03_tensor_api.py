@@ -198,7 +198,7 @@ except ValueError as e: print("t.item() on 9 elements:", e)
 #
 # Write `one_hot(labels, num_classes)`: integer labels of shape `(n,)` become an `(n, num_classes)` tensor with a 1
 # at each row's label and 0 elsewhere. Hint: compare a reshaped `labels` with a reshaped `Tensor.arange`; broadcasting
-# does the rest. (`Tensor.one_hot` is switched off during the check.)
+# does the rest, and a comparison gives booleans: make them numbers. (`Tensor.one_hot` is switched off during the check.)
 
 # %%
 # EXERCISE 03.one_hot

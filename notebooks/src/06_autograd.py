@@ -317,8 +317,9 @@ q_which.reveal()
 # ## Exercise: the backward of a new op
 #
 # Swish is `x * sigmoid(x)`. Write its derivative `swish_grad(x)` for a numpy array `x` (on paper first: the product
-# rule). The check compares your formula with finite differences of swish; you can compare it with lazynb's
-# autograd on `x * x.sigmoid()` yourself.
+# rule). The check compares your formula with finite differences of swish, and with the exact slope to float64
+# precision, which a finite difference does not reach; you can compare it with lazynb's autograd on `x * x.sigmoid()`
+# yourself.
 
 # %%
 # EXERCISE 06.swish_grad

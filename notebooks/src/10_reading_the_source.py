@@ -218,7 +218,8 @@ assert si.kind == "kernel" and "__builtin_exp2f" in prg.src and prg.lowered is n
 #
 # Everything in `lazynb/engine/` starts by walking the UOp graph in *topological order*: every node after all of its
 # sources, each node once. Write `toposort(root)` (it is `UOp.toposort` in `lazynb/uop/ops.py`, but write your own:
-# a recursive visit that appends a node after its sources works). The check tests the two properties on a few graphs.
+# a recursive visit that appends a node after its sources works; `UOp.toposort` is switched off during the check). The
+# check tests the two properties on a few graphs.
 
 # %%
 # EXERCISE 10.toposort

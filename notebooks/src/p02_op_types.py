@@ -187,7 +187,8 @@ check("p02.address", address)
 # ## Exercise 2: a batched matmul by hand
 #
 # Extend §5 to a batch: `(B, M, K) @ (B, K, N) -> (B, M, N)` with reshape/expand, a multiply and a sum.
-# `@`, `matmul`, `dot` and `einsum` are switched off while the check runs.
+# `@`, `matmul`, `dot` and `einsum` are switched off while the check runs, and so is reading values out (`numpy()`):
+# the result must be the lazy Tensor your ops build from `a` and `b`.
 
 # %%
 # EXERCISE p02.bmm

@@ -224,8 +224,9 @@ q_reload.reveal("identical" if acc2 == acc else "within 0.1%")
 # ## Exercise: cross-entropy from scratch
 #
 # Write `cross_entropy(logits, labels)` for logits `(N, C)` and integer labels `(N,)`: the mean over rows of
-# `-log(softmax(logits)[label])`, without `sparse_categorical_crossentropy`. It must survive logits of 1000 (no
-# inf or nan); the check compares the loss and its gradient with numpy.
+# `-log(softmax(logits)[label])`, without `sparse_categorical_crossentropy`, `log_softmax`, `softmax` or `logsumexp` (they
+# are switched off during the check). It must survive logits of 1000 (no inf or nan); the check compares the loss and
+# its gradient with numpy.
 
 # %%
 # EXERCISE p04.cross_entropy

@@ -160,7 +160,8 @@ assert np.abs(fast.numpy() - reference("gelu", xc.numpy())).max() < 1e-5
 #
 # `rms_norm` divides by the root mean square. Layer norm first subtracts the mean of the last axis, then divides
 # by `sqrt(variance + eps)` (the variance of the last axis, divided by n, not n-1). Write `layer_norm(x, eps)`
-# without `Tensor.layernorm`; the check compares it with numpy on three shapes.
+# without `Tensor.layernorm`; the check compares it with numpy on three shapes, on rows that are almost constant (where
+# eps decides the result) and with an eps of its own.
 
 # %%
 # EXERCISE p06.layer_norm

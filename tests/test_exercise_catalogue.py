@@ -1,0 +1,465 @@
+"""A catalogue of plausible wrong answers for every exercise in lazynb/notebook/exercise.py: each must fail its check
+with a hint that says what is wrong (the part of the hint expected is written next to it), and valid answers written
+differently from the reference solution must pass. A new exercise cannot be added without a catalogue entry."""
+import contextlib, functools, io, itertools, math, operator, time, types
+import numpy as np
+import pytest
+from lazynb import Tensor, GlobalCounters, Context
+from lazynb.device import Allocator, Compiler, CompileError, Runner
+from lazynb.dtype import dtypes
+from lazynb.uop.ops import UPat, PatternMatcher, Ops
+from lazynb.notebook import exercise as ex
+
+WRONG: dict[str, list[tuple[str, object, str]]] = {}   # key -> [(what the mistake is, the answer, a part of the hint)]
+RIGHT: dict[str, list[tuple[str, object]]] = {}         # key -> [(how it differs from the reference, the answer)]
+
+def wrong(key, what, hint, obj=None):
+  if obj is not None: WRONG.setdefault(key, []).append((what, obj, hint))
+  return lambda fn: WRONG.setdefault(key, []).append((what, fn, hint)) or fn
+
+def right(key, what, obj=None):
+  if obj is not None: RIGHT.setdefault(key, []).append((what, obj))
+  return lambda fn: RIGHT.setdefault(key, []).append((what, fn)) or fn
+
+def onehot_mask(labels, n): return labels.reshape(-1, 1) == Tensor.arange(n).reshape(1, -1)
+
+# ---------------------------------------------------------------- p01.mse
+
+wrong("p01.mse", "absolute instead of squared", "values are wrong", lambda a, b: (a - b).abs().mean())
+wrong("p01.mse", "sum instead of mean", "values are wrong", lambda a, b: ((a - b) * (a - b)).sum())
+wrong("p01.mse", "the root of the mean (RMSE)", "values are wrong", lambda a, b: ((a - b) * (a - b)).mean().sqrt())
+wrong("p01.mse", "mean over the first axis only", "scalar", lambda a, b: ((a - b) * (a - b)).mean(axis=0))
+wrong("p01.mse", "realized in the middle", "ONE fused kernel", lambda a, b: ((a - b) * (a - b)).realize().mean())
+right("p01.mse", "a power and a sum divided by the count", lambda a, b: ((a - b) ** 2).sum() / math.prod(a.shape))
+
+# ---------------------------------------------------------------- p02.address
+
+wrong("p02.address", "forgets the offset", "wrong element", lambda idx, st, off: sum(i * s for i, s in zip(idx, st)))
+wrong("p02.address", "strides in reverse order", "wrong element", lambda idx, st, off: off + sum(i * s for i, s in zip(idx, st[::-1])))
+wrong("p02.address", "counts indices from 1", "wrong element", lambda idx, st, off: off + sum((i + 1) * s for i, s in zip(idx, st)))
+wrong("p02.address", "drops the sign of a stride (flips)", "flip view", lambda idx, st, off: off + sum(i * abs(s) for i, s in zip(idx, st)))
+wrong("p02.address", "returns a float", "must return an int", lambda idx, st, off: float(off + sum(i * s for i, s in zip(idx, st))))
+@right("p02.address", "numpy's dot product")
+def _address_dot(idx, strides, offset): return offset + int(np.dot(np.asarray(idx, np.int64), np.asarray(strides, np.int64)))
+
+# ---------------------------------------------------------------- p02.bmm
+
+def _bmm_parts(a, b):
+  (B, M, K), N = a.shape, b.shape[2]
+  return a.reshape(B, M, K, 1), b.reshape(B, 1, K, N)
+wrong("p02.bmm", "calls the built-in @", "not allowed", lambda a, b: a @ b)
+wrong("p02.bmm", "goes through numpy", "not allowed", lambda a, b: Tensor(a.numpy() @ b.numpy()))
+wrong("p02.bmm", "sums the wrong axis", "the result has shape", lambda a, b: (lambda x, y: (x * y).sum(axis=3))(*_bmm_parts(a, b)))
+wrong("p02.bmm", "uses the first batch of b for every batch", "values are wrong",
+      lambda a, b: (lambda x, y: (x * y[:1]).sum(axis=2))(*_bmm_parts(a, b)))
+wrong("p02.bmm", "realizes the result inside", "not computed from a and b", lambda a, b: (lambda x, y: (x * y).sum(axis=2).realize())(*_bmm_parts(a, b)))
+@right("p02.bmm", "b transposed, both expanded to (B, M, N, K), sum of the last axis")
+def _bmm_permute(a, b):
+  (B, M, K), N = a.shape, b.shape[2]
+  return (a.reshape(B, M, 1, K).expand(B, M, N, K) * b.permute(0, 2, 1).reshape(B, 1, N, K).expand(B, M, N, K)).sum(axis=-1)
+
+# ---------------------------------------------------------------- p03.finite_diff
+
+def _fd(step):
+  def finite_diff(f, v, eps=1e-4):
+    g = np.zeros_like(v, dtype=np.float64)
+    for i in range(v.size): g.flat[i] = step(f, v, i, eps)
+    return g
+  return finite_diff
+def _nudged(v, i, d):
+  w = v.copy(); w.flat[i] += d  # noqa: E702
+  return w
+wrong("p03.finite_diff", "forward difference", "slopes are off", _fd(lambda f, v, i, e: (f(_nudged(v, i, e)) - f(v)) / e))
+wrong("p03.finite_diff", "divides by eps, not 2 eps", "slopes are off", _fd(lambda f, v, i, e: (f(_nudged(v, i, e)) - f(_nudged(v, i, -e))) / e))
+wrong("p03.finite_diff", "wrong sign", "slopes are off", _fd(lambda f, v, i, e: (f(_nudged(v, i, -e)) - f(_nudged(v, i, e))) / (2 * e)))
+wrong("p03.finite_diff", "one slope for all inputs", "one slope per input", lambda f, v, eps=1e-4: np.array((f(v + eps) - f(v - eps)) / (2 * eps)))
+@wrong("p03.finite_diff", "nudges v itself and leaves it changed", "changed the input array")
+def _fd_in_place(f, v, eps=1e-4):
+  g = np.zeros_like(v)
+  for i in range(v.size):
+    v[i] += eps; hi = f(v); v[i] -= 2 * eps; lo = f(v)  # noqa: E702
+    g[i] = (hi - lo) / (2 * eps)
+  return g
+@right("p03.finite_diff", "rows of an identity matrix as the nudges")
+def _fd_eye(f, v, eps=1e-5):
+  return np.array([(f(v + eps * e) - f(v - eps * e)) / (2 * eps) for e in np.eye(v.size)]).reshape(v.shape)
+
+# ---------------------------------------------------------------- p03.pseudo_huber
+
+wrong("p03.pseudo_huber", "forgets delta squared", "values are wrong",
+      lambda p, t, d=1.0: ((1 + ((p - t) / d) ** 2).sqrt() - 1).mean())
+wrong("p03.pseudo_huber", "sum instead of mean", "values are wrong",
+      lambda p, t, d=1.0: (d * d * ((1 + ((p - t) / d) ** 2).sqrt() - 1)).sum())
+wrong("p03.pseudo_huber", "r not divided by delta", "delta=0.5", lambda p, t, d=1.0: (d * d * ((1 + (p - t) ** 2).sqrt() - 1)).mean())
+wrong("p03.pseudo_huber", "computed in numpy: no gradient", "no gradient reached pred",
+      lambda p, t, d=1.0: Tensor(np.mean(d * d * (np.sqrt(1 + ((p.numpy() - t.numpy()) / d) ** 2) - 1)), dtype=dtypes.float32))
+right("p03.pseudo_huber", "delta squared inside the root, sum over the count",
+      lambda p, t, d=1.0: ((d * d + (p - t) * (p - t)).sqrt() * d - d * d).sum() / p.shape[0])
+
+# ---------------------------------------------------------------- p04.cross_entropy
+
+wrong("p04.cross_entropy", "no max subtracted", "inf or nan",
+      lambda lg, y: -(onehot_mask(y, lg.shape[1]).where((lg.exp() / lg.exp().sum(axis=1, keepdim=True)).log(), 0).sum(axis=1)).mean())
+wrong("p04.cross_entropy", "the built-in log_softmax", "not allowed",
+      lambda lg, y: -(onehot_mask(y, lg.shape[1]).where(lg.log_softmax(axis=1), 0).sum(axis=1)).mean())
+wrong("p04.cross_entropy", "the built-in softmax, then log", "not allowed",
+      lambda lg, y: -(onehot_mask(y, lg.shape[1]).where(lg.softmax(axis=1).log(), 0).sum(axis=1)).mean())
+def _ce(axis=1, sign=-1.0, reduce="mean"):
+  def cross_entropy(lg, y):
+    z = lg - lg.max(axis=axis, keepdim=True)
+    logp = z - z.exp().sum(axis=axis, keepdim=True).log()
+    picked = onehot_mask(y, lg.shape[1]).where(logp, 0).sum(axis=1)
+    return sign * (picked.mean() if reduce == "mean" else picked.sum())
+  return cross_entropy
+wrong("p04.cross_entropy", "softmax over the batch axis", "values are wrong", _ce(axis=0))
+wrong("p04.cross_entropy", "forgets the minus sign", "values are wrong", _ce(sign=1.0))
+wrong("p04.cross_entropy", "sum over rows instead of mean", "values are wrong", _ce(reduce="sum"))
+@right("p04.cross_entropy", "logsumexp minus the picked logit, picked by a float mask")
+def _ce_lse(logits, labels):
+  m = logits.max(axis=1, keepdim=True)
+  lse = m.reshape(-1) + (logits - m).exp().sum(axis=1).log()
+  return (lse - (logits * onehot_mask(labels, logits.shape[1]).float()).sum(axis=1)).mean()
+
+# ---------------------------------------------------------------- p05.fold_rules
+
+X = UPat.var("x")
+wrong("p05.fold_rules", "x+0 becomes 0", "not a constant", PatternMatcher([(X * 1, lambda x: x), (X + 0, lambda x: x.const_like(0))]))
+wrong("p05.fold_rules", "only the multiply rule", "should become", PatternMatcher([(X * 1, lambda x: x)]))
+wrong("p05.fold_rules", "any constant factor goes", "must stay", PatternMatcher([(X * UPat.cvar("c"), lambda x, c: x), (X + 0, lambda x: x)]))
+wrong("p05.fold_rules", "the constant only on the right", "(1*i) should become i",
+      PatternMatcher([(UPat(Ops.MUL, src=(X, UPat.const(None, 1))), lambda x: x), (UPat(Ops.ADD, src=(X, UPat.const(None, 0))), lambda x: x)]))
+wrong("p05.fold_rules", "ints only", "should become", PatternMatcher([(UPat.var("x", dtypes.int) * 1, lambda x: x), (UPat.var("x", dtypes.int) + 0, lambda x: x)]))
+wrong("p05.fold_rules", "x*0 becomes x", "must stay", PatternMatcher([(X * 1, lambda x: x), (X * 0, lambda x: x), (X + 0, lambda x: x)]))
+right("p05.fold_rules", "any constant, checked in the function",
+      PatternMatcher([(X * UPat.cvar("c"), lambda x, c: x if c.arg == 1 else None), (X + UPat.cvar("c"), lambda x, c: x if c.arg == 0 else None)]))
+
+# ---------------------------------------------------------------- p06.layer_norm
+
+def _ln(eps_at="inside", fixed=None, ddof=0, axis=-1, center=True):
+  def layer_norm(x, eps=1e-5):
+    e = eps if fixed is None else fixed
+    c = x - x.mean(axis=axis, keepdim=True) if center else x
+    var = (c * c).sum(axis=axis, keepdim=True) / (x.shape[axis] - ddof)
+    return c / (var + e).sqrt() if eps_at == "inside" else c / var.sqrt() if eps_at == "none" else c / (var.sqrt() + e)
+  return layer_norm
+wrong("p06.layer_norm", "no eps", "almost constant", _ln(eps_at="none"))
+wrong("p06.layer_norm", "eps added outside the root", "almost constant", _ln(eps_at="outside"))
+wrong("p06.layer_norm", "eps hard-coded, the argument ignored", "layer_norm(x, 0.1)", _ln(fixed=1e-5))
+wrong("p06.layer_norm", "variance divided by n-1", "values are wrong", _ln(ddof=1))
+wrong("p06.layer_norm", "normalizes the first axis", "values are wrong", _ln(axis=0))
+wrong("p06.layer_norm", "forgets to subtract the mean", "values are wrong", _ln(center=False))
+wrong("p06.layer_norm", "the built-in layernorm", "not allowed", lambda x, eps=1e-5: x.layernorm(eps=eps))
+@right("p06.layer_norm", "E[x^2] - E[x]^2, times rsqrt")
+def _ln_moments(x, eps=1e-5):
+  m = x.mean(axis=-1, keepdim=True)
+  return (x - m) * ((x * x).mean(axis=-1, keepdim=True) - m * m + eps).rsqrt()
+
+# ---------------------------------------------------------------- p07.allocator
+
+def _allocator(alloc=None, copyin=None, copyout=None):
+  class A(Allocator):
+    def _alloc(self, size, options=None): return alloc(size) if alloc else bytearray(size)
+    def copyin(self, dst, src): return copyin(dst, src) if copyin else dst.__setitem__(slice(0, len(src)), src)
+    def copyout(self, dst, src): return copyout(dst, src) if copyout else dst.__setitem__(slice(None), src[:len(dst)])
+  return A
+_shared = bytearray(1024)
+wrong("p07.allocator", "every alloc gives the same buffer", "new buffer", _allocator(alloc=lambda n: _shared))
+wrong("p07.allocator", "size taken as a count of floats", "at least", _allocator(alloc=lambda n: bytearray(n // 4)))
+wrong("p07.allocator", "copyin rebinds dst instead of writing into it", "copyout(copyin(x))", _allocator(copyin=lambda d, s: bytearray(s)))
+wrong("p07.allocator", "copyout drops the last 4 bytes", "copyout(copyin(x))",
+      _allocator(copyout=lambda d, s: d.__setitem__(slice(0, max(len(d) - 4, 0)), s[:max(len(d) - 4, 0)])))
+wrong("p07.allocator", "not derived from Allocator", "derived from Allocator", type("Loose", (), {"_alloc": lambda self, n, o=None: bytearray(n)}))
+class _ViewAllocator(Allocator):
+  def _alloc(self, size, options=None): return bytearray(b"\0" * size)
+  def copyin(self, dst, src): memoryview(dst)[:src.nbytes] = src
+  def copyout(self, dst, src): dst[:] = memoryview(src)[:dst.nbytes]
+right("p07.allocator", "memoryview slices", _ViewAllocator)
+
+# ---------------------------------------------------------------- p07.compiler
+
+def _compiler(fn): return type("C", (Compiler,), {"compile": lambda self, src: fn(src)})
+wrong("p07.compiler", "never checks the syntax", "must raise CompileError", _compiler(lambda src: src.encode()))
+wrong("p07.compiler", "lets SyntaxError through", "turn the SyntaxError", _compiler(lambda src: (compile(src, "k", "exec"), src.encode())[1]))
+wrong("p07.compiler", "returns str, not bytes", "must return bytes", _compiler(lambda src: src))
+wrong("p07.compiler", "returns a marshalled code object, not the text", "the program's text",
+      _compiler(lambda src: __import__("marshal").dumps(compile(src, "k", "exec"))))
+@right("p07.compiler", "ast.parse for the syntax, utf-8 bytes")
+class _AstCompiler(Compiler):
+  def compile(self, src):
+    import ast
+    try: ast.parse(src)
+    except SyntaxError as e: raise CompileError(str(e)) from e
+    return bytes(src, "utf-8")
+
+# ---------------------------------------------------------------- p07.runner
+
+def _runner(pick=lambda name, ns: ns[name], grid=lambda gs: itertools.product(*map(range, gs)), timed=lambda wait, t: t if wait else None):
+  class R(Runner):
+    def __init__(self, name, lib):
+      ns: dict = {}
+      exec(lib.decode(), ns)
+      self.fxn = pick(name, {k: v for k, v in ns.items() if not k.startswith("__")})
+    def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+      st = time.perf_counter()
+      for g in grid(global_size): self.fxn(*bufs, *g)
+      return timed(wait, time.perf_counter() - st)
+  return R
+wrong("p07.runner", "runs the first function of the library", "called 'shift'", _runner(pick=lambda name, ns: next(iter(ns.values()))))
+wrong("p07.runner", "runs the last function of the library", "ran the wrong function", _runner(pick=lambda name, ns: list(ns.values())[-1]))
+wrong("p07.runner", "loops over the first grid axis only", "over the grid", _runner(grid=lambda gs: ((g, 0, 0) for g in range(gs[0]))))
+wrong("p07.runner", "returns the time even without wait", "returns None", _runner(timed=lambda wait, t: t))
+wrong("p07.runner", "returns the time as an int of ns", "a float", _runner(timed=lambda wait, t: int(t * 1e9) if wait else None))
+class _ModuleRunner(Runner):
+  def __init__(self, name, lib):
+    mod = types.ModuleType("kernels")
+    exec(lib.decode(), mod.__dict__)
+    self.fxn = getattr(mod, name)
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+    st = time.monotonic()
+    for g0 in range(global_size[0]):
+      for g1 in range(global_size[1]):
+        for g2 in range(global_size[2]): self.fxn(*bufs, g0, g1, g2)
+    return float(time.monotonic() - st) if wait else None
+right("p07.runner", "a module object and three nested loops", _ModuleRunner)
+
+# ---------------------------------------------------------------- 02.count_kernels
+
+@wrong("02.count_kernels", "resets the counters", "reset the running totals")
+def _count_reset(fn):
+  GlobalCounters.reset(); fn()  # noqa: E702
+  return GlobalCounters.kernel_count
+@wrong("02.count_kernels", "returns the running total", "running total")
+def _count_total(fn):
+  fn()
+  return GlobalCounters.kernel_count
+@wrong("02.count_kernels", "calls fn twice", "exactly once")
+def _count_twice(fn):
+  fn(); before = GlobalCounters.kernel_count; fn()  # noqa: E702
+  return GlobalCounters.kernel_count - before
+@wrong("02.count_kernels", "returns a float", "must return an int")
+def _count_float(fn):
+  before = GlobalCounters.kernel_count; fn()  # noqa: E702
+  return float(GlobalCounters.kernel_count - before)
+@wrong("02.count_kernels", "off by one", "you counted")
+def _count_off_by_one(fn):
+  before = GlobalCounters.kernel_count; fn()  # noqa: E702
+  return GlobalCounters.kernel_count - before + 1
+@right("02.count_kernels", "the trace's kernel list")
+def _count_by_trace(fn):
+  from lazynb.trace import capture
+  with capture(rewrites=False) as tr: fn()
+  return len(tr.kernels)
+
+# ---------------------------------------------------------------- 02.debug_lines
+
+def _printed(fn, level):
+  out = io.StringIO()
+  with Context(DEBUG=level), contextlib.redirect_stdout(out): fn()
+  return out.getvalue().splitlines()
+@wrong("02.debug_lines", "sets os.environ after import", "os.environ")
+def _lines_environ(fn):
+  import os
+  os.environ["DEBUG"] = "2"
+  try:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out): fn()
+  finally: del os.environ["DEBUG"]
+  return [s for s in out.getvalue().splitlines() if s.startswith("***")]
+@wrong("02.debug_lines", "leaves DEBUG at 2", "then restore it")
+def _lines_leak(fn):
+  from lazynb.helpers import DEBUG
+  DEBUG.value = 2
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out): fn()
+  return [s for s in out.getvalue().splitlines() if s.startswith("***")]
+wrong("02.debug_lines", "every printed line", "start with ***", lambda fn: _printed(fn, 2))
+wrong("02.debug_lines", "strips the *** marker", "start with ***", lambda fn: [s[3:].strip() for s in _printed(fn, 2) if s.startswith("***")])
+@wrong("02.debug_lines", "runs fn twice (once to warm up)", "exactly once")
+def _lines_twice(fn):
+  fn()
+  return [s for s in _printed(fn, 2) if s.startswith("***")]
+@right("02.debug_lines", "DEBUG.value saved and put back by hand")
+def _lines_by_hand(fn):
+  from lazynb.helpers import DEBUG
+  old, buf = DEBUG.value, io.StringIO()
+  DEBUG.value = 2
+  try:
+    with contextlib.redirect_stdout(buf): fn()
+  finally: DEBUG.value = old
+  return list(filter(lambda s: s[:3] == "***", buf.getvalue().split("\n")))
+
+# ---------------------------------------------------------------- 01.relu
+
+wrong("01.relu", "the built-in maximum", "not allowed", lambda x: x.maximum(0))
+wrong("01.relu", "the comparison the wrong way round", "values are wrong", lambda x: (x < 0).where(x, 0))
+wrong("01.relu", "returns the input", "values are wrong", lambda x: x)
+wrong("01.relu", "realizes the mask first", "one elementwise kernel", lambda x: (x > 0).realize().where(x, 0))
+wrong("01.relu", "the built-in clip", "not allowed", lambda x: x.clip(0, None))
+right("01.relu", "x times its mask", lambda x: x * (x > 0))
+right("01.relu", "(x + |x|) / 2", lambda x: (x + x.abs()) / 2)
+
+# ---------------------------------------------------------------- 03.one_hot
+
+wrong("03.one_hot", "a bool result", "booleans", lambda lb, k: onehot_mask(lb, k))
+wrong("03.one_hot", "transposed: (classes, labels)", "give shape", lambda lb, k: (lb.reshape(1, -1) == Tensor.arange(k).reshape(-1, 1)).float())
+wrong("03.one_hot", "classes counted from 1", "1 at its label", lambda lb, k: (lb.reshape(-1, 1) == Tensor.arange(1, k + 1).reshape(1, -1)).float())
+wrong("03.one_hot", "the built-in one_hot", "not allowed", lambda lb, k: lb.one_hot(k))
+right("03.one_hot", "a difference equal to zero, as ints", lambda lb, k: (lb.unsqueeze(1) - Tensor.arange(k).unsqueeze(0) == 0).where(1, 0))
+
+# ---------------------------------------------------------------- 04.lazy
+
+@wrong("04.lazy", "realizes as it goes", "ran")
+def _lazy_eager(ts):
+  total = ts[0] * ts[0]
+  for t in ts[1:]: total = (total + t * t).realize()
+  return total
+@wrong("04.lazy", "prints the partial sums", "ran")
+def _lazy_print(ts):
+  total = ts[0] * ts[0]
+  for t in ts[1:]:
+    total = total + t * t
+    with contextlib.redirect_stdout(io.StringIO()): print(total.numpy())
+  return total
+wrong("04.lazy", "forgets to square", "values are wrong", lambda ts: functools.reduce(operator.add, ts))
+wrong("04.lazy", "squares only the first", "values are wrong", lambda ts: functools.reduce(operator.add, ts[1:], ts[0] * ts[0]))
+right("04.lazy", "Python's sum of a generator", lambda ts: sum((t * t for t in ts[1:]), ts[0] * ts[0]))
+
+# ---------------------------------------------------------------- 05.softmax
+
+wrong("05.softmax", "no max subtracted", "inf or nan", lambda x: x.exp() / x.exp().sum(axis=-1, keepdim=True))
+wrong("05.softmax", "normalizes the first axis", "values are wrong",
+      lambda x: (x - x.max(axis=0, keepdim=True)).exp() / (x - x.max(axis=0, keepdim=True)).exp().sum(axis=0, keepdim=True))
+wrong("05.softmax", "the built-in softmax", "not allowed", lambda x: x.softmax(-1))
+wrong("05.softmax", "returns the log-softmax", "values are wrong",
+      lambda x: (lambda z: z - z.exp().sum(axis=-1, keepdim=True).log())(x - x.max(axis=-1, keepdim=True)))
+wrong("05.softmax", "divides by the sum of the whole tensor", "values are wrong",
+      lambda x: (lambda e: e / e.sum())((x - x.max(axis=-1, keepdim=True)).exp()))
+@right("05.softmax", "exp2 of a scaled shift, times the reciprocal")
+def _softmax_exp2(x):
+  e = ((x - x.max(axis=-1, keepdim=True)) * (1 / math.log(2))).exp2()
+  return e * e.sum(axis=-1, keepdim=True).reciprocal()
+
+# ---------------------------------------------------------------- 06.swish_grad
+
+def _swish(v): return v / (1 + np.exp(-v))
+wrong("06.swish_grad", "central finite difference", "not exact", lambda x: (_swish(x + 1e-5) - _swish(x - 1e-5)) / 2e-5)
+wrong("06.swish_grad", "forgets the product rule: sigmoid only", "finite differences", lambda x: 1 / (1 + np.exp(-x)))
+wrong("06.swish_grad", "a minus in the product rule", "finite differences", lambda x: (lambda s: s - x * s * (1 - s))(1 / (1 + np.exp(-x))))
+wrong("06.swish_grad", "sigmoid' taken as s*s", "finite differences", lambda x: (lambda s: s + x * s * s)(1 / (1 + np.exp(-x))))
+right("06.swish_grad", "sigmoid from tanh, factored", lambda x: (lambda s: s * (1 + x * (1 - s)))(0.5 + 0.5 * np.tanh(x / 2)))
+
+# ---------------------------------------------------------------- 07.int_rules
+
+wrong("07.int_rules", "x%1 becomes x", "should become 0", PatternMatcher([(X // 1, lambda x: x), (X % 1, lambda x: x)]))
+wrong("07.int_rules", "x//1 becomes 0", "should become i", PatternMatcher([(X // 1, lambda x: x.const_like(0)), (X % 1, lambda x: x.const_like(0))]))
+wrong("07.int_rules", "only the // rule", "should become 0", PatternMatcher([(X // 1, lambda x: x)]))
+wrong("07.int_rules", "any constant divisor goes", "must stay",
+      PatternMatcher([(X // UPat.cvar("c"), lambda x, c: x), (X % 1, lambda x: x.const_like(0))]))
+right("07.int_rules", "any constant, checked in the function",
+      PatternMatcher([(UPat(Ops.IDIV, src=(X, UPat.cvar("c"))), lambda x, c: x if c.arg == 1 else None),
+                      (UPat(Ops.MOD, src=(X, UPat.cvar("c"))), lambda x, c: x.const_like(0) if c.arg == 1 else None)]))
+
+# ---------------------------------------------------------------- 11.softsign
+
+wrong("11.softsign", "forgets the abs", "values are wrong", lambda x: x / (1 + x))
+wrong("11.softsign", "a minus in the denominator", "inf or nan", lambda x: x / (1 - x.abs()))
+wrong("11.softsign", "a root instead of the abs", "values are wrong", lambda x: x / (1 + x * x).sqrt())
+wrong("11.softsign", "computed in numpy: no gradient", "no gradient reached x",
+      lambda x: Tensor((lambda v: v / (1 + np.abs(v)))(x.numpy())))
+right("11.softsign", "sign(x) * (1 - 1/(1+|x|))", lambda x: x.sign() * (1 - (1 + x.abs()).reciprocal()))
+
+# ---------------------------------------------------------------- 08.alu
+
+_ALU = {Ops.ADD: np.add, Ops.MUL: np.multiply, Ops.MAX: np.maximum, Ops.CMPLT: np.less, Ops.NEG: np.negative,
+        Ops.RECIP: np.reciprocal, Ops.EXP2: np.exp2, Ops.LOG2: np.log2, Ops.SQRT: np.sqrt, Ops.WHERE: np.where}
+def _alu_with(**swap):
+  table = {**_ALU, **{Ops[k]: v for k, v in swap.items()}}
+  return lambda op, *src: table[op](*src)
+wrong("08.alu", "multiplies everything", "wrong values", lambda op, *s: s[0] * s[1] if len(s) > 1 else s[0])
+wrong("08.alu", "LOG2 as the natural log", "LOG2", _alu_with(LOG2=np.log))
+wrong("08.alu", "EXP2 as exp", "EXP2", _alu_with(EXP2=np.exp))
+wrong("08.alu", "CMPLT as less-or-equal", "CMPLT", _alu_with(CMPLT=np.less_equal))
+wrong("08.alu", "CMPLT gives 0.0 and 1.0", "booleans", _alu_with(CMPLT=lambda a, b: (a < b).astype(np.float32)))
+wrong("08.alu", "WHERE with its branches swapped", "WHERE", _alu_with(WHERE=lambda c, a, b: np.where(c, b, a)))
+wrong("08.alu", "MAX as min", "MAX", _alu_with(MAX=np.minimum))
+_OPS = {Ops.ADD: operator.add, Ops.MUL: operator.mul, Ops.MAX: lambda a, b: np.where(a > b, a, b), Ops.CMPLT: operator.lt,
+        Ops.NEG: operator.neg, Ops.RECIP: lambda a: 1 / a, Ops.EXP2: lambda a: 2.0 ** a, Ops.LOG2: lambda a: np.log(a) / np.log(2),
+        Ops.SQRT: lambda a: a ** 0.5, Ops.WHERE: lambda c, a, b: c * a + ~c * b}
+right("08.alu", "operators and powers", lambda op, *src: _OPS[op](*src))
+
+# ---------------------------------------------------------------- 10.toposort
+
+wrong("10.toposort", "calls UOp.toposort", "UOp.toposort is not allowed", lambda root: root.toposort())
+@wrong("10.toposort", "no seen-set: shared nodes repeat", "appear once")
+def _topo_dups(root):
+  out = []
+  def visit(u):
+    for s in u.src: visit(s)
+    out.append(u)
+  visit(root)
+  return out
+@wrong("10.toposort", "appends a node before its sources", "after all of its sources")
+def _topo_pre(root):
+  out, seen = [], set()
+  def visit(u):
+    if u in seen: return
+    seen.add(u); out.append(u)  # noqa: E702
+    for s in u.src: visit(s)
+  visit(root)
+  return out
+wrong("10.toposort", "only the root and its direct sources", "the graph has", lambda root: [*dict.fromkeys(root.src), root])
+@right("10.toposort", "Kahn's algorithm: count the users, emit the nodes nothing waits on")
+def _topo_kahn(root):
+  users: dict = {}
+  stack, seen = [root], {root}
+  while stack:
+    u = stack.pop()
+    for s in u.src:
+      users.setdefault(s, set()).add(u)
+      if s not in seen: seen.add(s); stack.append(s)  # noqa: E702
+  waiting = {u: len(set(u.src)) for u in seen}
+  ready, out = [u for u in seen if waiting[u] == 0], []
+  while ready:
+    u = ready.pop()
+    out.append(u)
+    for v in users.get(u, ()):
+      waiting[v] -= 1
+      if waiting[v] == 0: ready.append(v)
+  return out
+
+# ---------------------------------------------------------------- 07.beat_heuristic
+
+from lazynb.codegen.kernel import Opt, OptOps  # noqa: E402
+wrong("07.beat_heuristic", "returns nothing", "returned None", lambda: None)
+wrong("07.beat_heuristic", "tuples instead of Opt", "must be an Opt", lambda: [(OptOps.UPCAST, 0, 4)])
+wrong("07.beat_heuristic", "an axis the kernel does not have", "cannot be applied", lambda: [Opt(OptOps.UPCAST, 7, 4)])
+def _heuristic_opts():
+  from lazynb.notebook.playground import Playground
+  a = np.zeros((64, 64), np.float32)
+  return list(Playground(Tensor(a) @ Tensor(a), runs=1).heuristic)
+wrong("07.beat_heuristic", "the heuristic's own opts", "must be at least", _heuristic_opts)
+right("07.beat_heuristic", "a smaller tile, no threads", lambda: [Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.UPCAST, 1, 8), Opt(OptOps.UNROLL, 2, 4)])
+
+# ---------------------------------------------------------------- the tests
+
+def _params(table):
+  """One case per entry, its id `key-what`: tests/conftest.py's SLOW_PARAMS puts 07.beat_heuristic's (timed races) in the slow tier."""
+  return [pytest.param(key, what, *rest, id=f"{key}-{what}") for key, entries in sorted(table.items()) for what, *rest in entries]
+
+def test_every_exercise_has_a_catalogue():
+  """A new exercise needs plausible wrong answers (at least 2) and a valid alternative here."""
+  assert set(WRONG) == set(ex.EXERCISES), f"no wrong answers for {sorted(set(ex.EXERCISES) - set(WRONG))}"
+  assert set(RIGHT) == set(ex.EXERCISES), f"no valid alternative for {sorted(set(ex.EXERCISES) - set(RIGHT))}"
+  assert all(len(v) >= 2 for v in WRONG.values()), [k for k, v in WRONG.items() if len(v) < 2]
+
+@pytest.mark.parametrize("key,what,answer,hint", _params(WRONG))
+def test_wrong_answer_fails_with_a_hint(key, what, answer, hint):
+  ok, msg = ex.run(key, answer)
+  assert not ok, f"{key} accepts a wrong answer: {what}"
+  assert not msg.startswith("your code raised") and not msg.startswith("not written yet"), f"{key}, {what}: no hint, only {msg!r}"
+  assert hint in msg and len(msg.split()) >= 6, f"{key}, {what}: the hint does not say what is wrong: {msg!r}"
+
+@pytest.mark.parametrize("key,what,answer", _params(RIGHT))
+def test_valid_alternative_passes(key, what, answer):
+  ok, msg = ex.run(key, answer)
+  assert ok, f"{key} rejects a valid answer ({what}): {msg}"
