@@ -585,6 +585,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   # movement (tensor_movement.py)
   _resolve_axis = tensor_movement._resolve_axis; _as_vector = tensor_movement._as_vector; reshape = tensor_movement.reshape
   view = tensor_movement.view; permute = tensor_movement.permute; expand = tensor_movement.expand; pad = tensor_movement.pad
+  _pad_pairs = tensor_movement._pad_pairs; _pad_edges = tensor_movement._pad_edges
   _mv_pad = tensor_movement._mv_pad; shrink = tensor_movement.shrink; flip = tensor_movement.flip; _mv = tensor_movement._mv
   transpose = tensor_movement.transpose; flatten = tensor_movement.flatten; unflatten = tensor_movement.unflatten; squeeze = tensor_movement.squeeze
   unsqueeze = tensor_movement.unsqueeze; __getitem__ = tensor_movement.__getitem__; __setitem__ = tensor_movement.__setitem__

@@ -1,0 +1,79 @@
+"""Padding modes and pooling as tinygrad 0.10.3 has them: torch (and numpy's np.pad) are the oracles of the values
+and gradients, tinygrad 0.10.3 of which arguments are refused."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from lazynb import Tensor, dtypes
+
+tinygrad = pytest.importorskip("tinygrad")
+RNG = np.random.default_rng(31)
+NP_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+def _grad_check(f_ours, f_torch, a: np.ndarray, atol=1e-5):
+  """Values and the gradient of sum(out * w) (w random, so every output place counts) against torch."""
+  t, tt = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+  r, rr = f_ours(t), f_torch(tt)
+  assert r.shape == tuple(rr.shape)
+  w = RNG.standard_normal(r.shape).astype(np.float32)
+  (r * Tensor(w)).sum().backward()
+  (rr * torch.tensor(w)).sum().backward()
+  np.testing.assert_allclose(r.numpy(), rr.detach().numpy(), atol=atol)
+  np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), atol=atol)
+
+# ---------------------------------------------------------------- pad modes
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("pad", [(1, 2), (0, 3, 2, 1), (2, 2, 1, 1), (3, 0, 0, 0)])
+def test_pad_mode_torch(mode, pad):
+  a = RNG.standard_normal((2, 3, 5, 4)).astype(np.float32)
+  p4 = pad + (0, 0) * (2 - len(pad) // 2)
+  _grad_check(lambda t: t.pad(pad, mode=mode), lambda t: F.pad(t, p4, mode=mode), a)
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("pad", [(3, 0, -1, 2), (-2, 3, 0, 0), (2, -3, 1, -1), (-1, -1, -2, -1)])
+def test_pad_mode_negative_torch(mode, pad):
+  """A negative pad cuts after the edges are padded (reflect (-2, 3) mirrors the whole row, then cuts 2)."""
+  a = RNG.standard_normal((2, 3, 5, 4)).astype(np.float32)
+  _grad_check(lambda t: t.pad(pad, mode=mode), lambda t: F.pad(t, pad, mode=mode), a)
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_mode_numpy_every_dim(mode):
+  """Every dim padded, grouped pairs and None, any rank: against np.pad (torch pads at most the last three)."""
+  a = RNG.integers(-50, 50, (3, 4, 5)).astype(np.int32)
+  for pairs in [((1, 2), (3, 0), (2, 2)), (None, (0, 3), (1, 1)), ((2, 1), None, None)]:
+    r = Tensor(a).pad(pairs, mode=mode)
+    assert r.dtype == dtypes.int32
+    np.testing.assert_equal(r.numpy(), np.pad(a, [(0, 0) if p is None else p for p in pairs], mode=NP_MODE[mode]))
+  b = np.array([True, False, False])
+  np.testing.assert_equal(Tensor(b).pad((2, 2), mode=mode).numpy(), np.pad(b, (2, 2), mode=NP_MODE[mode]))
+
+def test_pad_mode_full_size():
+  """The largest pads each mode takes: reflect n-1, circular n, replicate any."""
+  a = np.arange(4, dtype=np.float32)
+  for mode, p in [("reflect", 3), ("circular", 4), ("replicate", 9)]:
+    np.testing.assert_equal(Tensor(a).pad((p, p), mode=mode).numpy(), np.pad(a, (p, p), mode=NP_MODE[mode]))
+
+def _both_raise(f, cls):
+  """tinygrad 0.10.3 refuses the call with cls, and so do we."""
+  with pytest.raises(cls): f(tinygrad.Tensor)
+  with pytest.raises(cls): f(Tensor)
+
+@pytest.mark.parametrize("f, cls", [
+  (lambda T: T.ones(2, 4).pad((1, 1), mode="foo"), NotImplementedError),
+  (lambda T: T.ones(2, 4).pad((1, 1), mode="zeros"), NotImplementedError),
+  (lambda T: T.ones(2, 4).pad((4, 0), mode="reflect"), ValueError),
+  (lambda T: T.ones(2, 1).pad((1, 1), mode="reflect"), ValueError),
+  (lambda T: T.ones(2, 4).pad((5, 0), mode="circular"), ValueError),
+  (lambda T: T.ones(2, 4).pad((-1, 2), mode="circular"), NotImplementedError),
+  (lambda T: T.ones(2, 4).pad((1, 1, 1)), ValueError),
+  (lambda T: T.ones(2, 4).pad((1, 1, 1, 1, 1, 1)), ValueError),
+  (lambda T: T.ones(2, 4).pad(((1, 1),)), ValueError),
+])
+def test_pad_errors_as_tinygrad(f, cls):
+  _both_raise(f, cls)
+
+def test_pad_value_with_edge_mode():
+  """tinygrad 0.10.3 ignores value= in the edge modes (a silent surprise); we refuse it, as torch does. value=0 is the default."""
+  with pytest.raises(ValueError, match="constant"): Tensor.ones(2, 4).pad((1, 1), mode="reflect", value=1.0)
+  np.testing.assert_equal(Tensor.ones(2, 4).pad((1, 1), mode="reflect", value=0).numpy(), np.ones((2, 6)))
+  np.testing.assert_equal(Tensor.ones(2, 4).pad((1, 1), "constant", 2.0).numpy(), np.pad(np.ones((2, 4)), ((0, 0), (1, 1)), constant_values=2))
