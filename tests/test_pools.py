@@ -77,3 +77,44 @@ def test_pad_value_with_edge_mode():
   with pytest.raises(ValueError, match="constant"): Tensor.ones(2, 4).pad((1, 1), mode="reflect", value=1.0)
   np.testing.assert_equal(Tensor.ones(2, 4).pad((1, 1), mode="reflect", value=0).numpy(), np.ones((2, 6)))
   np.testing.assert_equal(Tensor.ones(2, 4).pad((1, 1), "constant", 2.0).numpy(), np.pad(np.ones((2, 4)), ((0, 0), (1, 1)), constant_values=2))
+
+# ---------------------------------------------------------------- pools
+# (H, W, kernel, stride, padding, dilation): ceil_mode cases where the last window would start in the padding
+# (so torch drops it: 5 with k2 s2 p1), odd strides, dilation, padding not counted
+POOL_CASES = [(5, 5, 2, 2, 1, 1), (7, 6, 3, 2, 1, 1), (6, 7, 3, 3, 1, 1), (8, 5, 2, 3, 0, 1), (7, 7, 3, 2, 1, 2),
+              (9, 6, (3, 2), (2, 3), (1, 0), (1, 2)), (4, 4, 3, 1, 1, 1), (6, 6, 2, 2, 0, 1), (5, 8, 4, 3, 2, 1)]
+
+@pytest.mark.parametrize("H, W, k, s, p, d", POOL_CASES)
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool2d_torch(H, W, k, s, p, d, ceil_mode):
+  a = RNG.standard_normal((2, 3, H, W)).astype(np.float32)
+  _grad_check(lambda t: t.max_pool2d(k, s, d, p, ceil_mode=ceil_mode), lambda t: F.max_pool2d(t, k, s, p, d, ceil_mode=ceil_mode), a)
+  out, idx = Tensor(a).max_pool2d(k, s, d, p, ceil_mode=ceil_mode, return_indices=True)
+  tout, tidx = F.max_pool2d(torch.tensor(a), k, s, p, d, ceil_mode=ceil_mode, return_indices=True)
+  assert idx.dtype == dtypes.int32
+  np.testing.assert_equal(idx.numpy(), tidx.numpy())
+  np.testing.assert_equal(out.numpy(), tout.numpy())
+
+@pytest.mark.parametrize("H, W, k, s, p, d", [c for c in POOL_CASES if c[-1] == 1])
+@pytest.mark.parametrize("ceil_mode, count_include_pad", [(False, True), (False, False), (True, True), (True, False)])
+def test_avg_pool2d_torch(H, W, k, s, p, d, ceil_mode, count_include_pad):
+  a = RNG.standard_normal((2, 3, H, W)).astype(np.float32)
+  _grad_check(lambda t: t.avg_pool2d(k, s, 1, p, ceil_mode=ceil_mode, count_include_pad=count_include_pad),
+              lambda t: F.avg_pool2d(t, k, s, p, ceil_mode=ceil_mode, count_include_pad=count_include_pad), a)
+
+def test_max_pool_indices_ties_first():
+  """Tied maxima: the first in the window (torch's choice), also across overlapping windows and in int tensors."""
+  a = RNG.integers(0, 3, (1, 2, 7, 7)).astype(np.int32)
+  for k, s, p in [(2, 2, 0), (3, 1, 1), (3, 2, 1)]:
+    out, idx = Tensor(a).max_pool2d(k, s, 1, p, return_indices=True)
+    tout, tidx = F.max_pool2d(torch.tensor(a, dtype=torch.float32), k, s, p, return_indices=True)
+    assert out.dtype == dtypes.int32
+    np.testing.assert_equal(out.numpy(), tout.numpy())
+    np.testing.assert_equal(idx.numpy(), tidx.numpy())
+
+def test_pool_dtypes_as_tinygrad():
+  i = np.arange(50, dtype=np.int32).reshape(1, 2, 5, 5)
+  for T in (tinygrad.Tensor, Tensor):
+    assert str(T(i).avg_pool2d().dtype) == "dtypes.float" and str(T(i).max_pool2d().dtype) == "dtypes.int"
+    assert str(T(i > 20).max_pool2d().dtype) == "dtypes.bool" and str(T(i > 20).avg_pool2d().dtype) == "dtypes.float"
+    assert str(T(i).cast("half").avg_pool2d(padding=1, count_include_pad=False).dtype) == "dtypes.half"
