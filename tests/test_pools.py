@@ -118,3 +118,25 @@ def test_pool_dtypes_as_tinygrad():
     assert str(T(i).avg_pool2d().dtype) == "dtypes.float" and str(T(i).max_pool2d().dtype) == "dtypes.int"
     assert str(T(i > 20).max_pool2d().dtype) == "dtypes.bool" and str(T(i > 20).avg_pool2d().dtype) == "dtypes.float"
     assert str(T(i).cast("half").avg_pool2d(padding=1, count_include_pad=False).dtype) == "dtypes.half"
+
+# ---------------------------------------------------------------- unpool, fed by return_indices
+@pytest.mark.parametrize("H, W, k, s, p", [(4, 4, 2, 2, 0), (6, 5, 3, 2, 1), (5, 5, 2, 2, 1), (7, 6, 3, 3, 0)])
+def test_max_unpool2d_torch(H, W, k, s, p):
+  a = RNG.standard_normal((2, 3, H, W)).astype(np.float32)
+  out, idx = Tensor(a).max_pool2d(k, s, 1, p, return_indices=True)
+  _, tidx = F.max_pool2d(torch.tensor(a), k, s, p, return_indices=True)
+  osz = (H, W)
+  _grad_check(lambda t: t.max_unpool2d(idx, k, s, 1, p, output_size=osz),
+              lambda t: F.max_unpool2d(t, tidx, k, s, p, output_size=osz), out.numpy())
+
+def test_max_unpool2d_default_size_and_3d():
+  x = Tensor(RNG.standard_normal((1, 2, 4, 6, 4)).astype(np.float32))
+  out, idx = x.max_pool2d((2, 2, 2), return_indices=True)
+  tout, tidx = F.max_pool3d(torch.tensor(x.numpy()), 2, return_indices=True)
+  np.testing.assert_equal(idx.numpy(), tidx.numpy())
+  np.testing.assert_equal(out.max_unpool2d(idx, (2, 2, 2)).numpy(), F.max_unpool3d(tout, tidx, 2).numpy())
+  np.testing.assert_equal(out.max_unpool2d(idx, (2, 2, 2), output_size=(1, 2, 4, 6, 4)).numpy(), F.max_unpool3d(tout, tidx, 2).numpy())
+
+def test_max_unpool2d_errors():
+  _both_raise(lambda T: T.ones(1, 1, 2, 2).max_unpool2d(T.ones(1, 1, 2, 2)), RuntimeError)  # float indices
+  with pytest.raises(ValueError): Tensor.ones(1, 1, 2, 2).max_unpool2d(Tensor.ones(1, 1, 2, 3, dtype=dtypes.int32))
