@@ -140,3 +140,42 @@ def test_max_unpool2d_default_size_and_3d():
 def test_max_unpool2d_errors():
   _both_raise(lambda T: T.ones(1, 1, 2, 2).max_unpool2d(T.ones(1, 1, 2, 2)), RuntimeError)  # float indices
   with pytest.raises(ValueError): Tensor.ones(1, 1, 2, 2).max_unpool2d(Tensor.ones(1, 1, 2, 3, dtype=dtypes.int32))
+
+# ---------------------------------------------------------------- 1-D and 3-D pools: the kernel's length picks the dims
+@pytest.mark.parametrize("k, s, p, d, ceil_mode", [(3, 2, 1, 1, True), (2, 1, 0, 2, False), ((2, 3, 2), (1, 2, 2), (1, 1, 0), 1, True)])
+def test_pool3d_torch(k, s, p, d, ceil_mode):
+  a = RNG.standard_normal((2, 2, 5, 6, 7)).astype(np.float32)
+  k3 = (k,) * 3 if isinstance(k, int) else k
+  _grad_check(lambda t: t.max_pool2d(k3, s, d, p, ceil_mode=ceil_mode), lambda t: F.max_pool3d(t, k, s, p, d, ceil_mode=ceil_mode), a)
+  if d == 1:
+    for cip in (True, False):
+      _grad_check(lambda t: t.avg_pool2d(k3, s, 1, p, ceil_mode=ceil_mode, count_include_pad=cip),
+                  lambda t: F.avg_pool3d(t, k, s, p, ceil_mode=ceil_mode, count_include_pad=cip), a)
+  idx = Tensor(a).max_pool2d(k3, s, d, p, ceil_mode=ceil_mode, return_indices=True)[1]
+  np.testing.assert_equal(idx.numpy(), F.max_pool3d(torch.tensor(a), k, s, p, d, ceil_mode=ceil_mode, return_indices=True)[1].numpy())
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_pool1d_torch(ceil_mode):
+  a = RNG.standard_normal((2, 3, 9)).astype(np.float32)
+  _grad_check(lambda t: t.max_pool2d((3,), 2, 1, 1, ceil_mode=ceil_mode), lambda t: F.max_pool1d(t, 3, 2, 1, ceil_mode=ceil_mode), a)
+  _grad_check(lambda t: t.avg_pool2d((3,), 2, 1, 1, ceil_mode=ceil_mode, count_include_pad=False),
+              lambda t: F.avg_pool1d(t, 3, 2, 1, ceil_mode=ceil_mode, count_include_pad=False), a)
+
+@pytest.mark.parametrize("f", [
+  lambda T: T.ones(1, 1, 5, 5).max_pool2d(kernel_size=6),
+  lambda T: T.ones(1, 1, 5, 5).max_pool2d(stride=0),
+  lambda T: T.ones(1, 1, 5, 5).avg_pool2d(padding=(1, 1, 1)),
+  lambda T: T.ones(1, 5, 5).max_pool2d(kernel_size=(1, 1, 2, 2)),
+  lambda T: T.ones(1, 1, 5, 5).max_pool2d(kernel_size=(1, 1, 1, 2, 2)),
+])
+def test_pool_argument_errors(f):
+  """Calls tinygrad 0.10.3 refuses (some with an assert or a ZeroDivisionError): ours say why, as a ValueError."""
+  with pytest.raises(Exception): f(tinygrad.Tensor)
+  with pytest.raises(ValueError): f(Tensor)
+
+def test_pool_arguments_tinygrad_takes():
+  """Padding bigger than half the kernel, or negative (a cut), which torch refuses: tinygrad 0.10.3 pools them, so do we."""
+  a = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+  for kw in [dict(kernel_size=2, padding=2), dict(kernel_size=3, padding=-1), dict(kernel_size=(2, 3), padding=(0, 2, 1, 0), ceil_mode=True)]:
+    np.testing.assert_allclose(Tensor(a).max_pool2d(**kw).numpy(), tinygrad.Tensor(a).max_pool2d(**kw).numpy())
+    np.testing.assert_allclose(Tensor(a).avg_pool2d(**kw).numpy(), tinygrad.Tensor(a).avg_pool2d(**kw).numpy(), atol=1e-6)
