@@ -250,8 +250,12 @@ def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, paddin
   n = prod(plane)
   idx = T.arange(n, dtype=dtypes.int32, device=self.device).reshape(plane)
   idx = idx.pad(allp[-nd:], value=n) if any(p != (0, 0) for p in allp) else idx
-  hit = win == ret.reshape(ret.shape + (1,) * nd)  # in a window, flat indices grow along the scan: the least is the first
-  return ret, hit.where(idx._pool(k_, s_, d_), n).min(axes).detach()
+  hit, iw = win == ret.reshape(ret.shape + (1,) * nd), idx._pool(k_, s_, d_)
+  first = hit.where(iw, n).min(axes)  # in a window, flat indices grow along the scan: the least is the first
+  if dtypes.is_float(self.dtype):  # a NaN is the max, and torch names the last NaN of the window (NaN == NaN is False)
+    last_nan = (win != win).where(iw, -1).max(axes)
+    first = (last_nan >= 0).where(last_nan, first)
+  return ret, first.detach()
 
 def avg_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, count_include_pad=True) -> Tensor:
   """The mean of each window. The divisor counts the padding when count_include_pad, but never the extra places

@@ -112,6 +112,16 @@ def test_max_pool_indices_ties_first():
     np.testing.assert_equal(out.numpy(), tout.numpy())
     np.testing.assert_equal(idx.numpy(), tidx.numpy())
 
+def test_max_pool_indices_nan():
+  """A window with NaN: the max is NaN and its index torch's (the last NaN), never a place outside the plane."""
+  a = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+  a[0, 0, 0, 0] = a[0, 0, 1, 3] = a[0, 1, 2, 2] = a[0, 1, 3, 3] = a[0, 1, 5, 5] = np.nan
+  for k, s, p in [(2, 2, 0), (3, 1, 1), (3, 2, 1)]:
+    out, idx = Tensor(a).max_pool2d(k, s, 1, p, return_indices=True)
+    tout, tidx = F.max_pool2d(torch.tensor(a), k, s, p, return_indices=True)
+    np.testing.assert_equal(out.numpy(), tout.numpy())
+    np.testing.assert_equal(idx.numpy(), tidx.numpy())
+
 def test_pool_dtypes_as_tinygrad():
   i = np.arange(50, dtype=np.int32).reshape(1, 2, 5, 5)
   for T in (tinygrad.Tensor, Tensor):
