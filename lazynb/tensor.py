@@ -585,6 +585,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   # movement (tensor_movement.py)
   _resolve_axis = tensor_movement._resolve_axis; _as_vector = tensor_movement._as_vector; reshape = tensor_movement.reshape
   view = tensor_movement.view; permute = tensor_movement.permute; expand = tensor_movement.expand; pad = tensor_movement.pad
+  _pad_pairs = tensor_movement._pad_pairs; _pad_edges = tensor_movement._pad_edges
   _mv_pad = tensor_movement._mv_pad; shrink = tensor_movement.shrink; flip = tensor_movement.flip; _mv = tensor_movement._mv
   transpose = tensor_movement.transpose; flatten = tensor_movement.flatten; unflatten = tensor_movement.unflatten; squeeze = tensor_movement.squeeze
   unsqueeze = tensor_movement.unsqueeze; __getitem__ = tensor_movement.__getitem__; __setitem__ = tensor_movement.__setitem__
@@ -599,7 +600,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   dot = tensor_nn.dot; matmul = tensor_nn.matmul; _panel_width = tensor_nn._panel_width; _dot_packed = tensor_nn._dot_packed
   linear = tensor_nn.linear; sequential = tensor_nn.sequential; _pool = tensor_nn._pool; _row_windows = tensor_nn._row_windows
   _padding_pairs = staticmethod(tensor_nn._padding_pairs); conv2d = tensor_nn.conv2d; _conv_backward = tensor_nn._conv_backward
-  conv_transpose2d = tensor_nn.conv_transpose2d; max_pool2d = tensor_nn.max_pool2d; avg_pool2d = tensor_nn.avg_pool2d
+  conv_transpose2d = tensor_nn.conv_transpose2d; max_pool2d = tensor_nn.max_pool2d; _pool_args = tensor_nn._pool_args; avg_pool2d = tensor_nn.avg_pool2d
   layernorm = tensor_nn.layernorm; batchnorm = tensor_nn.batchnorm; dropout = tensor_nn.dropout
   scaled_dot_product_attention = tensor_nn.scaled_dot_product_attention; relu6 = tensor_nn.relu6; hardsigmoid = tensor_nn.hardsigmoid
   leaky_relu = tensor_nn.leaky_relu; silu = tensor_nn.silu; swish = tensor_nn.swish; quick_gelu = tensor_nn.quick_gelu; mish = tensor_nn.mish

@@ -10,6 +10,7 @@ import numpy as np
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod
 from lazynb.shape.sizes import broadcast_shape
+from lazynb.gradient import custom_gradient
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 def _pick(mask: Tensor, x: Tensor, axis: int) -> Tensor:
@@ -163,6 +164,8 @@ def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: s
 def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, output_size=None) -> Tensor:
   """The inverse of max_pool2d(return_indices=True): each value goes back to the place (a flat index into its output
   plane) it came from, zeros elsewhere (out-of-range indices go nowhere). The output size is the pool's input size, or output_size."""
+  if not dtypes.is_int(indices.dtype): raise RuntimeError(f"max_unpool2d: indices must be an int tensor (max_pool2d's return_indices), got {indices.dtype}")
+  if indices.shape != self.shape: raise ValueError(f"max_unpool2d: indices {indices.shape} must have the values' shape {self.shape}")
   k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
   nd = len(k)
   s = (stride,) * nd if isinstance(stride, int) else tuple(stride) if stride is not None else k
@@ -175,7 +178,15 @@ def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None,
   hit = idx == type(self).arange(n, device=self.device).reshape(n, 1)  # (..., place, value)
   if self.dtype is dtypes.bool: return (hit & x).any(-1).reshape(pre + spatial)
   lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)  # overlapping windows can send one value twice
-  return hit.any(-1).where(hit.where(x, lowest).max(-1), 0).reshape(pre + spatial)
+  ret = hit.any(-1).where(hit.where(x, lowest).max(-1), 0)
+  if not type(self).no_grad and dtypes.is_float(self.dtype):
+    # as torch, every value gets the gradient of the place it went to, also when overlapping windows sent one value
+    # twice (the max above would split it between them)
+    def backward(grad, inputs, wanted):
+      g = type(self)(grad).unsqueeze(-1)  # (..., place, 1)
+      return (hit.where(g, 0).sum(-2).reshape(self.shape).uop,) if wanted[0] else (None,)
+    custom_gradient(ret.uop, "max_unpool2d", (self.uop,), backward)
+  return ret.reshape(pre + spatial)
 
 # ---------------------------------------------------------------- masks
 def masked_fill(self: Tensor, mask: Tensor, value) -> Tensor: return mask.where(value, self)

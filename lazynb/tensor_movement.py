@@ -56,18 +56,20 @@ def expand(self: Tensor, *shape) -> Tensor:
   for s, ns in zip(base, shape):
     if ns is None or s != ns and s != 1: raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims can grow")
   return self._mv(("reshape", base), ("expand", _check_shape(shape)))
-def pad(self: Tensor, padding, value: float = 0.0) -> Tensor:
-  if all(isinstance(p, (int, np.integer)) for p in padding):  # flat, torch order: last dim first
-    if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad padding {padding} for shape {self.shape}")
-    pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
-  else:
-    if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
-    pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+def pad(self: Tensor, padding, mode: str = "constant", value: float = 0.0) -> Tensor:
+  """Pads with `value` (mode="constant"), or with the tensor's own edge: "reflect" mirrors it (the edge not repeated),
+  "replicate" repeats the edge element, "circular" wraps around. Negative pads cut, as in torch."""
+  if mode not in ("constant", "reflect", "replicate", "circular"):
+    raise NotImplementedError(f"mode={mode!r} is not supported: use 'constant', 'reflect', 'replicate' or 'circular'")
+  if mode != "constant":
+    if value != 0: raise ValueError(f"mode={mode!r} takes its values from the tensor: value={value!r} is for mode='constant' only")
+    return self._pad_edges(self._pad_pairs(padding), mode)
+  pairs = self._pad_pairs(padding)
   for b, a in pairs:  # a symbolic pad must be >= 0 for every value of its variables
     if any(variables(x) and not _ge(x, 0) for x in (b, a)): raise ValueError(f"pad {tuple(pairs)} can be negative for some value of its variables")
   if any(not variables(x) and x < 0 for b, a in pairs for x in (b, a)):  # negative padding shrinks
     shrunk = self.shrink(tuple((max(0, -b), s - max(0, -a)) for (b, a), s in zip(pairs, self.shape)))
-    return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value)
+    return shrunk.pad(tuple((max(0, b), max(0, a)) for b, a in pairs), value=value)
   ret = self._mv_pad(pairs)
   if value == 0: return ret
   # the value is a weak Python scalar, as in `self + value`: an int tensor padded with -inf or 0.5 is float (tinygrad 0.10),
@@ -75,6 +77,38 @@ def pad(self: Tensor, padding, value: float = 0.0) -> Tensor:
   ret, _ = ret._broadcasted(value)
   _check_int(value, ret.dtype)
   return ret + type(self).ones(*self.shape, dtype=dtypes.bool, device=self.device)._mv_pad(pairs).where(0, value).cast(ret.dtype)
+def _pad_pairs(self: Tensor, padding) -> list:
+  """padding as one (before, after) pair per dim: flat ints in torch order (last dim first), or a pair or None per dim."""
+  if all(isinstance(p, (int, np.integer)) for p in padding):  # flat, torch order: last dim first
+    if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad padding {padding} for shape {self.shape}")
+    pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
+  else:
+    if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
+    pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+  return pairs
+def _pad_edges(self: Tensor, pairs: list, mode: str) -> Tensor:
+  """pad in mode reflect, replicate or circular: one dim after the other, the new edges cut from the tensor (so the
+  corners come out as torch's), then the negative pads cut. Made of shrink, flip, expand and cat only."""
+  x = self
+  for d, ((b, a), n) in enumerate(zip(pairs, self.shape)):
+    if variables(b) or variables(a) or variables(n): raise ValueError(f"mode={mode!r} pads need concrete sizes, got {pairs} for {self.shape}")
+    b, a = max(0, b), max(0, a)
+    if b == a == 0: continue
+    if mode == "reflect" and max(b, a) >= n:
+      raise ValueError(f"reflect padding {pairs[d]} must be smaller than the size {n} of dim {d}: the mirror leaves out the edge")
+    if mode == "circular":
+      if min(pairs[d]) < 0: raise NotImplementedError(f"mode='circular' does not take negative pads, got {pairs[d]} for dim {d}")
+      if max(b, a) > n: raise ValueError(f"circular padding {pairs[d]} wraps around dim {d} (size {n}) more than once")
+    if mode == "replicate" and n == 0: raise ValueError(f"mode='replicate' cannot pad dim {d} of size 0")
+    cut = lambda lo, hi: x.shrink(tuple((lo, hi) if i == d else None for i in range(x.ndim)))  # noqa: E731
+    if mode == "reflect": parts = [cut(1, b + 1).flip(d), x, cut(n - 1 - a, n - 1).flip(d)]
+    elif mode == "circular": parts = [cut(n - b, n), x, cut(0, a)]
+    else: parts = [cut(0, 1).expand(tuple(b if i == d else s for i, s in enumerate(x.shape))), x,
+                   cut(n - 1, n).expand(tuple(a if i == d else s for i, s in enumerate(x.shape)))]
+    parts = [p for p in parts if p.shape[d] != 0]
+    x = parts[0].cat(*parts[1:], dim=d)
+  if any(v < 0 for pair in pairs for v in pair): x = x.pad(tuple((min(0, b), min(0, a)) for b, a in pairs))
+  return x
 def _mv_pad(self: Tensor, pairs) -> Tensor: return self._mv(("pad", tuple(map(tuple, pairs))), link=False)  # a new tensor, as torch's pad
 def shrink(self: Tensor, arg) -> Tensor:
   if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one (start, end) pair per dim of {self.shape}")
