@@ -438,7 +438,9 @@ def _heuristic_opts():
   a = np.zeros((64, 64), np.float32)
   return list(Playground(Tensor(a) @ Tensor(a), runs=1).heuristic)
 wrong("07.beat_heuristic", "the heuristic's own opts", "must be at least", _heuristic_opts)
-right("07.beat_heuristic", "a smaller tile, no threads", lambda: [Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.UPCAST, 1, 8), Opt(OptOps.UNROLL, 2, 4)])
+# (a smaller 8x8 tile without threads lost to the heuristic on a loaded CI machine: a valid answer must win by the margin
+# everywhere, so the alternative keeps the heuristic's tile and drops only what costs more than it saves here, the threads)
+right("07.beat_heuristic", "the heuristic's opts without its threads", lambda: [o for o in _heuristic_opts() if o.op is not OptOps.THREAD])
 
 # ---------------------------------------------------------------- the tests
 
