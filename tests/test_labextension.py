@@ -109,7 +109,7 @@ def test_wheel_ships_the_extension_and_installs_without_node(tmp_path):
   assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
   # a course quiz reveals its explanation from the installed package's answer file
   probe = ("import lazynb, pathlib, sys; from lazynb.notebook.quiz import quiz; q = quiz('Q?', ['ADD', 'WHERE'], key='05_op_types.q_relu', "
-           "show=False); q.reveal('WHERE'); print(pathlib.Path(lazynb.__file__).is_relative_to(sys.prefix))")
+           "show=False); q.predict('WHERE'); q.reveal('WHERE'); print(pathlib.Path(lazynb.__file__).is_relative_to(sys.prefix))")
   r = subprocess.run([py, "-c", probe], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
   assert r.returncode == 0 and r.stdout.splitlines()[-1] == "True" and "CMPLT" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
   r = subprocess.run([py, "-m", "jupyterlab.labextensions", "list"], env=env, capture_output=True, text=True, timeout=300)
