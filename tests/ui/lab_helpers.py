@@ -76,7 +76,8 @@ def save_and_read(pg, lab, name: str, want_outputs: int, timeout: float = 30) ->
   while time.time() < deadline:
     pg.keyboard.press("Control+s")
     time.sleep(0.7)
-    nb = json.loads(path.read_text())
+    try: nb = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError): continue  # read while the server was writing it (empty or cut): read again
     docs = [o["data"][MIME] for c in nb["cells"] for o in c.get("outputs", []) if MIME in o.get("data", {})]
     if len(docs) >= want_outputs: return nb
   raise TimeoutError(f"{name} was not saved with {want_outputs} trace outputs")
