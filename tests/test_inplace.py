@@ -177,6 +177,17 @@ def test_a_value_read_through_a_done_assign_keeps_its_contents():
   np.testing.assert_array_equal(y.numpy(), [6, 7])
   np.testing.assert_array_equal(a.numpy(), [9, 9])
 
+def test_a_done_assign_is_never_done_again():
+  """A graph holding an assign node that has run, whose memory was written again since, cannot be computed (the value the
+  assign wrote is gone): an error, not the old write done a second time over the newer contents."""
+  a = real([1.0, 2.0])
+  a.assign(Tensor([5.0, 6.0]))
+  node = a.uop
+  a.realize()
+  a.assign(Tensor([9.0, 9.0])).realize()
+  with pytest.raises(StaleReadError, match="overwritten"): Tensor(node + 1).realize()
+  np.testing.assert_array_equal(a.numpy(), [9, 9])
+
 def test_recomputing_an_expression_after_an_assign_uses_the_new_contents():
   a = real([1.0, 2.0])
   first = (a * 3).realize()

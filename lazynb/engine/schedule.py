@@ -147,6 +147,8 @@ class Scheduler:
     if n not in self.roots:
       self.roots[n] = reason
       if n.op is Ops.BUFFER: raise RuntimeError("a buffer cannot be a root")
+      # an assign done before whose memory was written again since (its value is gone): never done a second time (a lost write)
+      if n.op is Ops.ASSIGN: check_fresh(n.src[0].base)
       # ASSIGN(target, value) stores into the target's existing buffer
       # a variable size gets memory for its largest value (a TinyJit replay may run with any value)
       self.out_buf[n] = n.src[0].base if n.op is Ops.ASSIGN else new_buffer(n.device, smax(n.size), n.dtype)
