@@ -92,9 +92,10 @@ class Tensor(OpMixin, elementwise_eq=True):
   def _viewed(self) -> Tensor | None:
     """The tensor this one is a view of, if it is one. The view holds it weakly, as a method's own temporaries (conv2d's
     sum before its reshape) must not live on; once it is gone, nothing can see that memory but this view, which then
-    stands alone (a second view of it made before it went no longer shares the writes: numpy's and torch's would)."""
+    stands alone (a second view of it made before it went no longer shares the writes: numpy's and torch's would). It reads
+    that memory but owns none, as a pad: were it realized as all of the buffer, it must still not write what the second sees."""
     if not self._view: return None
-    if (b := self._view[0]()) is None: self._view = None
+    if (b := self._view[0]()) is None: self._view = ()
     return b
   lazydata = uop
   @property
