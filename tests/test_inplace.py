@@ -188,6 +188,16 @@ def test_a_done_assign_is_never_done_again():
   with pytest.raises(StaleReadError, match="overwritten"): Tensor(node + 1).realize()
   np.testing.assert_array_equal(a.numpy(), [9, 9])
 
+@pytest.mark.parametrize("value", ["x * 0.5 - 1", "x * 2", "x - 1", "-x"])
+def test_an_assign_done_by_a_value_read_through_it_leaves_the_tensor_readable(value):
+  """x.assign(v) pending, y = x + 1 realized first: the assign is done as part of y. Where constants in v were folded, the
+  scheduler's assign node was a new one and x lost track of its memory: x.numpy() did the write again, a StaleReadError."""
+  x = real([0.0, 1.0, 2.0, 3.0])
+  x.assign(eval(value, {"x": x}))  # noqa: S307
+  want = eval(value, {"x": np.arange(4, dtype=np.float32)})  # noqa: S307
+  np.testing.assert_array_equal((x + 1).numpy(), want + 1)
+  np.testing.assert_array_equal(x.numpy(), want)
+
 def test_recomputing_an_expression_after_an_assign_uses_the_new_contents():
   a = real([1.0, 2.0])
   first = (a * 3).realize()
