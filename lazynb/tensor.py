@@ -92,9 +92,10 @@ class Tensor(OpMixin, elementwise_eq=True):
   def _viewed(self) -> Tensor | None:
     """The tensor this one is a view of, if it is one. The view holds it weakly, as a method's own temporaries (conv2d's
     sum before its reshape) must not live on; once it is gone, nothing can see that memory but this view, which then
-    stands alone (a second view of it made before it went no longer shares the writes: numpy's and torch's would)."""
+    stands alone (a second view of it made before it went no longer shares the writes: numpy's and torch's would). It reads
+    that memory but owns none, as a pad: were it realized as all of the buffer, it must still not write what the second sees."""
     if not self._view: return None
-    if (b := self._view[0]()) is None: self._view = None
+    if (b := self._view[0]()) is None: self._view = ()
     return b
   lazydata = uop
   @property
@@ -217,24 +218,33 @@ class Tensor(OpMixin, elementwise_eq=True):
   @staticmethod
   def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
     """Lazy tensors (other than `todo`) that read memory an in-place assign in `todo` overwrites: they are computed in
-    the same schedule, before the write, so that they hold the values they were defined with."""
+    the same schedule, before the write, so that they hold the values they were defined with. A pending assign into other
+    memory is such a reader too (`S.assign(S + x.sum())` then `x[0] = 7`: S gets the old sum), and its own write brings
+    the readers of its memory in: to a fixed point."""
     if not state.pending_assigns: return []
-    graph = UOp.sink(*[t.uop for t in todo]).toposort()
-    targets = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns}
-    if not targets: return []
+    out: list[Tensor] = []
+    ids, new, targets = {id(t) for t in todo}, todo, set[UOp]()
     def reads_old(u: UOp) -> bool:
-      stack, seen = [u], set()
+      stack, seen, hit = [u], set(), False
       while stack:
         n = stack.pop()
         if n in seen: continue
         seen.add(n)
-        if n.op is Ops.ASSIGN: continue  # reads through an assign see its new value: computed after it, as written
+        if n.op is Ops.ASSIGN and n.src[0].base in targets: continue  # reads through a write being done see its new value
         if (r := state.realized.get(n)) is not None: n = r
-        if n.op is Ops.BUFFER and n in targets: return True
+        if n.base.op is Ops.BUFFER:
+          if n.base in state.superseded: return False  # it reads memory overwritten already: an error when it is read, not here
+          hit = hit or n.base in targets
         stack.extend(n.src)
-      return False
-    todo_ids = {id(t) for t in todo}
-    return [t for t in list(state.live) if id(t) not in todo_ids and not t.uop.is_realized and reads_old(t.uop)]
+      return hit
+    while True:
+      graph = UOp.sink(*[t.uop for t in new]).toposort()
+      more = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns and n.src[0].base not in state.superseded}
+      if not (more - targets): return out
+      targets |= more
+      new = [t for t in list(state.live) if id(t) not in ids and not t.uop.is_realized and reads_old(t.uop)]
+      ids |= {id(t) for t in new}
+      out += new
   def kernelize(self, *lst: Tensor) -> Tensor:
     """Group the graph into kernels now (see ScheduleItem); the tensor's uop becomes ASSIGN(BUFFER, KERNEL)."""
     _kernelize([self, *lst])

@@ -143,6 +143,61 @@ def test_value_defined_before_a_view_assign_keeps_the_old_contents():
   a[:2].assign(Tensor([10.0, 10.0]))
   assert s.item() == 6 and a.sum().item() == 25
 
+def _iadd(x, k): x += k
+# a write into x, done at once: (lazynb, the numpy array it leaves)
+WRITES = {"setitem": (lambda x: x.__setitem__(0, 7.0), [7, 1, 2, 3]), "view assign": (lambda x: x[1:3].assign(Tensor([7.0, 7.0])), [0, 7, 7, 3]),
+          "assign": (lambda x: x.assign(x * 0 + 7).realize(), [7, 7, 7, 7]), "iadd": (lambda x: _iadd(x, 1), [1, 2, 3, 4]),
+          "slice iadd": (lambda x: _iadd(x[2:], 1), [0, 1, 3, 4])}
+
+@pytest.mark.parametrize("write", WRITES)
+def test_pending_assign_into_other_memory_reads_the_old_contents(write):
+  """A pending assign is a lazy value too: `S.assign(S + x.sum())` then a write into x gives S the old sum (numpy's order),
+  and a value that read S before its assign keeps S's old contents, one built on the assign its new ones (all computed
+  before x's write). (The pending assign was skipped: it read x's overwritten memory later, a StaleReadError.)"""
+  xn, sn = np.arange(4, dtype=np.float32), np.zeros(3, np.float32)
+  for lazy_x in (False, True):
+    x, S = Tensor(xn.copy()) if lazy_x else real(xn), real(sn)
+    before = S + 3
+    S.assign(S + x.sum())
+    after = S * 2
+    T = real(sn)
+    T.assign(T + S.sum())  # a pending assign reading another pending assign's target
+    WRITES[write][0](x)
+    np.testing.assert_array_equal(S.numpy(), sn + xn.sum())
+    np.testing.assert_array_equal(before.numpy(), sn + 3)
+    np.testing.assert_array_equal(after.numpy(), (sn + xn.sum()) * 2)
+    np.testing.assert_array_equal(T.numpy(), sn + (sn + xn.sum()).sum())
+    np.testing.assert_array_equal(x.numpy(), WRITES[write][1])
+
+def test_a_value_read_through_a_done_assign_keeps_its_contents():
+  a = real([1.0, 2.0])
+  y = a.assign(Tensor([5.0, 6.0])) + 1
+  a.realize()
+  a.assign(Tensor([9.0, 9.0])).realize()
+  np.testing.assert_array_equal(y.numpy(), [6, 7])
+  np.testing.assert_array_equal(a.numpy(), [9, 9])
+
+def test_a_done_assign_is_never_done_again():
+  """A graph holding an assign node that has run, whose memory was written again since, cannot be computed (the value the
+  assign wrote is gone): an error, not the old write done a second time over the newer contents."""
+  a = real([1.0, 2.0])
+  a.assign(Tensor([5.0, 6.0]))
+  node = a.uop
+  a.realize()
+  a.assign(Tensor([9.0, 9.0])).realize()
+  with pytest.raises(StaleReadError, match="overwritten"): Tensor(node + 1).realize()
+  np.testing.assert_array_equal(a.numpy(), [9, 9])
+
+@pytest.mark.parametrize("value", ["x * 0.5 - 1", "x * 2", "x - 1", "-x"])
+def test_an_assign_done_by_a_value_read_through_it_leaves_the_tensor_readable(value):
+  """x.assign(v) pending, y = x + 1 realized first: the assign is done as part of y. Where constants in v were folded, the
+  scheduler's assign node was a new one and x lost track of its memory: x.numpy() did the write again, a StaleReadError."""
+  x = real([0.0, 1.0, 2.0, 3.0])
+  x.assign(eval(value, {"x": x}))  # noqa: S307
+  want = eval(value, {"x": np.arange(4, dtype=np.float32)})  # noqa: S307
+  np.testing.assert_array_equal((x + 1).numpy(), want + 1)
+  np.testing.assert_array_equal(x.numpy(), want)
+
 def test_recomputing_an_expression_after_an_assign_uses_the_new_contents():
   a = real([1.0, 2.0])
   first = (a * 3).realize()

@@ -321,3 +321,25 @@ def test_an_assign_to_a_view_input_matches_the_plain_function(base_alive):
     if base_alive: np.testing.assert_array_equal(big.numpy(), want_big, err_msg=f"the base, call {i + 1}")
     np.testing.assert_array_equal(other.numpy(), -(np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * i))
     keep.append(x)
+
+@pytest.mark.parametrize("kind", ["buffer", "host data", "view"])
+def test_a_global_update_reading_an_input_the_step_then_writes(kind):
+  """S.assign(S + x.sum()) leaves a pending assign that reads x; the step then writes into x. The plain call gives S the old
+  sum (the pending assign runs before the write). TinyJit realizes its inputs first, so there S read x's memory, which the
+  scheduler did not treat as a reader of the write: the capture raised StaleReadError (found by tests/test_jit_fuzz.py)."""
+  def make(i):
+    a = np.arange(4, dtype=np.float32) + i
+    if kind == "buffer": return real(a)
+    if kind == "host data": return Tensor(a)
+    return Tensor(np.stack([a, -a]))[0]
+  S = real(np.zeros(3))
+  def step(x, s):
+    S.assign(S + x.sum())
+    x[(None, 0, Ellipsis)] = s
+  jf, total = TinyJit(step), 0.0
+  for i in range(5):
+    x = make(i)
+    jf(x, 7.0)
+    total += (np.arange(4) + i).sum()
+    np.testing.assert_array_equal(S.numpy(), [total] * 3, err_msg=f"call {i + 1}")
+    np.testing.assert_array_equal(x.numpy(), [7, 1 + i, 2 + i, 3 + i], err_msg=f"call {i + 1}")

@@ -15,17 +15,27 @@ What a replay keeps, and what it redoes:
   - Variables (symbolic sizes) are not frozen: a bound Variable passed as an argument, or in the shape of an input,
     gives the replayed kernels its new value (one compiled kernel for every sequence length).
   - What it returns: the computed tensors are the capture call's (each replay writes the new values into their buffers);
-    an input, or a view of one, is this call's input (through the same views); other values are the capture call's.
+    an input, or a view of one, is this call's input (through the same views: a write through it reaches the input);
+    other values are the capture call's.
+  - Writes: what the function writes into its inputs (or views of them) and into other tensors (globals), also writes
+    it leaves pending (`S.assign(S + x)` never read), happens on every replay. What the caller left pending on that
+    memory, and its lazy values that read memory the call writes, are done first, as a plain call does them.
+    An input the function gives a new graph (an assign to a view whose base is gone) gets new memory on every replay.
+
+The JitErrors it raises (anything else that differs from the plain function is a bug): the function ran no kernel
+("nothing was jitted"); it made different host data on its first two calls; non-Tensor arguments, or the inputs'
+shapes, dtypes, devices or views, changed since capture; an input shares its memory with another ("shares its
+memory"); it returns a view of an input whose shape has a variable of its own.
 """
 from __future__ import annotations
-import functools
+import functools, weakref
 from typing import Any
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters
 from lazynb.uop.ops import Ops, GroupOp, UOp, unbind, variables
 from lazynb.engine import realize as _realize
-from lazynb.engine.schedule import chain_st
+from lazynb.engine.schedule import chain_st, new_buffer
 from lazynb.runstate import state
 from lazynb.tensor import Tensor
 
@@ -42,6 +52,44 @@ def _view_vars(u: UOp) -> list[UOp]:
   """The variables in the sizes of a chain of views (movement ops keep theirs in their args)."""
   return variables([n.arg for n in u.toposort() if n.op in GroupOp.Movement])
 
+def _in_place(t: Tensor, b: Buffer) -> bool:
+  """Is t still (a view of) the buffer b, or an assign pending into it?"""
+  u = t.uop.src[0] if t.uop.op is Ops.ASSIGN else t.uop
+  return u.base.op is Ops.BUFFER and u.base.buffer is b
+
+def _view_ops(t: Tensor, r: Tensor) -> tuple | None:
+  """The movement ops that make r from t, if r is a view of t (views of a view keep its base: then t's ops come first)."""
+  if not r._view or (rb := r._viewed()) is None: return None
+  if rb is t: return r._view[1]
+  n = len(t._view[1]) if t._view else 0
+  return r._view[1][n:] if t._view and t._viewed() is rb and r._view[1][:n] == t._view[1] else None
+
+def _pending_assigns(keep=lambda a: True) -> list[Tensor]:
+  """The in-place assigns not done yet (one that is done has given its target buffer a new name: runstate.superseded)."""
+  return [Tensor(a) for a in list(state.pending_assigns) if a.src[0].base not in state.superseded and keep(a)]
+
+def _settle(touched: list[tuple[bool, Buffer | None]]):
+  """Before a call writes (True) and reads memory: what a plain call would do first, done now and not recorded. The caller's
+  pending assigns into that memory happen (a replay reads memory without asking), and its lazy values of memory the call
+  writes are computed (a plain call's assign computes them first, Tensor._readers_of_overwritten): they keep the values they
+  were defined with."""
+  written, seen = {id(b) for w, b in touched if w and b is not None}, {id(b) for _, b in touched if b is not None}
+  def reads(u: UOp) -> bool:
+    stack, done, hit = [u], set(), False
+    while stack:
+      if (n := stack.pop()) in done: continue
+      done.add(n)
+      if (r := state.realized.get(n)) is not None: n = r  # (a part computed before: the memory holding it)
+      if n.base.op is Ops.BUFFER:
+        # one that reads memory overwritten since it was defined can no longer be computed: an error when it is read, not here
+        if n.base in state.superseded: return False
+        hit = hit or id(state.buffers.get(n.base)) in written
+      else: stack.extend(n.src)
+    return hit
+  pend = _pending_assigns(lambda a: id(state.buffers.get(a.src[0].base)) in seen)
+  lazy = [t for t in list(state.live) if not (not t._view and t._uop.base.op is Ops.BUFFER) and not t.uop.is_realized and reads(t.uop)]
+  Tensor.realize_all(*pend, *lazy)
+
 def _same_value(a: Any, b: Any) -> bool:
   try: return bool(a is b or type(a) is type(b) and a == b)
   except Exception: return False  # noqa: BLE001 (objects whose == is not a plain yes/no: identity only)
@@ -55,8 +103,9 @@ class TinyJit:
   def reset(self):
     """Forget the capture: the next two calls warm up and capture again (e.g. for new input shapes)."""
     self.cnt, self.captured, self.ret = 0, [], None
-    self.ret_views: dict[int, tuple[int, UOp | None]] = {}
-    self.rebound: dict[int, UOp] = {}
+    self.ret_views: dict[int, tuple[int, tuple | None]] = {}
+    self.moved: dict[int, UOp] = {}
+    self.warm_touched: list[tuple[bool, Any]] = []
     self.input_spec: list[tuple] = []
     self.input_bufs: list[Buffer] = []
     self.frozen_args: list = []
@@ -72,6 +121,10 @@ class TinyJit:
   def _inputs(self, args, kwargs) -> tuple[list[tuple], list[tuple]]:
     named, frozen = self._split_args(args, kwargs)
     ts = [t for _, t in named]
+    # a view's memory is that of the tensor it views (its base): the base gets memory of its own first, so that the input's
+    # buffer is the base's and a write through the input lands in it on every call (else the base gets new memory, once)
+    for t in ts:
+      if (b := t._viewed()) is not None: b._own_memory()
     Tensor.realize_all(*ts)
     for t in ts:
       if t.uop.base.op is not Ops.BUFFER: t.uop = t.contiguous().realize().uop
@@ -92,14 +145,26 @@ class TinyJit:
     frozen = [(n, unbind(a, vals) if isinstance(a, UOp) and a.op is Ops.BIND else a) for n, a in frozen]
     self.var_vals = {v.arg[0]: x for v, x in vals.items()}
     if self.cnt >= 2: return self._replay(spec, inputs, frozen)
+    # what the caller left pending on the memory the function uses (the warm-up's) is done before the capture, not recorded
+    if self.cnt == 1: _settle([(w, bufs[r] if isinstance(r, int) else r()) for w, r in self.warm_touched])
+    pending = set(state.pending_assigns)
     # a result computed from these inputs before (the expression cache) would not be recorded: it is computed again
     state.capturing, state.realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
     try:
       ret = self.fxn(*args, **kwargs)
-      Tensor.realize_all(*_tensors_in(ret))
+      # an input the function gave a new graph (an assign to a view whose base is gone takes the value's graph) gets its value
+      # in memory of its own, written last: a replay writes it into new memory, as each plain call's value is its own
+      moved = [i for i, (t, b) in enumerate(zip(inputs, bufs)) if not _in_place(t, b)]
+      for i in moved: inputs[i].uop = inputs[i].contiguous().uop
+      # a replay redoes what the capture ran: the returned tensors, and the writes the function left pending (assigns to
+      # inputs or globals; a plain call does them when they are read)
+      Tensor.realize_all(*_tensors_in(ret), *_pending_assigns(lambda a: a not in pending), *[inputs[i] for i in moved])
     finally: log, state.capturing, state.realized.volatile = state.capturing, None, set()
     data = [(e[1], e[3]) for e in log if e[0] == "data"]
     if self.cnt == 0:
+      # the memory it wrote (True) and read: an input by its place, other memory (globals) by a weak reference
+      at = {id(b): i for i, b in enumerate(bufs)}
+      self.warm_touched = [(j == 0, at.get(id(b), weakref.ref(b))) for e in log if e[0] != "data" for j, b in enumerate(e[2])]
       self.warm_data, self.cnt = data, 1
       return ret
     if data != self.warm_data:
@@ -107,12 +172,10 @@ class TinyJit:
                      f"({len(self.warm_data)} then {len(data)} host arrays, or different contents). A capture would freeze those values: "
                      "pass changing values as Tensor arguments instead")
     views = self._input_views(ret, named, bufs)
-    # an input the function gave a new graph (assign on a view whose base is gone: it took the value's graph) gets that
-    # graph again on every replay, as a plain call gives it: the capture's, whose buffers each replay writes
-    self.rebound = {i: t.uop for i, t in enumerate(inputs) if t.uop.base.op is not Ops.BUFFER or t.uop.base.buffer is not bufs[i]}
     if not any(e[0] in ("kernel", "copy", "random") for e in log) and not views:
       raise JitError("TinyJit: nothing was jitted (the function ran no kernel): return or realize the tensors it computes")
     self.input_spec, self.input_bufs, self.frozen_args, self.ret_views = spec, bufs, frozen, views
+    self.moved = {i: inputs[i].uop for i in moved}
     self.captured = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
     self.ret, self.cnt = ret, 2
     trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
@@ -128,6 +191,11 @@ class TinyJit:
       raise JitError(f"TinyJit: non-Tensor arguments changed since capture: got {frozen!r}, captured {self.frozen_args!r}; they are "
                      "frozen into the captured kernels, so pass changing values as Tensors (or call .reset())")
     swap = {id(old): t.uop.base.buffer for old, t in zip(self.input_bufs, inputs)}
+    fresh = {i: new_buffer(u.device, u.base.arg, u.base.dtype) for i, u in self.moved.items()}  # a moved input's new memory
+    for i, nb in fresh.items():
+      swap[id(self.moved[i].base.buffer)] = nb.buffer.allocate()
+      if self.moved[i].base in state.owned: state.owned.add(nb)
+    _settle([(j == 0, swap.get(id(b), b)) for e in self.captured for j, b in enumerate(e[2])])
     for kind, what, bufs, *rest in self.captured:
       bufs = [swap.get(id(b), b) for b in bufs]
       if kind == "copy": _realize.run_copy(bufs[0], bufs[1])
@@ -136,36 +204,41 @@ class TinyJit:
         what(bufs, {**rest[1], **{k: v for k, v in self.var_vals.items() if k in rest[1]}})
         GlobalCounters.kernel_count += 1
     trace.emit("jit", phase="replay", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
-    for i, u in self.rebound.items(): inputs[i].uop = u
+    for i, nb in fresh.items(): inputs[i].uop = self.moved[i].substitute({self.moved[i].base: nb})
     self.cnt += 1
     return self._returned(inputs) if self.ret_views else self.ret
 
   @staticmethod
-  def _input_views(ret, named: list[tuple], bufs: list[Buffer]) -> dict[int, tuple[int, UOp | None]]:
-    """The returned tensors that are inputs, or views of inputs: id -> (input index, the node a replay puts this call's input
-    in place of; None: the input itself). A replay writes new values into the captured outputs' buffers, but an input's
-    memory is the caller's: those are rebuilt on every call."""
-    out: dict[int, tuple[int, UOp | None]] = {}
+  def _input_views(ret, named: list[tuple], bufs: list[Buffer]) -> dict[int, tuple[int, tuple | None]]:
+    """The returned tensors that are inputs, or views of inputs: id -> (input index, how a replay makes it from this call's
+    input: None, the input itself; ("view", ops), the same movement ops, a view that writes reach the input through; ("graph",
+    node, uop): the capture's graph with this call's input in place of node). A replay writes new values into the captured
+    outputs' buffers, but an input's memory is the caller's: those are rebuilt on every call."""
+    out: dict[int, tuple[int, tuple | None]] = {}
     for r in _tensors_in(ret):
-      if (b := r.uop.base).op is not Ops.BUFFER or (i := next((i for i, ib in enumerate(bufs) if b.buffer is ib), None)) is None: continue
-      name, inp = named[i]
-      if r is inp:
-        out[id(r)] = (i, None)
-        continue
-      old = inp.uop if inp.uop in r.uop.toposort() else b  # views on top of the input tensor, or of its memory
-      if set(_view_vars(r.uop)) - set(_view_vars(old)):
-        raise JitError(f"TinyJit: the function returns a view of input {name!r} whose shape has a variable of its own, which a replay "
-                       "cannot rebuild for a new value: return a computed tensor (e.g. .contiguous()) instead")
-      out[id(r)] = (i, old)
+      for i, (name, inp) in enumerate(named):
+        if r is inp: out[id(r)] = (i, None)
+        elif (ops := _view_ops(inp, r)) is not None: out[id(r)] = (i, ("view", ops))
+        elif (b := r.uop.base).op is Ops.BUFFER and b.buffer is bufs[i]:  # no view of the input tensor, but of its memory
+          out[id(r)] = (i, ("graph", inp.uop if inp.uop in r.uop.toposort() else b, r.uop))
+        else: continue
+        if out[id(r)][1] is not None and set(_view_vars(r.uop)) - set(_view_vars(inp.uop)):
+          raise JitError(f"TinyJit: the function returns a view of input {name!r} whose shape has a variable of its own, which a replay "
+                         "cannot rebuild for a new value: return a computed tensor (e.g. .contiguous()) instead")
+        break
     return out
 
   def _returned(self, inputs: list[Tensor]):
     """What the function returned, with each input (or view of one) taken from this call's inputs, in the same container."""
     def cur(r):
       if not isinstance(r, Tensor) or (v := self.ret_views.get(id(r))) is None: return r
-      i, old = v
-      if old is None: return inputs[i]
-      return Tensor(r.uop.substitute({old: inputs[i].uop if old.op is not Ops.BUFFER else inputs[i].uop.base}))
+      i, how = v
+      if how is None: return inputs[i]
+      old: UOp
+      u: UOp
+      if how[0] == "view": return inputs[i]._mv(*how[1])
+      _, old, u = how
+      return Tensor(u.substitute({old: inputs[i].uop if old.op is not Ops.BUFFER else inputs[i].uop.base}))
     ret = self.ret
     if isinstance(ret, Tensor): return cur(ret)
     if isinstance(ret, tuple): return type(ret)(*map(cur, ret)) if hasattr(ret, "_fields") else tuple(map(cur, ret))
@@ -184,8 +257,10 @@ class TinyJit:
       # an in-place update loads its own output (global 0): it reads what it writes
       own = kind == "kernel" and any(u.op is Ops.LOAD and u.src[0].op is Ops.DEFINE_GLOBAL and u.src[0].arg == 0 for u in ast.toposort())
       reads.append({id(b) for b in (bufs if own else bufs[1:])})
-    changing = {id(b) for b in self.input_bufs} | {id(e[2][0]) for e in steps if e[0] == "random"}
-    keep = [e[0] == "random" for e in steps]
+    # (a moved input's memory is new on every replay: what writes it always runs)
+    fresh = {id(e[2][0]) for e in steps if e[0] == "random"} | {id(u.base.buffer) for u in self.moved.values()}
+    changing = {id(b) for b in self.input_bufs} | fresh
+    keep = [id(e[2][0]) in fresh for e in steps]
     while True:
       grew = False
       for i, (kind, _, bufs, *_) in enumerate(steps):

@@ -147,6 +147,8 @@ class Scheduler:
     if n not in self.roots:
       self.roots[n] = reason
       if n.op is Ops.BUFFER: raise RuntimeError("a buffer cannot be a root")
+      # an assign done before whose memory was written again since (its value is gone): never done a second time (a lost write)
+      if n.op is Ops.ASSIGN: check_fresh(n.src[0].base)
       # ASSIGN(target, value) stores into the target's existing buffer
       # a variable size gets memory for its largest value (a TinyJit replay may run with any value)
       self.out_buf[n] = n.src[0].base if n.op is Ops.ASSIGN else new_buffer(n.device, smax(n.size), n.dtype)
@@ -400,5 +402,10 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
   for r, b in bufmap.items(): becomes.setdefault(r, b)
   for orig, new in s.orig_map.items():  # the nodes as the tensors hold them (before realized parts were swapped in)
     if new in bufmap and orig is not new: becomes.setdefault(orig, bufmap[new])
+  # an assign as the tensor holds it, when folded constants below it made the scheduler's node a new one: the write is done,
+  # so its tensor must find its memory (else it would do the write again, from memory that write has overwritten)
+  if assigns := {r.src[0].base: v for r, v in bufmap.items() if r.op is Ops.ASSIGN}:
+    for n in UOp.sink(*outs).toposort():
+      if n.op is Ops.ASSIGN and (v := assigns.get(n.src[0].base)) is not None: becomes.setdefault(n, v)
   trace.emit("schedule", items=items, outs=outs, constants=sum(1 for o in s.outs if s.root_of(o) is None and o.base.op is Ops.CONST))
   return items, becomes
