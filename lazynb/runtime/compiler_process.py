@@ -16,7 +16,7 @@ own process and writes into a temporary directory.
 """
 from __future__ import annotations
 import atexit, os, signal, subprocess, tempfile, threading
-from lazynb.helpers import Nesting, unwrap
+from lazynb.helpers import Nesting, unwrap, PLAIN
 
 SPARES = 2  # commands with a process waiting (a CPU device uses two: float kernels, and float16 ones without contraction)
 PRESTART = ("0", "1")
@@ -24,7 +24,7 @@ _REMOVE_FAILED = "unable to remove file"  # clang's words when, after an error, 
 
 def prestart_knob() -> bool:
   """Start the next compiler ahead of time? LAZYNB_CC_PRESTART (1, the default, or 0)."""
-  v = os.environ.get("LAZYNB_CC_PRESTART", "") or ("0" if os.environ.get("LAZYNB_PLAIN", "0") not in ("", "0") else "1")
+  v = os.environ.get("LAZYNB_CC_PRESTART", "") or ("0" if PLAIN else "1")
   if v not in PRESTART: raise ValueError(f"LAZYNB_CC_PRESTART={v!r}: use 1 (start the next compiler ahead) or 0")
   return v == "1" and hasattr(os, "memfd_create")
 
