@@ -6,6 +6,11 @@ from hypothesis import settings, HealthCheck
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path: sys.path.insert(0, _ROOT)
 
+# the build track keeps a stage whose exercise passes (lazynb/notebook/build.py): tests keep them in a folder of this run's
+if not os.environ.get("LAZYNB_BUILD_DIR"):
+  import tempfile
+  os.environ["LAZYNB_BUILD_DIR"] = os.path.join(tempfile.mkdtemp(prefix="lazynb-build-"), "my_compiler")
+
 # Every new shape compiles a fresh C kernel (~50-100 ms), so keep hypothesis runs short and never time-limited.
 # Tests with their own budget use ex(n) (scaled by HYPOTHESIS_SCALE); this profile covers the rest.
 settings.register_profile("lazynb", max_examples=15, deadline=None, print_blob=True,
@@ -26,7 +31,7 @@ TIERS = {
 }
 TIER_OF_FILE = {
   "test_newcomer.py": "integration", "test_notebooks.py": "integration", "test_binder.py": "integration",
-  "test_examples.py": "integration", "test_labextension.py": "integration",
+  "test_examples.py": "integration", "test_labextension.py": "integration", "test_build_track.py": "integration",
   "test_fusion_parity.py": "slow", "test_beam_safety.py": "slow",
   "test_gpu_check.py": "slow", "test_compat_tool.py": "slow",
 }

@@ -39,9 +39,10 @@ def run(key: str, obj) -> tuple[bool, str]:
 def check(key: str, obj) -> None:
   """Run exercise `key`'s hidden tests on `obj` and print \u2713 or \u2717 with a hint. Returns nothing, so the
   notebook's check cell (which ends with this call) shows the message and no bare True/False Out[] line; code that
-  wants the verdict as a value calls run()."""
+  wants the verdict as a value calls run(). A build-track stage that passes is kept (lazynb/notebook/build.py)."""
   ok, msg = run(key, obj)
   print(f"{key}: " + ("\u2713 pass, " if ok else "\u2717 not yet, ") + msg)
+  if ok and key in build.STAGE_OF: build.keep(build.STAGE_OF[key], obj)  # the build track: a stage that passes is kept
 
 # ---------------------------------------------------------------- helpers for the hidden tests
 
@@ -523,3 +524,5 @@ def _(my_opts):
        f"runs each; yours must be at least {round((BEAT_MARGIN - 1) * 100)}% faster, so noise cannot decide). Start from the heuristic's "
        "opts and ask of each one what it costs on a kernel this small, not only what it saves: undo them one at a time and "
        "watch the time.")
+
+from lazynb.notebook import build  # noqa: E402,F401  (registers the build track's exercises)

@@ -1,0 +1,101 @@
+"""The build track's machinery (lazynb/notebook/build.py): a stage kept as a file from the cell that defines it, every
+kept stage used at once by mine(), the kept stages assembled into one module; each build notebook's exercises have
+reference solutions the integration tier runs the notebooks with (tests/test_build_track.py)."""
+import importlib.util, linecache, textwrap
+import numpy as np
+import pytest
+from lazynb import Tensor, pipeline
+from lazynb.helpers import NOOPT
+from lazynb.notebook import build, exercise as ex
+from build_track import BUILD_NOTEBOOKS, sections, solved_source, load_solution, ROOT
+
+CELL = textwrap.dedent('''\
+  from lazynb import pipeline
+  SCALE = 1  # a constant the stage uses: kept
+  def helper(name, uops, renderer): return pipeline.reference("render")(name, uops, renderer)
+  def my_render(name, uops, renderer):
+    CALLS.append(name)
+    return helper(name, uops, renderer) * SCALE
+  print("a call in the cell: left out of the kept file")
+  ''')
+
+def cell_function(source: str, name: str, filename: str = "<cell-1>"):
+  """A function defined the way a notebook cell defines it: the cell's text in linecache under a made-up file name."""
+  linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+  ns: dict = {"CALLS": []}
+  exec(compile(source, filename, "exec"), ns)
+  return ns[name]
+
+@pytest.fixture
+def build_dir(tmp_path, monkeypatch):
+  d = tmp_path / "my_compiler"
+  monkeypatch.setenv("LAZYNB_BUILD_DIR", str(d))
+  return d
+
+def test_keep_saves_the_cells_definitions_and_not_its_calls(build_dir, capsys):
+  fn = cell_function(CELL, "my_render")
+  path = build.keep("render", fn)
+  assert path == build_dir / "render.py" and "kept your render stage (my_render)" in capsys.readouterr().out
+  text = path.read_text()
+  assert "def helper" in text and "SCALE = 1" in text and "from lazynb import pipeline" in text and text.endswith("STAGE = my_render\n")
+  assert "print(" not in text and "takes the kernel's name" in text
+
+def test_kept_stages_run_in_pipeline_order_and_mine_uses_them(build_dir, capsys):
+  build.keep("render", cell_function(CELL.replace("CALLS.append(name)", "pass"), "my_render"))
+  build.keep("schedule", cell_function("from lazynb import pipeline\ndef s(outs): return pipeline.reference('schedule')(outs)\n", "s", "<cell-2>"))
+  assert list(build.kept()) == ["schedule", "render"]
+  capsys.readouterr()
+  with build.mine() as yours:
+    assert set(yours) == {"schedule", "render"} and NOOPT.value == 1
+    assert [n for n, _ in pipeline.replaced()] == ["schedule", "render"]
+    out = (Tensor(np.arange(6, dtype=np.float32)) * 3).numpy()
+  assert "running on your stages: schedule, render" in capsys.readouterr().out
+  assert pipeline.replaced() == () and np.allclose(out, np.arange(6) * 3)
+  with build.mine("render") as yours: assert list(yours) == ["render"]
+  with pytest.raises(FileNotFoundError, match="not kept yet: lower"):
+    with build.mine("lower"): pass
+
+def test_mine_with_nothing_kept_says_so_and_runs_on_lazynbs_stages(build_dir, capsys):
+  with build.mine() as yours: assert yours == {} and pipeline.replaced() == ()
+  assert "no stage of yours is kept yet" in capsys.readouterr().out
+
+def test_a_kept_file_that_no_longer_runs_is_named(build_dir):
+  build_dir.mkdir(parents=True)
+  (build_dir / "render.py").write_text("def f(:\n")
+  with pytest.raises(RuntimeError, match=r"your kept render stage .*render.py\) does not run: SyntaxError"): build.kept()
+  (build_dir / "render.py").write_text("x = 1\n")
+  with pytest.raises(RuntimeError, match="has no STAGE function"): build.kept()
+
+def test_keep_refuses_what_it_cannot_keep(build_dir):
+  with pytest.raises(KeyError, match="no stage named 'renderer'"): build.keep("renderer", cell_function(CELL, "my_render"))
+  with pytest.raises(TypeError, match="defined with def"): build.keep("render", print)
+  inner = cell_function("def outer():\n  def my_render(n, u, r): return ''\n  return my_render\n", "outer", "<cell-3>")()
+  with pytest.raises(ValueError, match="not defined at the top of its cell"): build.keep("render", inner)
+
+def test_assemble_makes_one_module_whose_stages_are_the_kept_ones(build_dir):
+  build.keep("render", cell_function(CELL.replace("CALLS.append(name)", "pass"), "my_render"))
+  build.keep("compile", cell_function("from lazynb import pipeline\ndef c(d, s): return pipeline.reference('compile')(d, s)\n", "c", "<cell-4>"))
+  path = build.assemble()
+  assert path == build_dir.with_suffix(".py")
+  spec = importlib.util.spec_from_file_location("assembled", path)
+  mod = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(mod)
+  assert list(mod.STAGES) == ["render", "compile"] and mod.STAGES["render"].__name__ == "my_render"
+  with pipeline.use("render", mod.STAGES["render"]): assert np.allclose((Tensor([1.0, 2.0]) + 1).numpy(), [2, 3])
+
+def test_a_passing_build_check_keeps_the_stage_and_a_failing_one_does_not(build_dir, capsys):
+  def stub(name, uops, renderer): raise NotImplementedError
+  ex.check("b02.render", stub)
+  assert "not yet" in capsys.readouterr().out and not (build_dir / "render.py").exists()
+  ex.check("b02.render", load_solution("b02_renderer").my_render)
+  assert "\u2713 pass" in capsys.readouterr().out and (build_dir / "render.py").exists()
+  assert list(build.kept()) == ["render"]
+
+def test_every_build_exercise_keeps_a_stage_and_every_notebook_has_its_solutions():
+  keys = {k for k in ex.EXERCISES if k.startswith("b")}
+  assert keys == set(build.STAGE_OF) and BUILD_NOTEBOOKS[-1] == "b09_capstone"
+  for stem in BUILD_NOTEBOOKS:
+    src = solved_source(stem)
+    assert "raise NotImplementedError  # YOUR CODE" not in src, stem
+    sols = ROOT / "notebooks" / "solutions" / f"{stem}.py"
+    assert not sols.exists() or set(sections(sols.read_text())) <= keys
