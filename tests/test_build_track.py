@@ -1,0 +1,56 @@
+"""The build track run as a learner who solved every exercise runs it: the build notebooks in order, each exercise
+cell holding its reference solution (tests/build_track.py), one folder of kept stages for all of them. Every check
+passes and keeps its stage; each notebook's `with mine():` cell runs on the stages kept so far; the capstone trains the
+MLP on MNIST on them (LAZYNB_QUICK=1) and grades the assembled my_compiler.py again. (The notebooks as shipped, with
+their stubs, run in tests/test_notebooks.py: every check fails with a hint and `mine()` runs on lazynb's stages.)"""
+import os, re
+import pytest
+from build_track import BUILD_NOTEBOOKS, solved_notebook, ROOT
+nbclient = pytest.importorskip("nbclient")
+
+def texts(nb) -> list[tuple[str, str]]:
+  """(cell source, its printed text) for every code cell."""
+  return [(c.source, "".join(o.get("text", "") for o in c.get("outputs", []) if o.get("output_type") == "stream"))
+          for c in nb.cells if c.cell_type == "code"]
+
+@pytest.fixture(scope="module")
+def solved_run(tmp_path_factory):
+  d = tmp_path_factory.mktemp("build-track")
+  env = {"LAZYNB_BUILD_DIR": str(d / "my_compiler"), "LAZYNB_QUICK": "1",
+         "PYTHONPATH": os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+  old = {k: os.environ.get(k) for k in env}
+  os.environ.update(env)
+  try:
+    out = {}
+    for stem in BUILD_NOTEBOOKS:
+      nb = solved_notebook(stem)
+      nbclient.NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(d)}}).execute()
+      out[stem] = nb
+    return d, out
+  finally:
+    for k, v in old.items():
+      if v is None: os.environ.pop(k, None)
+      else: os.environ[k] = v
+
+def test_every_check_passes_and_keeps_its_stage(solved_run):
+  d, nbs = solved_run
+  checks = [(stem, text) for stem, nb in nbs.items() for src, text in texts(nb) if re.search(r'^check\("b', src, re.M)]
+  assert len(checks) == 3 and all("\u2713 pass" in t and "kept your" in t for _, t in checks), checks
+  assert sorted(p.name for p in (d / "my_compiler").iterdir()) == ["compile.py", "load.py", "render.py"]
+
+def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
+  _, nbs = solved_run
+  said = {stem: [t for src, t in texts(nb) if "with mine()" in src] for stem, nb in nbs.items()}
+  assert "running on your stages: compile, load " in said["b01_runtime"][0]
+  assert "running on your stages: render, compile, load " in said["b02_renderer"][0]
+
+def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembled_file(solved_run):
+  d, nbs = solved_run
+  out = "\n".join(t for _, t in texts(nbs["b09_capstone"]))
+  assert "your stages:    render, compile, load" in out and "running on your stages: render, compile, load" in out
+  acc = float(re.search(r"test accuracy ([\d.]+)%", out).group(1))
+  assert acc >= 94.0, out
+  assert all(f"  {n}: \u2713 gives lazynb's values" in out for n in ("render", "compile", "load")), out
+  lines = int(re.search(r"my_compiler.py: (\d+) lines of code", out).group(1))
+  code = [l for l in (d / "my_compiler.py").read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
+  assert lines == len(code) <= 600
