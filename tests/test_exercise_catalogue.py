@@ -442,6 +442,88 @@ wrong("07.beat_heuristic", "the heuristic's own opts", "must be at least", _heur
 # everywhere, so the alternative keeps the heuristic's tile and drops only what costs more than it saves here, the threads)
 right("07.beat_heuristic", "the heuristic's opts without its threads", lambda: [o for o in _heuristic_opts() if o.op is not OptOps.THREAD])
 
+# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b02.render
+
+def _solution(stem):
+  """A fresh copy of the reference solution's module (a wrong answer may change its tables without touching another's)."""
+  from build_track import load_solution
+  return load_solution(stem)
+
+def _cc(src, *flags):
+  import os, subprocess, tempfile
+  from lazynb.notebook.build import _find_cc
+  d = tempfile.mkdtemp()
+  out = os.path.join(d, "k.so")
+  subprocess.run([_find_cc(), *flags, "-x", "c", "-", "-o", out], input=src.encode(), capture_output=True)
+  return out
+
+wrong("b01.compile", "returns the source as bytes", "not a compiled library", lambda device, src: src.encode())
+wrong("b01.compile", "returns the library's file name", "must return the library's bytes", lambda device, src: _cc(src, "-shared", "-fPIC"))
+wrong("b01.compile", "an object file (-c)", "not a shared library", lambda device, src: open(_cc(src, "-c"), "rb").read())
+wrong("b01.compile", "ignores the compiler's failure", "what the compiler wrote to stderr",
+      lambda device, src: open(_cc(src, "-shared", "-fPIC"), "rb").read())
+def _first_library_forever():
+  cache = {}
+  def my_compile(device, src): return cache.setdefault(device, _solution("b01_runtime").my_compile(device, src))
+  return my_compile
+wrong("b01.compile", "keeps the first library for every kernel (cached by device, not by source)", "undefined symbol", _first_library_forever())
+@right("b01.compile", "a named temporary file, -O1, the flags in another order")
+def _compile_with_named_temp_file(device, src):
+  import subprocess, tempfile
+  from lazynb.notebook.build import _find_cc
+  with tempfile.NamedTemporaryFile(suffix=".so") as f:
+    done = subprocess.run([_find_cc(), "-O1", "-fPIC", "-shared", "-o", f.name, "-xc", "-"], input=src.encode(), capture_output=True)
+    if done.returncode: raise RuntimeError(done.stderr.decode())
+    return f.read()
+
+def _load_with(call):
+  """The reference load, with the C function called by call(fxn, bufs, vals)."""
+  def my_load(device, name, lib):
+    import ctypes, os, tempfile
+    fd, path = tempfile.mkstemp(suffix=".so")
+    with os.fdopen(fd, "wb") as f: f.write(lib)
+    fxn = getattr(ctypes.CDLL(path), name)
+    def program(*bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+      call(fxn, bufs, vals)
+      return 0.0
+    return program
+  return my_load
+import ctypes  # noqa: E402
+wrong("b01.load", "passes addresses as plain ints (ctypes makes them 32-bit)", "killed by",
+      _load_with(lambda fxn, bufs, vals: fxn(*[b.ctypes.data for b in bufs], *vals)))
+wrong("b01.load", "passes the buffers in reverse order", "differs",
+      _load_with(lambda fxn, bufs, vals: fxn(*[ctypes.c_void_p(b.ctypes.data) for b in reversed(bufs)], *[ctypes.c_int(v) for v in vals])))
+wrong("b01.load", "forgets the variables' values", "symbolic",
+      _load_with(lambda fxn, bufs, vals: fxn(*[ctypes.c_void_p(b.ctypes.data) for b in bufs])))
+wrong("b01.load", "returns the C function itself", "failed after your load stage", lambda device, name, lib: getattr(ctypes.CDLL(_so_file(lib)), name))
+def _so_file(lib):
+  import tempfile
+  with tempfile.NamedTemporaryFile(suffix=".so", delete=False) as f: f.write(lib)
+  return f.name
+right("b01.load", "keeps the library file, passes pointers with from_buffer", _load_with(
+  lambda fxn, bufs, vals: fxn(*[ctypes.cast((ctypes.c_char * b.nbytes).from_buffer(b), ctypes.c_void_p) for b in bufs], *map(ctypes.c_int, vals))))
+
+def _render_edit(edit):
+  """The reference renderer with its C text changed by edit(src)."""
+  base = _solution("b02_renderer").my_render
+  return lambda name, uops, renderer: edit(base(name, uops, renderer))
+def _render_tables(change):
+  """The reference renderer of a fresh solution module whose tables change(mod) altered."""
+  mod = _solution("b02_renderer")
+  change(mod)
+  return mod.my_render
+import re  # noqa: E402
+wrong("b02.render", "reads a padded load without its valid (out of bounds)", "movement",
+      _render_edit(lambda src: re.sub(r"= \((.*)\) \? (\*\([^;]*\)) : [^;]*;", r"= \2;", src)))
+wrong("b02.render", "starts every accumulator at 0 (max of negatives)", "reduce",
+      _render_edit(lambda src: re.sub(r"(float|int) (acc\d+) = [^;]*;", r"\1 \2 = 0;", src)))
+wrong("b02.render", "MAX written as the smaller", "elementwise", _render_edit(lambda src: src.replace(" > ", " < ")))
+wrong("b02.render", "CMPLT the other way round", "differs", _render_tables(lambda m: m.INFIX.update({Ops.CMPLT: ">"})))
+wrong("b02.render", "casts everything to float", "differs", _render_tables(lambda m: m.C_TYPE.update({dtypes.int: "float"})))
+wrong("b02.render", "closes no loop", "compile", _render_edit(lambda src: src.replace("\n  }\n", "\n")))
+right("b02.render", "64-bit loop counters and double-precision constants",
+      _render_edit(lambda src: re.sub(r"\bint ridx", "long long ridx", re.sub(r"(\d\.\d+(e-?\d+)?)f\b", r"\1", src))))
+
 # ---------------------------------------------------------------- the tests
 
 def _params(table):
