@@ -40,6 +40,18 @@
 # | [notebooks/p06_custom_ops.ipynb](p06_custom_ops.ipynb) | GELU, RMSNorm and a gated unit from primitives, fused and checked |
 # | [notebooks/p07_custom_backend.ipynb](p07_custom_backend.ipynb) | a backend of your own: allocator, compiler, runner, registered as a device |
 #
+# ## The build track: write the compiler yourself
+#
+# After the course, rebuild lazynb's pipeline stage by stage. Each exercise is graded inside the real compiler (a
+# corpus of generated programs runs with your function in place of lazynb's); a stage that passes is kept, and from
+# then on `with mine():` runs the course on your code.
+#
+# | notebook | what you write |
+# |---|---|
+# | [b01_runtime](b01_runtime.ipynb) | the compile and load stages: C source to a shared library, a library to a program ctypes runs |
+# | [b02_renderer](b02_renderer.ipynb) | the render stage: a kernel's UOps to C, for elementwise, reduce, movement, matmul and conv kernels |
+# | [b09_capstone](b09_capstone.ipynb) | nothing new: the course MLP trains on MNIST on every stage you kept, then your stages in one file |
+#
 # The course text also draws on four companion pieces (an intro blog on UOps, a hacking guide, a first module with a
 # quiz, and the slides "tinygrad: from MNIST to ALUs"); their examples appear where they fit, run on lazynb. Where the
 # originals name tinygrad files, devices or flags that differ here (METAL, `CLANG`, `VIZ=1`, `engine/lazy.py` ...),
