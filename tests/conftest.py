@@ -58,8 +58,10 @@ def pytest_configure(config):
 
 # A parametrized test's BEAM variant and its OpenCL variant are slow wherever they are (BEAM times many candidates; PoCL
 # compiles each kernel in ~0.3 s): a parameter id `beam`/`BEAM` or `CL` puts that variant in the slow tier.
-# The build track's stage exercises grade on dozens of corpus programs, each in a child process (seconds per answer).
-SLOW_PARAMS = {"beam", "BEAM", "CL", "07.beat_heuristic", "b01.compile", "b01.load", "b02.render"}
+SLOW_PARAMS = {"beam", "BEAM", "CL", "07.beat_heuristic"}
+# the build track's stage exercises grade on dozens of corpus programs, each in a child process (seconds per answer)
+from lazynb.notebook.build import STAGE_OF  # noqa: E402
+SLOW_PARAMS |= set(STAGE_OF)
 
 def pytest_collection_modifyitems(config, items):
   names = {f"{item.path.name}::{item.name}" for item in items}

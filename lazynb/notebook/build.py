@@ -35,7 +35,7 @@ def _cell_source(fn: Callable) -> str:
   if not any(isinstance(n, ast.FunctionDef) and n.name == fn.__name__ for n in keep):
     raise ValueError(f"{fn.__name__} is not defined at the top of its cell: keep the def that is your stage")
   out = ""
-  for prev, n in zip([None] + keep, keep):  # imports one under another, a blank line before anything else
+  for prev, n in zip([None, *keep], keep):  # imports one under another, a blank line before anything else
     imports = isinstance(n, (ast.Import, ast.ImportFrom)) and isinstance(prev, (ast.Import, ast.ImportFrom))
     out += ("" if prev is None else "\n" if imports else "\n\n") + (ast.get_source_segment(text, n) or ast.unparse(n))
   return out
@@ -101,7 +101,13 @@ def assemble(path: str | os.PathLike | None = None) -> pathlib.Path:
   return out
 
 # ---------------------------------------------------------------- grading a stage
-STAGE_OF = {"b01.compile": "compile", "b01.load": "load", "b02.render": "render"}  # the exercises whose pass keeps a stage
+STAGE_OF: dict[str, str] = {}  # exercise key -> the stage a pass keeps
+
+def stage_exercise(key: str, stage: str):
+  """Register a build exercise: its hidden tests (exercise.exercise), and the stage a pass keeps."""
+  pipeline.stage(stage)
+  STAGE_OF[key] = stage
+  return exercise(key)
 
 KINDS = ("elementwise", "movement", "reduce", "matmul", "conv", "several kernels")  # easiest first
 PER_KIND = 6
@@ -149,7 +155,7 @@ def _shared_library(src: str) -> bytes:
     if done.returncode != 0: raise RuntimeError(done.stderr.decode())
     return pathlib.Path(out).read_bytes()
 
-@exercise("b01.compile")
+@stage_exercise("b01.compile", "compile")
 def _(my_compile):
   lib = my_compile("CPU", "int twice(int x) { return 2 * x; }\n")
   need(isinstance(lib, (bytes, bytearray)), f"my_compile returned a {type(lib).__name__}: it must return the library's bytes (read the .so file).")
@@ -164,10 +170,10 @@ def _(my_compile):
                    "check the compiler's returncode.")
   grade("compile", my_compile)
 
-@exercise("b01.load")
+@stage_exercise("b01.load", "load")
 def _(my_load):
   with pipeline.use("compile", shared_library): grade("load", my_load, extra=tuple(symbolic_programs()))
 
-@exercise("b02.render")
+@stage_exercise("b02.render", "render")
 def _(my_render):
   grade("render", my_render)
