@@ -62,9 +62,9 @@ def test_mine_with_nothing_kept_says_so_and_runs_on_lazynbs_stages(build_dir, ca
 def test_a_kept_file_that_no_longer_runs_is_named(build_dir):
   build_dir.mkdir(parents=True)
   (build_dir / "render.py").write_text("def f(:\n")
-  with pytest.raises(RuntimeError, match=r"your kept render stage .*render.py\) does not run: SyntaxError"): build.kept()
+  with pytest.raises(RuntimeError, match=r"your kept render .*render.py\) does not run: SyntaxError"): build.kept()
   (build_dir / "render.py").write_text("x = 1\n")
-  with pytest.raises(RuntimeError, match="has no STAGE function"): build.kept()
+  with pytest.raises(RuntimeError, match="has no STAGE"): build.kept()
 
 def test_keep_refuses_what_it_cannot_keep(build_dir):
   with pytest.raises(KeyError, match="no stage named 'renderer'"): build.keep("renderer", cell_function(CELL, "my_render"))
@@ -91,11 +91,23 @@ def test_a_passing_build_check_keeps_the_stage_and_a_failing_one_does_not(build_
   assert "\u2713 pass" in capsys.readouterr().out and (build_dir / "render.py").exists()
   assert list(build.kept()) == ["render"]
 
-def test_every_build_exercise_keeps_a_stage_and_every_notebook_has_its_solutions():
+def test_build_exercises_keep_known_parts_and_every_notebook_has_its_solutions():
   keys = {k for k in ex.EXERCISES if k.startswith("b")}
-  assert keys == set(build.STAGE_OF) and BUILD_NOTEBOOKS[-1] == "b09_capstone"
+  assert set(build.STAGE_OF) <= keys and set(build.STAGE_OF.values()) <= set(build.parts()) and BUILD_NOTEBOOKS[-1] == "b09_capstone"
   for stem in BUILD_NOTEBOOKS:
     src = solved_source(stem)
     assert "raise NotImplementedError  # YOUR CODE" not in src, stem
     sols = ROOT / "notebooks" / "solutions" / f"{stem}.py"
     assert not sols.exists() or set(sections(sols.read_text())) <= keys
+
+def test_a_class_is_kept_as_a_part_that_is_not_a_stage(build_dir):
+  src = "from lazynb.nn.optim import Optimizer\nclass MyOpt(Optimizer):\n  def _step(self): return []\n"
+  cls = cell_function(src, "MyOpt", "<cell-5>")
+  build.keep("optimizer", cls)
+  assert list(build.kept()) == [] and list(build.kept_pieces()) == ["optimizer"] and build.kept_pieces()["optimizer"].__name__ == "MyOpt"
+  build.keep("render", cell_function(CELL.replace("CALLS.append(name)", "pass"), "my_render"))
+  spec = importlib.util.spec_from_file_location("assembled2", build.assemble())
+  mod = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(mod)
+  assert list(mod.PARTS) == ["render", "optimizer"] and list(mod.STAGES) == ["render"]
+  with pytest.raises(KeyError, match="other parts: optimizer"): build.keep("optimiser", cls)

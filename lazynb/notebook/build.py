@@ -21,50 +21,67 @@ from lazynb.notebook.exercise import exercise, need, Fail
 
 def build_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("LAZYNB_BUILD_DIR") or "my_compiler")
 
-# ---------------------------------------------------------------- keeping a stage as a file
+# ---------------------------------------------------------------- keeping a stage (or another piece) as a file
 KEEP_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+# pieces the learner writes that are not stages of the pipeline: kept like a stage, used where the notebooks ask for them
+PIECES = {"optimizer": "an optimizer class like nn.optim.Adam: Opt(params, lr=...) with zero_grad() and step()"}
 
-def _cell_source(fn: Callable) -> str:
-  """The top-level definitions of the cell (or file) that defines fn: imports, functions, classes, constants."""
-  code = getattr(fn, "__code__", None)
-  if code is None: raise TypeError(f"keep needs a function defined with def, got {type(fn).__name__}")
+def parts() -> list[str]:
+  """Everything that can be kept: the pipeline's stages in order, then the other pieces."""
+  return pipeline.stages() + list(PIECES)
+
+def _what(name: str) -> str:
+  """What the part `name` is, in words (a KeyError naming the parts for a name that is none)."""
+  if name in PIECES: return PIECES[name]
+  if name not in pipeline.stages(): raise KeyError(f"no stage named {name!r}: the stages are {', '.join(pipeline.stages())}; other parts: {', '.join(PIECES)}")
+  st = pipeline.stage(name)
+  return f"it takes {st.takes} and gives {st.gives}"
+
+def _cell_source(obj) -> str:
+  """The top-level definitions of the cell (or file) that defines obj (a function or a class): imports, functions,
+  classes, constants."""
+  code = getattr(obj, "__code__", None)
+  if code is None and isinstance(obj, type):  # a class: the cell of its first method
+    code = next((f.__code__ for f in vars(obj).values() if hasattr(f, "__code__")), None)
+  if code is None: raise TypeError(f"keep needs a function defined with def (or a class with methods), got {type(obj).__name__}")
   text = "".join(linecache.getlines(code.co_filename))
-  if not text: raise ValueError(f"cannot find the source of {fn.__name__}: define it with def in a notebook cell or a .py file")
+  if not text: raise ValueError(f"cannot find the source of {obj.__name__}: define it in a notebook cell or a .py file")
   tree = ast.parse(text)
   keep = [n for n in tree.body if isinstance(n, KEEP_NODES)]
-  if not any(isinstance(n, ast.FunctionDef) and n.name == fn.__name__ for n in keep):
-    raise ValueError(f"{fn.__name__} is not defined at the top of its cell: keep the def that is your stage")
+  if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == obj.__name__ for n in keep):
+    raise ValueError(f"{obj.__name__} is not defined at the top of its cell: keep the def (or class) that is your stage")
   out = ""
   for prev, n in zip([None, *keep], keep):  # imports one under another, a blank line before anything else
     imports = isinstance(n, (ast.Import, ast.ImportFrom)) and isinstance(prev, (ast.Import, ast.ImportFrom))
     out += ("" if prev is None else "\n" if imports else "\n\n") + (ast.get_source_segment(text, n) or ast.unparse(n))
   return out
 
-def keep(stage: str, fn: Callable) -> pathlib.Path:
-  """Save the cell that defines `fn` as your `stage` (my_compiler/STAGE.py) and say where. Returns the path."""
-  pipeline.stage(stage)  # a name that is not a stage is a KeyError listing the stages
-  src = _cell_source(fn)
+def keep(name: str, obj) -> pathlib.Path:
+  """Save the cell that defines `obj` as your `name` (a stage, or another part: my_compiler/NAME.py) and say where."""
+  what = _what(name)
+  src = _cell_source(obj)
   d = build_dir()
   d.mkdir(parents=True, exist_ok=True)
-  path = d / f"{stage}.py"
-  path.write_text(f'"""Your {stage} stage: it takes {pipeline.stage(stage).takes} and gives {pipeline.stage(stage).gives}."""\n'
-                  f"{src}\n\nSTAGE = {fn.__name__}\n")
-  print(f"kept your {stage} stage ({fn.__name__}) in {path}: {len(src.splitlines())} lines")
+  path = d / f"{name}.py"
+  path.write_text(f'"""Your {name}: {what}."""\n{src}\n\nSTAGE = {obj.__name__}\n')
+  print(f"kept your {name}{'' if name in PIECES else ' stage'} ({obj.__name__}) in {path}: {len(src.splitlines())} lines")
   return path
 
-def kept() -> dict[str, Callable]:
-  """{stage name: your function} for every stage kept so far, in pipeline order. A kept file that no longer runs is a
-  clear error naming it."""
-  out: dict[str, Callable] = {}
-  for name in pipeline.stages():
-    path = build_dir() / f"{name}.py"
-    if not path.exists(): continue
-    ns: dict = {"__name__": f"my_compiler.{name}", "__file__": str(path)}
-    try: exec(compile(path.read_text(), str(path), "exec"), ns)
-    except Exception as e: raise RuntimeError(f"your kept {name} stage ({path}) does not run: {type(e).__name__}: {e}") from e
-    if not callable(ns.get("STAGE")): raise RuntimeError(f"{path} has no STAGE function: keep({name!r}, fn) writes one")
-    out[name] = ns["STAGE"]
-  return out
+def _load(name: str, path: pathlib.Path):
+  ns: dict = {"__name__": f"my_compiler.{name}", "__file__": str(path)}
+  try: exec(compile(path.read_text(), str(path), "exec"), ns)
+  except Exception as e: raise RuntimeError(f"your kept {name} ({path}) does not run: {type(e).__name__}: {e}") from e
+  if not callable(ns.get("STAGE")): raise RuntimeError(f"{path} has no STAGE: keep({name!r}, fn) writes one")
+  return ns["STAGE"]
+
+def kept(names: list[str] | None = None) -> dict[str, Callable]:
+  """{name: yours} for every stage kept so far, in pipeline order (or for `names`: kept_pieces() gives the other parts).
+  A kept file that no longer runs is a clear error naming it."""
+  return {n: _load(n, build_dir() / f"{n}.py") for n in (pipeline.stages() if names is None else names) if (build_dir() / f"{n}.py").exists()}
+
+def kept_pieces() -> dict[str, Callable]:
+  """{name: yours} for the kept parts that are not pipeline stages (PIECES: an optimizer class)."""
+  return kept(list(PIECES))
 
 @contextlib.contextmanager
 def mine(*names: str) -> Iterator[dict[str, Callable]]:
@@ -84,28 +101,35 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
     yield stages
 
 def assemble(path: str | os.PathLike | None = None) -> pathlib.Path:
-  """Your kept stages in one module, in pipeline order, with a STAGES dict at the end: the compiler you wrote. It is
-  written next to the folder they are kept in (my_compiler.py), unless `path` says where."""
-  parts, names = [], []
-  for name in pipeline.stages():
+  """Your kept parts in one module, the stages in pipeline order, then the other parts, with a PARTS dict at the end
+  ({name: yours}; STAGES holds the pipeline stages among them): the compiler you wrote. It is written next to the folder
+  they are kept in (my_compiler.py), unless `path` says where."""
+  bodies, names = [], []
+  for name in parts():
     f = build_dir() / f"{name}.py"
     if not f.exists(): continue
-    body = f.read_text().replace("\nSTAGE = ", f"\n{name.upper()}_STAGE = ")
-    parts.append(f"# {'-' * 40} {name}\n{body}")
+    bodies.append(f"# {'-' * 40} {name}\n" + f.read_text().replace("\nSTAGE = ", f"\n{name.upper()}_STAGE = "))
     names.append(name)
-  if not parts: raise FileNotFoundError(f"no stage kept yet in {build_dir()}")
+  if not bodies: raise FileNotFoundError(f"nothing kept yet in {build_dir()}")
   out = pathlib.Path(path) if path is not None else build_dir().with_suffix(".py")
-  out.write_text(f'"""My compiler: the stages {", ".join(names)}, written in the build track. Use them with\n'
+  stages = [n for n in names if n not in PIECES]
+  out.write_text(f'"""My compiler: {", ".join(names)}, written in the build track. Use the stages with\n'
                  f'`with contextlib.ExitStack() as s: [s.enter_context(pipeline.use(n, f)) for n, f in STAGES.items()]`."""\n\n'
-                 + "\n\n".join(parts) + "\n\nSTAGES = {" + ", ".join(f"{n!r}: {n.upper()}_STAGE" for n in names) + "}\n")
+                 + "\n\n".join(bodies) + "\n\nPARTS = {" + ", ".join(f"{n!r}: {n.upper()}_STAGE" for n in names) + "}\n"
+                 + "STAGES = {" + ", ".join(f"{n!r}: PARTS[{n!r}]" for n in stages) + "}\n")
   return out
 
 # ---------------------------------------------------------------- grading a stage
-STAGE_OF: dict[str, str] = {}  # exercise key -> the stage a pass keeps
+STAGE_OF: dict[str, str] = {}  # exercise key -> the stage (or other part) a pass keeps
+
+def regrade(name: str, obj) -> tuple[bool, str]:
+  """Your kept `name` graded again by the exercise that kept it: (passed?, message)."""
+  from lazynb.notebook.exercise import run
+  return run(next(k for k, v in STAGE_OF.items() if v == name), obj)
 
 def stage_exercise(key: str, stage: str):
-  """Register a build exercise: its hidden tests (exercise.exercise), and the stage a pass keeps."""
-  pipeline.stage(stage)
+  """Register a build exercise: its hidden tests (exercise.exercise), and the stage (or other part) a pass keeps."""
+  _what(stage)
   STAGE_OF[key] = stage
   return exercise(key)
 
@@ -177,3 +201,68 @@ def _(my_load):
 @stage_exercise("b02.render", "render")
 def _(my_render):
   grade("render", my_render)
+
+# ---------------------------------------------------------------- Build 5: optimizers (a kept part, not a stage)
+def _train(cls, kwargs: dict, steps: int, jit: bool) -> list[list]:
+  """The parameters (as numpy) after each of `steps` optimizer steps of `cls(params, **kwargs)` on a small regression whose
+  gradients change with the parameters; with `jit`, the step runs under TinyJit (replayed from the third call on)."""
+  import numpy as np
+  from lazynb import Tensor, TinyJit
+  r = np.random.default_rng(3)
+  w = Tensor(r.standard_normal((3, 4)).astype(np.float32), requires_grad=True)
+  b = Tensor(r.standard_normal(4).astype(np.float32), requires_grad=True)
+  x, y = r.standard_normal((6, 3)).astype(np.float32), r.standard_normal((6, 4)).astype(np.float32)
+  opt = cls([w, b], **kwargs)
+  need(callable(getattr(opt, "zero_grad", None)) and callable(getattr(opt, "step", None)),
+       "the optimizer needs zero_grad() and step() (subclass lazynb.nn.optim.Optimizer and write _step).")
+  def step(xt: Tensor, yt: Tensor) -> Tensor:
+    with Tensor.train():
+      opt.zero_grad()
+      loss = ((xt @ w + b).tanh() - yt).square().mean()
+      loss.backward()
+      opt.step()
+      return loss
+  fn = TinyJit(step) if jit else step
+  out = []
+  for _ in range(steps):
+    fn(Tensor(x), Tensor(y)).realize()
+    out.append([w.numpy().copy(), b.numpy().copy()])
+  return out
+
+def _optimizer_check(cls, ref, kwargs: dict, what: str) -> None:
+  import numpy as np
+  from lazynb.nn import optim
+  need(isinstance(cls, type), f"{what} must be a class (class My...(Optimizer)), got {type(cls).__name__}.")
+  need(not issubclass(cls, (optim.LARS, optim.LAMB)), f"{what} subclasses lazynb's own optimizer: the exercise is to write the update.")
+  def blocked(*a, **k): raise Fail(f"{what} calls lazynb's own optimizer: the exercise is to write the update yourself.")
+  saved = optim.LARS._step, optim.LAMB._step
+  want = _train(ref, kwargs, 6, jit=False)
+  optim.LARS._step, optim.LAMB._step = blocked, blocked  # type: ignore[method-assign]
+  try:
+    got = _train(cls, kwargs, 6, jit=False)
+    got_jit = _train(cls, kwargs, 6, jit=True)
+  finally: optim.LARS._step, optim.LAMB._step = saved  # type: ignore[method-assign]
+  args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+  for i, (g, w) in enumerate(zip(got, want)):
+    for name, a, e in (("w", g[0], w[0]), ("b", g[1], w[1])):
+      need(np.allclose(a, e, rtol=1e-4, atol=1e-6),
+           f"with {args}, after step {i + 1} the parameter {name} is off by up to {np.abs(a - e).max():.3g}"
+           + (" (the first step is already wrong: look at the formula)" if i == 0 else
+              " (the first step was right: is the state kept from one step to the next, and updated in place with assign?)"))
+  for i, (g, w) in enumerate(zip(got_jit, want)):
+    need(all(np.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(g, w)),
+         f"under TinyJit the parameters go wrong at step {i + 1} (without it they are right): something your update uses changes "
+         "in Python from step to step (a counter or a float computed in _step). TinyJit replays the kernels of its first calls, "
+         "so whatever changes per step must live in a Tensor that the step updates with assign.")
+
+@exercise("b05.sgd")
+def _(MySGD):
+  from lazynb.nn import optim
+  _optimizer_check(MySGD, optim.SGD, {"lr": 0.05, "momentum": 0.8}, "MySGD")
+  _optimizer_check(MySGD, optim.SGD, {"lr": 0.1, "momentum": 0.0}, "MySGD")
+
+@stage_exercise("b05.adam", "optimizer")
+def _(MyAdam):
+  from lazynb.nn import optim
+  _optimizer_check(MyAdam, optim.Adam, {"lr": 0.01, "b1": 0.8, "b2": 0.99, "eps": 1e-6}, "MyAdam")
+  _optimizer_check(MyAdam, optim.Adam, {"lr": 0.002}, "MyAdam")
