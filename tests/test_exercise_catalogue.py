@@ -524,6 +524,96 @@ wrong("b02.render", "closes no loop", "compile", _render_edit(lambda src: src.re
 right("b02.render", "64-bit loop counters and double-precision constants",
       _render_edit(lambda src: re.sub(r"\bint ridx", "long long ridx", re.sub(r"(\d\.\d+(e-?\d+)?)f\b", r"\1", src))))
 
+# ---------------------------------------------------------------- b05.sgd, b05.adam
+
+def _optimizers():
+  from build_track import load_solution
+  sol = load_solution("b05_optimizers")
+  class FreshMomentum(sol.MySGD):  # a new zero buffer every step: plain SGD from step 2 on
+    def _step(self):
+      for p in self.params: p.assign(p.detach() - self.lr * (self.momentum * Tensor.zeros(*p.shape) + p.grad.detach()))
+      return []
+  class RebindsBuffer(sol.MySGD):  # b = ... rebinds the Python name; the buffer stays zero
+    def _step(self):
+      for p, b in zip(self.params, self.b):
+        b = self.momentum * b + p.grad.detach()
+        p.assign(p.detach() - self.lr * b)
+      return self.b
+  class DampenedMomentum(sol.MySGD):  # b = mu*b + (1-mu)*g: an average, not torch's SGD
+    def _step(self):
+      for p, b in zip(self.params, self.b):
+        b.assign(self.momentum * b + (1 - self.momentum) * p.grad.detach())
+        p.assign(p.detach() - self.lr * b)
+      return self.b
+  class Wrapped(sol.MySGD):  # calls lazynb's SGD for the update
+    def __init__(self, params, lr=0.01, momentum=0.9):
+      super().__init__(params, lr, momentum)
+      from lazynb.nn import optim
+      self.inner = optim.SGD(params, lr, momentum)
+    def _step(self): return self.inner._step()
+  class PythonCounter(sol.MyAdam):  # b1**t with t a Python int: frozen by TinyJit
+    def __init__(self, *a, **k):
+      super().__init__(*a, **k)
+      self.t = 0
+    def _step(self):
+      self.t += 1
+      for p, m, v in zip(self.params, self.m, self.v):
+        g = p.grad.detach()
+        m.assign(self.b1 * m + (1 - self.b1) * g)
+        v.assign(self.b2 * v + (1 - self.b2) * g * g)
+        p.assign(p.detach() - self.lr * (m / (1 - self.b1 ** self.t)) / ((v / (1 - self.b2 ** self.t)).sqrt() + self.eps))
+      return self.m + self.v
+  class NoBiasCorrection(sol.MyAdam):
+    def _step(self):
+      for p, m, v in zip(self.params, self.m, self.v):
+        g = p.grad.detach()
+        m.assign(self.b1 * m + (1 - self.b1) * g)
+        v.assign(self.b2 * v + (1 - self.b2) * g * g)
+        p.assign(p.detach() - self.lr * m / (v.sqrt() + self.eps))
+      return self.m + self.v
+  class EpsInsideRoot(sol.MyAdam):
+    def _step(self):
+      self.b1_t.assign(self.b1_t * self.b1)
+      self.b2_t.assign(self.b2_t * self.b2)
+      for p, m, v in zip(self.params, self.m, self.v):
+        g = p.grad.detach()
+        m.assign(self.b1 * m + (1 - self.b1) * g)
+        v.assign(self.b2 * v + (1 - self.b2) * g * g)
+        p.assign(p.detach() - self.lr * (m / (1 - self.b1_t)) / (v / (1 - self.b2_t) + self.eps).sqrt())
+      return [self.b1_t, self.b2_t] + self.m + self.v
+  class StatesReturnedNot(sol.MySGD):  # the buffers are read by the parameters' update, so they are computed anyway
+    def _step(self):
+      super()._step()
+      return []
+  return sol, locals()
+_sol, _opt = _optimizers()
+wrong("b05.sgd", "a fresh momentum buffer every step", "the first step was right", _opt["FreshMomentum"])
+wrong("b05.sgd", "b = ... rebinds the name instead of assign", "updated in place with assign", _opt["RebindsBuffer"])
+wrong("b05.sgd", "dampened momentum (an average of the gradients)", "after step 1", _opt["DampenedMomentum"])
+wrong("b05.sgd", "calls lazynb's SGD", "write the update yourself", _opt["Wrapped"])
+wrong("b05.adam", "b1**t with a Python step counter", "TinyJit", _opt["PythonCounter"])
+wrong("b05.adam", "no bias correction", "the first step is already wrong", _opt["NoBiasCorrection"])
+wrong("b05.adam", "eps inside the square root", "off by up to", _opt["EpsInsideRoot"])
+wrong("b05.adam", "lazynb's own Adam class", "must be a class", lambda params, **kw: None)
+right("b05.sgd", "the buffers not returned (the parameters' update reads them)", _opt["StatesReturnedNot"])
+def _adam_step_tensor():
+  from lazynb.nn.optim import Optimizer
+  class AdamStepTensor(Optimizer):
+    def __init__(self, params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8):
+      super().__init__(params, lr)
+      self.b1, self.b2, self.eps = b1, b2, eps
+      self.t = Tensor.zeros((), requires_grad=False).contiguous().realize()
+      self.state = [Tensor.zeros(2, *p.shape, requires_grad=False).contiguous().realize() for p in self.params]  # m and v stacked
+    def _step(self):
+      self.t.assign(self.t + 1)
+      for p, mv in zip(self.params, self.state):
+        g = p.grad.detach()
+        mv.assign(Tensor.stack(self.b1 * mv[0] + (1 - self.b1) * g, self.b2 * mv[1] + (1 - self.b2) * g * g))
+        step = (mv[0] / (1 - self.b1 ** self.t)) / ((mv[1] / (1 - self.b2 ** self.t)).sqrt() + self.eps)
+        p.assign(p.detach() - self.lr * step)
+      return [self.t] + self.state
+  return AdamStepTensor
+right("b05.adam", "the step count in one tensor, m and v stacked in one buffer", _adam_step_tensor())
 # ---------------------------------------------------------------- the tests
 
 def _params(table):
