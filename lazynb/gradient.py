@@ -7,8 +7,8 @@ A composite Tensor method may give its output a rule of its own (`custom_gradien
 conv2d does, so that its input gradient is a transposed convolution instead of the gradient of its window views.
 """
 from __future__ import annotations
-import math
-from typing import Callable
+import contextlib, contextvars, math
+from typing import Callable, Iterator
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites
 from lazynb.helpers import unwrap
@@ -81,6 +81,18 @@ pm_gradient = PatternMatcher([
         name="ret"), lambda ret: (None,) * len(ret.src)),
 ])
 
+# rules of your own, tried before pm_gradient (the build track's gradient exercise): per thread, for a `with` block
+_rules: contextvars.ContextVar[PatternMatcher | None] = contextvars.ContextVar("lazynb_gradient_rules", default=None)
+
+@contextlib.contextmanager
+def gradient_rules(pm: PatternMatcher) -> Iterator[None]:
+  """`with gradient_rules(pm): loss.backward()`: pm's rules come first; an op they do not match (or a rule that returns
+  None) falls through to lazynb's own. Holds for this thread, until the block ends (also on an error)."""
+  if not isinstance(pm, PatternMatcher): raise TypeError(f"gradient_rules takes a PatternMatcher of (UPat, rule) pairs, got {type(pm).__name__}")
+  token = _rules.set(pm + pm_gradient)
+  try: yield
+  finally: _rules.reset(token)
+
 class CustomGradient:
   """A composite op's own gradient rule. `inputs`: the UOps its output was built from. `backward(grad, inputs,
   wanted)`: the gradient of each input given the output's (None where `wanted[i]` is False: nothing is built for an
@@ -145,17 +157,23 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
   for n in topo: leads[n] = n in targets or any(leads[s] for s in srcs[n])
   grads: dict[UOp, UOp] = {root: root_grad}
   track, steps = tracking_rewrites(), []
+  rules_pm = _rules.get() or pm_gradient
   why: CustomGradient | UPat
   for n in reversed(topo):
     if n not in grads or not leads[n] or not srcs[n]: continue
     if n in targets and not any(leads[s] for s in srcs[n]): continue
     if n in rules:  # the composite's own rule; the nodes inside it are never visited
       out, why = rules[n].backward(grads[n], rules[n].inputs, tuple(leads[s] for s in srcs[n])), rules[n]
-    elif (r := pm_gradient.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
+    elif (r := rules_pm.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
     else: out, why = r
+    if not isinstance(out, tuple) or len(out) != len(srcs[n]):  # zip would drop a missing gradient without a word
+      raise ValueError(f"the gradient rule for {n.op} ({why}) must return a tuple with one gradient (or None) per source: "
+                       f"{n.op} has {len(srcs[n])}, the rule gave {out!r:.200}")
     if track: steps.append((n, UOp.sink(*[g for g in out if g is not None]), why))
     for s, g in zip(srcs[n], out):
       if g is None or not leads[s]: continue
+      if g.shape != s.shape:  # a gradient of another shape would broadcast into a plausible, wrong number
+        raise ValueError(f"the gradient rule for {n.op} ({why}) gave a gradient of shape {g.shape} to a source of shape {s.shape}")
       grads[s] = grads[s] + g if s in grads else g
   ret = {t: grads[t] for t in targets if t in grads}
   # shown with the tensor-graph passes: the loss's graph before, the gradients' graphs after, one step per rule that fired

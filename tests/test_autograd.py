@@ -5,7 +5,7 @@ with a fixed random upstream gradient (so e.g. softmax's gradient is not trivial
 both the forward values and d(loss)/d(input) for every input.
 Open bugs found here are marked xfail(strict=True) with a `bug:` reason.
 """
-import zlib
+import math, zlib
 import numpy as np
 import pytest
 from lazynb import Tensor
@@ -589,3 +589,24 @@ def test_mlp_cross_entropy_all_grads():
   def lz(x, w1, b1, w2, b2): return (x @ w1 + b1).relu().linear(w2, b2).sparse_categorical_crossentropy(Tensor(y))
   def th(x, w1, b1, w2, b2): return F.cross_entropy((x @ w1 + b1).relu() @ w2 + b2, torch.tensor(y, dtype=torch.long))
   check(lz, th, [x, w1, b1, w2, b2])
+
+def test_gradient_rules_come_first_fall_through_and_are_held_to_the_sources():
+  """lazynb.gradient.gradient_rules (the build track's seam): a rule of yours runs before lazynb's, an op it does not
+  match (or a None) falls through, and a gradient of the wrong count or shape is a clear error, never broadcast."""
+  from lazynb.gradient import gradient_rules
+  from lazynb.uop.ops import UPat, PatternMatcher, Ops
+  a = np.array([1.0, 2.0, 3.0], np.float32)
+  def grad(pm):
+    x = Tensor(a, requires_grad=True)
+    with gradient_rules(pm): (x.exp() * x).sum().backward()
+    return x.grad.numpy()
+  want = np.exp(a) * (1 + a)
+  np.testing.assert_allclose(grad(PatternMatcher([(UPat(Ops.MUL), lambda ctx: None)])), want, rtol=1e-5)  # None: lazynb's rule
+  doubled = PatternMatcher([(UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ctx * ret * 2 * math.log(2),))])
+  np.testing.assert_allclose(grad(doubled), np.exp(a) * (1 + 2 * a), rtol=1e-5)  # yours ran (a wrong rule, on purpose)
+  with pytest.raises(ValueError, match="one gradient .or None. per source: Ops.MUL has 2"):
+    grad(PatternMatcher([(UPat(Ops.MUL), lambda ctx: (ctx,))]))
+  with pytest.raises(ValueError, match=r"gave a gradient of shape \(1,\) to a source of shape \(3,\)"):
+    grad(PatternMatcher([(UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ctx.r(Ops.ADD, (0,)),))]))
+  with pytest.raises(TypeError, match="takes a PatternMatcher"):
+    with gradient_rules([]): pass
