@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast, contextlib, functools, linecache, os, pathlib, shutil, subprocess, tempfile
 from typing import Callable, Iterator
 from lazynb import pipeline
+from lazynb.gradient import gradient_rules
 from lazynb.helpers import Context
 from lazynb.notebook.exercise import exercise, need, Fail
 
@@ -24,7 +25,8 @@ def build_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("LAZYNB_BUIL
 # ---------------------------------------------------------------- keeping a stage (or another piece) as a file
 KEEP_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 # pieces the learner writes that are not stages of the pipeline: kept like a stage, used where the notebooks ask for them
-PIECES = {"optimizer": "an optimizer class like nn.optim.Adam: Opt(params, lr=...) with zero_grad() and step()"}
+PIECES = {"gradient": "a function returning a PatternMatcher of gradient rules, tried before lazynb's own (lazynb.gradient)",
+          "optimizer": "an optimizer class like nn.optim.Adam: Opt(params, lr=...) with zero_grad() and step()"}
 
 def parts() -> list[str]:
   """Everything that can be kept: the pipeline's stages in order, then the other pieces."""
@@ -86,7 +88,8 @@ def kept_pieces() -> dict[str, Callable]:
 @contextlib.contextmanager
 def mine(*names: str) -> Iterator[dict[str, Callable]]:
   """`with mine(): ...` runs everything realized inside on your kept stages (only `names`, if given: each must be kept),
-  with NOOPT=1. Yields {stage: your function}; with none kept yet it says so and runs on lazynb's own."""
+  with NOOPT=1, and backward() with your kept gradient rules first (unless `names` are given). Yields {stage: your
+  function}; with no stage kept yet it says so and runs on lazynb's own."""
   stages = kept()
   if not stages and not names:
     print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages")
@@ -94,10 +97,13 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
     missing = [n for n in names if n not in stages]
     if missing: raise FileNotFoundError(f"not kept yet: {', '.join(missing)} (in {build_dir()}); run keep(name, fn) after its check passes")
     stages = {n: f for n, f in stages.items() if n in names}
+  rules = kept(["gradient"]).get("gradient") if not names else None
   if stages: print(f"running on your stages: {', '.join(stages)} (from {build_dir()}), NOOPT=1")
+  if rules is not None: print("backward() uses your gradient rules first")
   with contextlib.ExitStack() as stack:
     stack.enter_context(Context(NOOPT=1))
     for n, fn in stages.items(): stack.enter_context(pipeline.use(n, fn))
+    if rules is not None: stack.enter_context(gradient_rules(rules()))
     yield stages
 
 def assemble(path: str | os.PathLike | None = None) -> pathlib.Path:
@@ -266,3 +272,65 @@ def _(MyAdam):
   from lazynb.nn import optim
   _optimizer_check(MyAdam, optim.Adam, {"lr": 0.01, "b1": 0.8, "b2": 0.99, "eps": 1e-6}, "MyAdam")
   _optimizer_check(MyAdam, optim.Adam, {"lr": 0.002}, "MyAdam")
+
+# ---------------------------------------------------------------- Build 6: gradient rules (a kept part, not a stage)
+def _grad_cases():
+  """(what, the op it needs a rule for, loss(x, y, w), x, y): each loss is weighted by w, so the gradient that flows in
+  differs from element to element."""
+  import numpy as np
+  from lazynb.uop.ops import Ops
+  r = np.random.default_rng(11)
+  def f(*shape, pos=False): return (np.abs(r.standard_normal(shape)) + 0.5 if pos else r.standard_normal(shape)).astype(np.float32)
+  x, y = f(3, 4), f(3, 4)
+  tie = y.copy()
+  tie[0, :2] = x[0, :2]  # equal entries: each side of a MAX gets half the gradient there
+  return [("x * y", Ops.MUL, lambda a, b, w: (a * b * w).sum(), x, y),  # first: every case multiplies by w
+          ("x + y", Ops.ADD, lambda a, b, w: ((a + b) * w).sum(), x, y),
+          ("1 / x", Ops.RECIP, lambda a, b, w: (a.reciprocal() * w).sum(), f(3, 4, pos=True), y),
+          ("exp(x)", Ops.EXP2, lambda a, b, w: (a.exp() * w).sum(), x, y),
+          ("log(x)", Ops.LOG2, lambda a, b, w: (a.log() * w).sum(), f(3, 4, pos=True), y),
+          ("sqrt(x)", Ops.SQRT, lambda a, b, w: (a.sqrt() * w).sum(), f(3, 4, pos=True), y),
+          ("maximum(x, y), with ties", Ops.MAX, lambda a, b, w: (a.maximum(b) * w).sum(), x, tie),
+          ("x.sum(axis=1)", Ops.REDUCE_AXIS, lambda a, b, w: (a.sum(axis=1) * w[:, 0]).sum(), x, y),
+          ("x.max(axis=1) (a max, not a sum)", Ops.REDUCE_AXIS, lambda a, b, w: (a.max(axis=1) * w[:, 0]).sum(), x, y),
+          ("x * y[0:1] (y's row expanded)", Ops.EXPAND, lambda a, b, w: (a * b[0:1] * w).sum(), x, y),
+          ("x * y[:, 0:1] (y's column expanded)", Ops.EXPAND, lambda a, b, w: (a * b[:, 0:1] * w).sum(), x, y)]
+
+def _gradients(loss, x, y, pm=None) -> list:
+  import numpy as np
+  from lazynb import Tensor
+  w = Tensor(np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32))
+  a, b = Tensor(x, requires_grad=True), Tensor(y, requires_grad=True)
+  with gradient_rules(pm) if pm is not None else contextlib.nullcontext(): loss(a, b, w).backward()
+  return [t.grad.numpy() if t.grad is not None else np.zeros_like(v) for t, v in ((a, x), (b, y))]
+
+@stage_exercise("b06.gradients", "gradient")
+def _(my_gradient_rules):
+  import functools
+  import numpy as np
+  from lazynb.uop.ops import PatternMatcher
+  pm = my_gradient_rules()
+  need(isinstance(pm, PatternMatcher), f"my_gradient_rules must return a PatternMatcher([(UPat(...), rule), ...]), got {type(pm).__name__}.")
+  fired: set = set()
+  def spy(pat, fn):
+    @functools.wraps(fn)  # (the matcher reads which arguments the rule wants from its signature)
+    def rule(**kw):
+      out = fn(**kw)
+      if out is not None: fired.update(pat.op or ())
+      return out
+    return rule
+  spied = PatternMatcher([(pat, spy(pat, fn)) for pat, fn in pm.patterns])
+  for what, op, loss, x, y in _grad_cases():
+    want, before = _gradients(loss, x, y), set(fired)
+    fired.clear()
+    try: got = _gradients(loss, x, y, spied)
+    except Exception as err: raise Fail(f"the gradient of {what} with your rules raised {type(err).__name__}: {err}") from None
+    ran = set(fired)
+    fired.update(before)
+    for name, g, w in zip("xy", got, want):
+      if not np.allclose(g, w, rtol=1e-4, atol=1e-5):
+        raise Fail(f"the gradient of {what} with respect to {name} is off by up to {np.abs(g - w).max():.3g} (your rules that ran for it: "
+                   f"{', '.join(o.name for o in sorted(ran, key=lambda o: o.value))}; this case is about {op.name}).")
+  from lazynb.uop.ops import Ops
+  missing = [o.name for o in (Ops.ADD, Ops.MUL, Ops.RECIP, Ops.EXP2, Ops.LOG2, Ops.SQRT, Ops.MAX, Ops.REDUCE_AXIS, Ops.EXPAND) if o not in fired]
+  need(not missing, f"the gradients are right, but lazynb's own rules gave them for {', '.join(missing)}: yours never did. Write a rule for each.")
