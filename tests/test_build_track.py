@@ -47,13 +47,14 @@ def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
   assert "running on your stages: compile, load " in said["b01_runtime"][0]
   assert "running on your stages: render, compile, load " in said["b02_renderer"][0]
   assert "optimizer: yours" in "".join(t for _, t in texts(nbs["b05_optimizers"]))
+  assert "gradient rules: yours first" in "".join(t for _, t in texts(nbs["b06_gradients"]))
 
 def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembled_file(solved_run):
   d, nbs = solved_run
   out = "\n".join(t for _, t in texts(nbs["b09_capstone"]))
   mine = ", ".join(s for s in pipeline.stages() if s in STAGE_OF.values())
   assert f"your stages:    {mine}" in out and f"running on your stages: {mine}" in out
-  assert "optimizer:       yours, MyAdam" in out
+  assert "optimizer:       yours, MyAdam" in out and "backward() uses your gradient rules first" in out
   acc = float(re.search(r"test accuracy ([\d.]+)%", out).group(1))
   assert acc >= 94.0, out
   assert all(f"  {n}: \u2713 passes its exercise again" in out for n in set(STAGE_OF.values())), out

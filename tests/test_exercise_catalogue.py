@@ -614,6 +614,35 @@ def _adam_step_tensor():
       return [self.t] + self.state
   return AdamStepTensor
 right("b05.adam", "the step count in one tensor, m and v stacked in one buffer", _adam_step_tensor())
+# ---------------------------------------------------------------- b06.gradients
+
+def _rules_with(op, rule=None, drop=False):
+  """The reference solution's rules with the one for `op` replaced by `rule` (or dropped)."""
+  def my_gradient_rules():
+    from build_track import load_solution
+    base = load_solution("b06_gradients").my_gradient_rules()
+    pats = [(p, rule if p.op and op in p.op else f) for p, f in base.patterns if not (drop and p.op and op in p.op)]
+    return PatternMatcher(pats)
+  return my_gradient_rules
+def _max_ties_to_a(ctx, ret):
+  a, b = ret.src
+  a_wins = b.alu(Ops.CMPLT, a).ne(a.ne(b))  # a >= b: ties all go to a
+  return (a_wins.where(ctx, ctx.const_like(0.0)), a_wins.where(ctx.const_like(0.0), ctx))
+wrong("b06.gradients", "MUL's gradients swapped", "x * y", _rules_with(Ops.MUL, lambda ctx, ret: (ctx * ret.src[0], ctx * ret.src[1])))
+wrong("b06.gradients", "EXP2 without the ln 2", "exp(x)", _rules_with(Ops.EXP2, lambda ctx, ret: (ctx * ret,)))
+wrong("b06.gradients", "LOG2 without the ln 2", "log(x)", _rules_with(Ops.LOG2, lambda ctx, ret: (ctx * ret.src[0].alu(Ops.RECIP),)))
+wrong("b06.gradients", "RECIP's sign lost", "1 / x", _rules_with(Ops.RECIP, lambda ctx, ret: (ctx * ret * ret,)))
+wrong("b06.gradients", "MAX gives a tie all to the first input", "with ties", _rules_with(Ops.MAX, _max_ties_to_a))
+wrong("b06.gradients", "every reduce treated as a sum", "max(axis=1)", _rules_with(Ops.REDUCE_AXIS, lambda ctx, ret: (ctx.expand(ret.src[0].shape),)))
+wrong("b06.gradients", "EXPAND's gradient not summed back", "a gradient of shape (3, 4) to a source of shape (1, 4)", _rules_with(Ops.EXPAND, lambda ctx, ret: (ctx,)))
+wrong("b06.gradients", "a rule returning a UOp, not a tuple", "one gradient (or None) per source", _rules_with(Ops.ADD, lambda ctx: ctx))
+wrong("b06.gradients", "no rule for SQRT (lazynb's did it)", "yours never did", _rules_with(Ops.SQRT, drop=True))
+wrong("b06.gradients", "a list of rules, not a PatternMatcher", "must return a PatternMatcher", lambda: [])
+right("b06.gradients", "MUL and RECIP written with named sources",
+      _rules_with(Ops.RECIP, lambda ctx, x: (-ctx * (x * x).alu(Ops.RECIP),)) and (lambda: PatternMatcher(
+        [(UPat(Ops.RECIP, src=(UPat.var("x"),)), lambda ctx, x: (-ctx * (x * x).alu(Ops.RECIP),)),
+         (UPat(Ops.MUL, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: (b * ctx, a * ctx))] + _rules_with(Ops.MUL, drop=True)().patterns)))
+
 # ---------------------------------------------------------------- the tests
 
 def _params(table):

@@ -51,7 +51,8 @@
 # | [b01_runtime](b01_runtime.ipynb) | the compile and load stages: C source to a shared library, a library to a program ctypes runs |
 # | [b02_renderer](b02_renderer.ipynb) | the render stage: a kernel's UOps to C, for elementwise, reduce, movement, matmul and conv kernels |
 # | [b05_optimizers](b05_optimizers.ipynb) | SGD with momentum and Adam, as `Optimizer` subclasses that update in place and survive `TinyJit` |
-# | [b09_capstone](b09_capstone.ipynb) | nothing new: the course MLP trains on MNIST on every stage you kept (with your Adam), then your parts in one file |
+# | [b06_gradients](b06_gradients.ipynb) | the gradient rules of nine ops as pattern-matcher rules, used by `backward()` before lazynb's |
+# | [b09_capstone](b09_capstone.ipynb) | nothing new: the course MLP trains on MNIST on every stage you kept (with your gradient rules and your Adam), then your parts in one file |
 #
 # The course text also draws on four companion pieces (an intro blog on UOps, a hacking guide, a first module with a
 # quiz, and the slides "tinygrad: from MNIST to ALUs"); their examples appear where they fit, run on lazynb. Where the

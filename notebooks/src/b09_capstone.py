@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Build capstone: MNIST on your compiler
 #
-# Every stage you kept in the build notebooks runs here at once: the course's MLP (784 inputs, 128 hidden units
+# Every stage you kept in the build notebooks runs here at once, with your gradient rules and your Adam if you kept them: the course's MLP (784 inputs, 128 hidden units
 # with relu, 10 outputs; Adam) trains on MNIST with each kernel going through your stages instead of lazynb's. Then
 # your stages (and your optimizer) are assembled into one file, `my_compiler.py`, graded again from that file alone.
 #
