@@ -2,13 +2,25 @@
 below reads as an index into its own shape, down to the buffer. Most movement ops edit the top view;
 a reshape the top view cannot express (say, after a permute) pushes a new one."""
 from __future__ import annotations
-import functools
+import contextlib, contextvars, functools
 from dataclasses import dataclass
+from typing import Callable, Iterator
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup
 from lazynb.shape.view import View, _ge
 from lazynb.uop.ops import UOp, Ops, graph_rewrite, variables, unbind
 from lazynb.uop.symbolic import symbolic, split_terms, term_coeff
+
+# the build track's seam: a function of yours, fn(views, idxs) -> (index, valid), in place of to_indexed_uops below
+_index_math: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("lazynb_index_math", default=None)
+
+@contextlib.contextmanager
+def index_math(fn: Callable) -> Iterator[None]:
+  """`with index_math(fn): ...`: every ShapeTracker's (index, valid) comes from fn(views, idxs) in this block (this thread).
+  lazynb uses it around its lower stage only (lazynb.notebook.build), where it is part of the kernel cache's key."""
+  token = _index_math.set(fn)
+  try: yield
+  finally: _index_math.reset(token)
 
 @dataclass(frozen=True)
 class ShapeTracker:
@@ -67,6 +79,7 @@ class ShapeTracker:
 
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
     """(index, valid) for one index expression per dim (each within its dim's range)."""
+    if (fn := _index_math.get()) is not None: return fn(self.views, list(idxs))
     if all(v.mask is None for v in self.views[:-1]): return self._stacked(idxs)
     # padded views below the top: simplify once, with a placeholder per dim, then put the real indices in
     idx, valid, dims = self._masked_template()
