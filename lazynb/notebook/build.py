@@ -25,7 +25,8 @@ def build_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("LAZYNB_BUIL
 # ---------------------------------------------------------------- keeping a stage (or another piece) as a file
 KEEP_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 # pieces the learner writes that are not stages of the pipeline: kept like a stage, used where the notebooks ask for them
-PIECES = {"gradient": "a function returning a PatternMatcher of gradient rules, tried before lazynb's own (lazynb.gradient)",
+PIECES = {"views": "a function of (views, idxs) giving (index, valid): the index math lazynb's lower stage puts in kernels",
+          "gradient": "a function returning a PatternMatcher of gradient rules, tried before lazynb's own (lazynb.gradient)",
           "optimizer": "an optimizer class like nn.optim.Adam: Opt(params, lr=...) with zero_grad() and step()"}
 
 def parts() -> list[str]:
@@ -98,7 +99,11 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
     if missing: raise FileNotFoundError(f"not kept yet: {', '.join(missing)} (in {build_dir()}); run keep(name, fn) after its check passes")
     stages = {n: f for n, f in stages.items() if n in names}
   rules = kept(["gradient"]).get("gradient") if not names else None
-  if stages: print(f"running on your stages: {', '.join(stages)} (from {build_dir()}), NOOPT=1")
+  label = ", ".join(stages)
+  if not names and "lower" not in stages and (views := kept(["views"]).get("views")) is not None:
+    stages = {**stages, "lower": lower_with_index_math(views)}  # lazynb's lower, with your index math
+    label += (", " if label else "") + "lower (lazynb's, with your index math)"
+  if stages: print(f"running on your stages: {label} (from {build_dir()}), NOOPT=1")
   if rules is not None: print("backward() uses your gradient rules first")
   with contextlib.ExitStack() as stack:
     stack.enter_context(Context(NOOPT=1))
@@ -334,3 +339,72 @@ def _(my_gradient_rules):
   from lazynb.uop.ops import Ops
   missing = [o.name for o in (Ops.ADD, Ops.MUL, Ops.RECIP, Ops.EXP2, Ops.LOG2, Ops.SQRT, Ops.MAX, Ops.REDUCE_AXIS, Ops.EXPAND) if o not in fired]
   need(not missing, f"the gradients are right, but lazynb's own rules gave them for {', '.join(missing)}: yours never did. Write a rule for each.")
+
+# ---------------------------------------------------------------- Build 7: index math of views (a kept part, not a stage)
+def _value(u, memo: dict | None = None):
+  """The value of a UOp of constants (index math, C semantics: division truncates), computed here, without lazynb's rules."""
+  from lazynb.uop.ops import Ops, UOp
+  memo = {} if memo is None else memo
+  if not isinstance(u, UOp): return u
+  if u in memo: return memo[u]
+  s = [_value(x, memo) for x in u.src]
+  def cdiv(a, b): return abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+  ops = {Ops.ADD: lambda: s[0] + s[1], Ops.MUL: lambda: s[0] * s[1], Ops.NEG: lambda: -s[0], Ops.MAX: lambda: max(s),
+         Ops.IDIV: lambda: cdiv(s[0], s[1]), Ops.MOD: lambda: s[0] - cdiv(s[0], s[1]) * s[1], Ops.CMPLT: lambda: s[0] < s[1],
+         Ops.CMPNE: lambda: s[0] != s[1], Ops.AND: lambda: s[0] & s[1], Ops.OR: lambda: s[0] | s[1], Ops.XOR: lambda: s[0] ^ s[1],
+         Ops.WHERE: lambda: s[1] if s[0] else s[2], Ops.CONST: lambda: u.arg, Ops.CAST: lambda: s[0]}
+  if u.op not in ops: raise Fail(f"your index math uses {u.op}, which index math does not need (use +, *, //, %, <, & on UOps).")
+  memo[u] = out = ops[u.op]()
+  return out
+
+def _view_cases() -> list:
+  """ShapeTrackers to grade index math on: single views (strides of 0 and negative, offsets, masks from pads), and
+  stacks of two views (a reshape that one view cannot express), some padded below."""
+  from lazynb.shape.shapetracker import ShapeTracker
+  from lazynb.shape.view import View
+  base = View.create((3, 4))
+  cases = [ShapeTracker((base,)), ShapeTracker((base.permute((1, 0)),)), ShapeTracker((base.flip((False, True)),)),
+           ShapeTracker((View.create((3, 1)).expand((3, 5)),)), ShapeTracker((base.shrink(((1, 3), (1, 4))),)),
+           ShapeTracker((base.pad(((1, 0), (2, 1))),)), ShapeTracker((base.pad(((0, 2), (0, 0))).flip((True, False)),))]
+  cases.append(ShapeTracker((base.permute((1, 0)), View.create((2, 6)))))              # transposed, then reshaped
+  cases.append(ShapeTracker((base.pad(((1, 1), (0, 0))), View.create((4, 5)))))        # padded, then reshaped
+  cases.append(ShapeTracker((View.create((4, 6)).shrink(((1, 3), (0, 6))).permute((1, 0)), View.create((3, 2, 2)).permute((2, 0, 1)))))
+  return cases
+
+def _index_points(shape):
+  import itertools
+  return itertools.product(*[range(s) for s in shape])
+
+def _index_math_check(fn) -> None:
+  from lazynb.dtype import dtypes
+  from lazynb.uop.ops import UOp
+  from lazynb.shape.shapetracker import ShapeTracker
+  for st in _view_cases():
+    what = f"the views {', '.join(f'(shape {v.shape}, strides {v.strides}, offset {v.offset}, mask {v.mask})' for v in st.views)}"
+    for point in _index_points(st.shape):
+      idxs = [UOp.const(dtypes.index, i) for i in point]
+      want_i, want_v = ShapeTracker.to_indexed_uops(st, idxs)
+      try: got = fn(st.views, idxs)
+      except Exception as e: raise Fail(f"for {what} at index {point}, your function raised {type(e).__name__}: {e}") from None
+      need(isinstance(got, tuple) and len(got) == 2 and all(isinstance(g, UOp) for g in got),
+           f"your function must return (index, valid), two UOps; for {what} it returned {got!r:.120}.")
+      gv, wv = bool(_value(got[1])), bool(_value(want_v))
+      need(gv == wv, f"for {what}, at index {point} your valid is {gv}, it should be {wv}"
+                     + (" (a mask bound is off by one, or a view's mask is not checked)" if len(st.views) == 1 else " (check every view's mask)"))
+      if wv: need(_value(got[0]) == _value(want_i), f"for {what}, at index {point} your index is {_value(got[0])}, the element is at {_value(want_i)}.")
+
+def lower_with_index_math(fn: Callable) -> Callable:
+  """A lower stage: lazynb's own, with every view's index math from fn(views, idxs) (a replaced stage is part of the
+  kernel cache's key, and its kernels run bounds-checked)."""
+  from lazynb.shape.shapetracker import index_math
+  ref = pipeline.reference("lower")
+  def lower(kernel):
+    with index_math(fn): return ref(kernel)
+  lower.__qualname__ = f"lazynb's lower with your index math ({getattr(fn, '__name__', fn)})"
+  return lower
+
+@stage_exercise("b07.index_math", "views")
+def _(my_index_math):
+  need(callable(my_index_math), f"my_index_math must be a function of (views, idxs), got {type(my_index_math).__name__}.")
+  _index_math_check(my_index_math)
+  grade("lower", lower_with_index_math(my_index_math))
