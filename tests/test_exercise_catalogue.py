@@ -643,6 +643,47 @@ right("b06.gradients", "MUL and RECIP written with named sources",
         [(UPat(Ops.RECIP, src=(UPat.var("x"),)), lambda ctx, x: (-ctx * (x * x).alu(Ops.RECIP),)),
          (UPat(Ops.MUL, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: (b * ctx, a * ctx))] + _rules_with(Ops.MUL, drop=True)().patterns)))
 
+# ---------------------------------------------------------------- b07.index_math
+
+def _views_math(one=None, unflatten=None, below_valid=True, stack=True):
+  """The reference solution's index math with its single-view function `one`, its unflattening, or its stacking changed."""
+  from build_track import load_solution
+  sol = load_solution("b07_views")
+  one = one or sol.view_index
+  def default_unflatten(idx, shape):
+    dims, rest = [], idx
+    for size in reversed(shape):
+      dims.append(rest % size)
+      rest = rest // size
+    return dims[::-1]
+  unflatten = unflatten or default_unflatten
+  def my_index_math(views, idxs):
+    idx, valid = one(views[-1], idxs)
+    for view in (reversed(views[:-1]) if stack else ()):
+      idx, below = one(view, unflatten(idx, view.shape))
+      if below_valid: valid = valid & below
+    return idx, valid
+  return my_index_math
+def _one_view(lo_test, hi_test=lambda i, hi: i < hi, use_mask=True):
+  from lazynb.uop.ops import UOp
+  def one(view, idxs):
+    idx, valid = UOp.const(dtypes.index, view.offset), UOp.const(dtypes.bool, True)
+    for i, st in zip(idxs, view.strides): idx = idx + i * st
+    for i, (lo, hi) in zip(idxs, (view.mask or ()) if use_mask else ()):
+      valid = valid & lo_test(i, lo) & hi_test(i, hi)
+    return idx, valid
+  return one
+wrong("b07.index_math", "ignores the mask", "your valid is True, it should be False", _views_math(one=_one_view(None, use_mask=False)))
+wrong("b07.index_math", "a mask's lower bound off by one (i > lo)", "off by one", _views_math(one=_one_view(lambda i, lo: i > lo)))
+wrong("b07.index_math", "a mask's upper bound included (i <= hi)", "off by one", _views_math(one=_one_view(lambda i, lo: i >= lo, lambda i, hi: i <= hi)))
+wrong("b07.index_math", "only the top view", "the element is at", _views_math(stack=False))
+wrong("b07.index_math", "unflattens with the first dimension fastest", "the element is at",
+      _views_math(unflatten=lambda idx, shape: [(idx // math.prod(shape[:k])) % s for k, s in enumerate(shape)]))
+wrong("b07.index_math", "forgets the mask of the view below", "check every view's mask", _views_math(below_valid=False))
+wrong("b07.index_math", "returns Python numbers", "two UOps", lambda views, idxs: (0, True))
+right("b07.index_math", "every stride multiplied in (zeros too), valid as a product of comparisons",
+      _views_math(one=_one_view(lambda i, lo: i >= lo)))
+
 # ---------------------------------------------------------------- the tests
 
 def _params(table):
