@@ -121,16 +121,19 @@ def symbolic_programs() -> list:
   def build(n: int): return lambda: (Tensor(a.copy()).shrink(((0, Variable("i", 1, 10).bind(n)), (0, 4))) * 2).sum(axis=0)
   return [Program(f"the column sums of the first {n} of 10 rows, n a variable", "symbolic", build(n)) for n in (3, 7)]
 
+def graded_programs(per_kind: int = PER_KIND) -> dict[str, list]:
+  """{kind: the corpus programs `grade` runs of that kind}, easiest kind first: `per_kind` spread over each kind."""
+  progs = pipeline.default_programs() if pipeline.default_programs is not None else []
+  return {kind: (some := [p for p in progs if p.kind == kind])[::max(1, len(some) // per_kind)][:per_kind] for kind in KINDS}
+
 def grade(stage: str, fn, per_kind: int = PER_KIND, extra: tuple = ()) -> None:
   """Raise Fail with the check's message at the first kind of program where `fn` as `stage` gives other values than
   lazynb's own stage (NOOPT=1: plain loops). A stub's bare NotImplementedError is raised as it is (not written yet)."""
   need(callable(fn), f"the {stage} stage must be a function taking {pipeline.stage(stage).takes}; got {type(fn).__name__}.")
-  progs = pipeline.default_programs() if pipeline.default_programs is not None else []
   done: list[str] = []
   with Context(NOOPT=1):
-    for kind in KINDS:
-      some = [p for p in progs if p.kind == kind]
-      res = pipeline.check(stage, fn, some[::max(1, len(some) // per_kind)][:per_kind])
+    for kind, some in graded_programs(per_kind).items():
+      res = pipeline.check(stage, fn, some)
       if res.ok:
         done.append(kind)
         continue
