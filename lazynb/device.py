@@ -11,6 +11,7 @@ import numpy as np
 from lazynb.dtype import DType, np_storage
 from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, POISON, getenv
 from lazynb.renderer import Renderer
+from lazynb import pipeline
 from lazynb.pipeline import implements
 
 class Allocator:
@@ -30,9 +31,13 @@ class OutOfBoundsError(RuntimeError):
   PYTHON device, which checks every access."""
 
 def out_of_bounds(kernel: str, buf: int, index: int, size: int, store: bool) -> OutOfBoundsError:
-  """The error every device raises for an access outside a buffer, in one form (buf: the DEFINE_GLOBAL number, dataN)."""
-  return OutOfBoundsError(f"kernel {kernel}: {'store to' if store else 'load from'} buffer data{buf} at index {index}, outside its {size} "
-                          "elements. This is a bug in lazynb (the scheduler or the code generator): please report it with the program that made it")
+  """The error every device raises for an access outside a buffer, in one form (buf: the DEFINE_GLOBAL number, dataN).
+  Made while stages that make kernels are replaced (pipeline.use), it names them rather than calling it lazynb's bug."""
+  yours = pipeline.replaced_names(("schedule",) + pipeline.CODEGEN)
+  why = (f"The kernel was made with your {', '.join(yours)} stage{'s' if len(yours) > 1 else ''} in place of lazynb's: an index, a valid or a "
+         "loop bound it computes is wrong" if yours else "This is a bug in lazynb (the scheduler or the code generator): please report it "
+         "with the program that made it")
+  return OutOfBoundsError(f"kernel {kernel}: {'store to' if store else 'load from'} buffer data{buf} at index {index}, outside its {size} elements. {why}")
 
 class Compiler:
   """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash.

@@ -7,6 +7,8 @@ import pytest
 from lazynb import Tensor, pipeline
 from lazynb.helpers import NOOPT
 from lazynb.notebook import build, exercise as ex
+from lazynb.uop.ops import UPat, PatternMatcher, graph_rewrite
+from lazynb.codegen.lowerer import lower_rules
 from build_track import BUILD_NOTEBOOKS, sections, solved_source, load_solution, ROOT
 
 CELL = textwrap.dedent('''\
@@ -138,3 +140,37 @@ def test_index_math_of_your_own_goes_only_into_the_kernels_lowered_with_it():
   with index_math(lambda views, idxs: (UOp.const(dtypes.index, -5), UOp.const(dtypes.bool, False))):
     assert [u.vmin for u in st.to_indexed_uops(i)] == [-5, False]
   assert [u.vmin for u in st.to_indexed_uops(i)] == ref
+# ---- b04.simplify: values cannot tell a stage that folds nothing from a right one, so its results are read too
+def _index_math():
+  from lazynb.uop.ops import UOp, Ops
+  from lazynb.dtype import dtypes
+  g, r = (UOp(Ops.RANGE, dtypes.index, (), (i, n, name)) for i, n, name in ((0, 4, "gidx0"), (1, 3, "ridx0")))
+  return UOp, Ops, dtypes, g, r
+
+def test_the_simplify_check_names_each_kind_of_foldable_index_math_and_only_that():
+  UOp, Ops, dtypes, g, r = _index_math()
+  buf = UOp(Ops.DEFINE_GLOBAL, dtypes.float.ptr(), (), 0)
+  folds = {"identity": [UOp.const(dtypes.index, 0) + g, g // 1, (g < 2) & True], "constants": [(g + 2) + -1], "fixed": [g < 4, g // 4],
+           "valid": [UOp(Ops.INDEX, buf.dtype, (buf, g, UOp.const(dtypes.bool, True)))],
+           "divmod": [(g * 3 + r) // 3, (g * 3 + r) % 3, g % 5, (g * 6 + 1) % 3]}
+  for kind, us in folds.items():
+    for u in us:
+      assert (f := build.foldable(u)) is not None and f[0] == kind, (kind, u)
+      assert all(build.foldable(n) is None for n in graph_rewrite(u, lower_rules).toposort()), (kind, u)  # lazynb's own rules fold it
+  # what does not fold: a rest that can reach the divisor, a sum that can be negative, a % of a value that reaches c
+  for u in [(g * 3 + r + 1) // 3, (g * 3 + r + -1) // 3, g % 3, g < 3, UOp(Ops.INDEX, buf.dtype, (buf, g, g < 3))]:
+    assert build.foldable(u) is None, u
+
+def test_lazynbs_own_simplify_leaves_nothing_the_check_looks_for():
+  progs = [p for ps in build.graded_programs(per_kind=1).values() for p in ps] + build.simplify_programs()
+  pairs = build.lowered_graphs(progs)
+  assert len(pairs) >= len(progs) and build.unfolded(pairs) is not None  # the lowered kernels hold some
+  assert build.unfolded([(p, pipeline.reference("simplify")(g)) for p, g in pairs]) is None
+
+def test_the_simplify_check_names_a_rewrite_that_changes_a_value_and_where():
+  UOp, Ops, dtypes, g, r = _index_math()
+  wrong = PatternMatcher([(UPat.var("x", dtypes.index) % UPat.cvar("c"), lambda x, c: x if x.vmin >= 0 and x.vmax <= c.arg else None)])
+  said = build.wrong_rewrite(lambda s: graph_rewrite(s, wrong), UOp.sink((g + 1) % 4))
+  assert said is not None and "turned `((gidx0+1)%4)` into `(gidx0+1)`, but where gidx0=3 the first is 0 and the second 4" in said, said
+  right = PatternMatcher([(UPat.var("x", dtypes.index) % UPat.cvar("c"), lambda x, c: x if x.vmin >= 0 and x.vmax < c.arg else None)])
+  assert build.wrong_rewrite(lambda s: graph_rewrite(s, right), UOp.sink((g + 1) % 4, g % 4)) is None

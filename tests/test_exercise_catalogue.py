@@ -442,7 +442,7 @@ wrong("07.beat_heuristic", "the heuristic's own opts", "must be at least", _heur
 # everywhere, so the alternative keeps the heuristic's tile and drops only what costs more than it saves here, the threads)
 right("07.beat_heuristic", "the heuristic's opts without its threads", lambda: [o for o in _heuristic_opts() if o.op is not OptOps.THREAD])
 
-# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b02.render
+# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b02.render, b04.simplify
 
 def _solution(stem):
   """A fresh copy of the reference solution's module (a wrong answer may change its tables without touching another's)."""
@@ -683,6 +683,92 @@ wrong("b07.index_math", "forgets the mask of the view below", "check every view'
 wrong("b07.index_math", "returns Python numbers", "two UOps", lambda views, idxs: (0, True))
 right("b07.index_math", "every stride multiplied in (zeros too), valid as a product of comparisons",
       _views_math(one=_one_view(lambda i, lo: i >= lo)))
+def _simplify_rules(change):
+  """The reference simplify of a fresh solution module whose rule list change(mod, rules) returns (None: unchanged).
+  The reference's rules, in order: 0 bounds that meet, 1-4 identities, 5 two constants, 6 a True valid, 7 x % c, 8-9 sums."""
+  mod = _solution("b04_simplify")
+  rules = change(mod, list(mod.rules.patterns))
+  if rules is not None: mod.rules = PatternMatcher(rules)
+  return mod.my_simplify
+def _simplify_sums(ok):
+  """The reference simplify with its sum rule's test of x, the rest and c replaced by ok(x, rest_terms, rest, c)."""
+  def change(mod, rules):
+    def split(x, c):
+      q, r = [], []
+      for t in mod.terms(x):
+        y, k = (t.src[0], t.src[1].arg) if t.op is Ops.MUL and t.src[1].op is Ops.CONST else (t, 1)
+        (q.append(y * (k // c)) if t.op is not Ops.CONST and k % c == 0 else r.append(t))
+      rest = sum(r[1:], r[0]) if r else UOp.const(dtypes.index, 0)
+      return (sum(q[1:], q[0]), rest) if q and ok(x, r, rest, c) else None
+    mod.split = split
+  return _simplify_rules(change)
+def _bounds_by_factor(x, r, rest, c):  # factor * vmin .. factor * vmax for each term: a negative factor swaps them
+  f = [(t.src[0], t.src[1].arg) if t.op is Ops.MUL and t.src[1].op is Ops.CONST else (t, 1) for t in r]
+  return x.vmin >= 0 and 0 <= sum(k * y.vmin for y, k in f) and sum(k * y.vmax for y, k in f) < c
+from lazynb.uop.ops import UOp  # noqa: E402
+wrong("b04.simplify", "returns the lowered SINK unchanged (right values, nothing folded)", "an op that changes nothing", lambda sink: sink)
+wrong("b04.simplify", "no rule for a valid that is always True", "a valid that is always True", _simplify_rules(lambda m, r: r[:6] + r[7:]))
+wrong("b04.simplify", "no rules for a sum under // and %", "a // or % that needs no division", _simplify_rules(lambda m, r: r[:8]))
+wrong("b04.simplify", "no rule for two constants added in a row", "one constant and then another", _simplify_rules(lambda m, r: r[:5] + r[6:]))
+wrong("b04.simplify", "folds what the bounds fix for index ops only (comparisons stay)", "whose value the loop sizes fix",
+      _simplify_rules(lambda m, r: [(r[0][0], lambda x: m.fixed(x) if x.dtype is dtypes.index else None)] + r[1:]))
+wrong("b04.simplify", "x % c is x when x is at most c (it can reach c)", "into `(1+gidx0)`, but where gidx0=2",
+      _simplify_rules(lambda m, r: r[:7] + [(r[7][0], lambda x, c: x if 0 <= x.vmin and x.vmax <= c.arg else None)] + r[8:]))
+wrong("b04.simplify", "x // c is 0 when x is at most c (it can reach c)", "into `0`, but where gidx0=2", _simplify_rules(lambda m, r: [
+  (UPat.var("x", dtypes.index) // UPat.cvar("c"), lambda x, c: UOp.const(dtypes.index, 0) if 0 <= x.vmin and x.vmax <= c.arg else None)] + r))
+wrong("b04.simplify", "a sum's rest may reach c", "into `gidx0`, but where gidx0=0, ridx0=2",
+      _simplify_sums(lambda x, r, rest, c: x.vmin >= 0 and rest.vmin >= 0 and rest.vmax <= c))
+wrong("b04.simplify", "a sum's rest is never tested (only the multiples of c are kept)", "elements 1 to 9", _simplify_sums(lambda x, r, rest, c: True))
+wrong("b04.simplify", "no sign tests (x and the rest may be negative, from a padding's -1)", "`((((gidx0*4)+ridx0)-1)//4)` into `gidx0`",
+      _simplify_sums(lambda x, r, rest, c: rest.vmax < c))
+wrong("b04.simplify", "the rest's bounds as factor * vmin .. factor * vmax (a negative factor swaps them)", "into `(gidx0*2)`",
+      _simplify_sums(_bounds_by_factor))
+wrong("b04.simplify", "drops a valid that can be True (vmax) rather than one that is always True (vmin)", "the first reads nothing",
+      _simplify_rules(lambda m, r: r + [(UPat(Ops.INDEX, src=(UPat.var("b"), UPat.var("i"), UPat.var("v"))),
+                                         lambda b, i, v: UOp(Ops.INDEX, b.dtype, (b, i)) if v.vmax else None)]))
+wrong("b04.simplify", "x < c is True when x is at most c (it can reach c)", "into `True`, but where", _simplify_rules(lambda m, r: [
+  (UPat.var("x", dtypes.index) < UPat.cvar("c"), lambda x, c: UOp.const(dtypes.bool, True) if x.vmax <= c.arg else None)] + r))
+@right("b04.simplify", "lazynb's own simplify (every rule of lazynb/uop/symbolic.py)")
+def _simplify_as_lazynb(sink):
+  from lazynb import pipeline
+  return pipeline.reference("simplify")(sink)
+@right("b04.simplify", "sums as {term: factor} forms, a rest within any one multiple of c, other rule order, bottom_up rewrite")
+def _simplify_linear_forms(sink):
+  from lazynb.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite
+  from lazynb.dtype import dtypes
+  IDX, BOOL = dtypes.index, dtypes.bool
+  def linear(x):
+    if x.op is Ops.CONST: return {}, x.arg
+    if x.op is Ops.ADD:
+      (fa, ca), (fb, cb) = linear(x.src[0]), linear(x.src[1])
+      return {t: fa.get(t, 0) + fb.get(t, 0) for t in fa | fb}, ca + cb
+    if x.op is Ops.MUL and x.src[1].op is Ops.CONST:
+      f, c = linear(x.src[0])
+      return {t: k * x.src[1].arg for t, k in f.items()}, c * x.src[1].arg
+    return {x: 1}, 0
+  def build(f, c):
+    out = UOp.const(IDX, c)
+    for t, k in f.items(): out = t * k + out if k else out
+    return out
+  def divmod_(x, d, ret):
+    if d.arg <= 0 or x.vmin < 0: return None
+    f, c = linear(x)
+    q = {t: k // d.arg for t, k in f.items() if k % d.arg == 0}
+    r = build({t: k for t, k in f.items() if t not in q}, c)
+    if not q and ret.op is Ops.IDIV or r.vmin // d.arg != r.vmax // d.arg: return None
+    m = r.vmin // d.arg
+    return build(q, m) if ret.op is Ops.IDIV else r - m * d.arg if m else r
+  rules = PatternMatcher([
+    (UPat(Ops.INDEX, name="i", src=(UPat(), UPat(), UPat.const(BOOL, True))), lambda i: i.replace(src=i.src[:2])),
+    (UPat((Ops.IDIV, Ops.MOD), IDX, name="ret", src=(UPat.var("x"), UPat.cvar("d"))), divmod_),
+    (UPat(Ops.ADD, IDX, src=[UPat.cvar("a"), UPat(Ops.ADD, src=[UPat.var("x"), UPat.cvar("b")])]), lambda a, x, b: x + (a.arg + b.arg)),
+    (UPat(Ops.ADD, IDX, src=[UPat.var("x"), UPat.const(IDX, 0)]), lambda x: x),
+    (UPat(Ops.AND, BOOL, src=[UPat.var("x"), UPat.const(BOOL, True)]), lambda x: x),
+    (UPat(Ops.IDIV, IDX, src=(UPat.var("x"), UPat.const(IDX, 1))), lambda x: x),
+    (UPat((Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR), (IDX, BOOL), name="x"),
+     lambda x: UOp.const(x.dtype, x.vmin) if x.vmin == x.vmax else None),
+  ])
+  return graph_rewrite(sink, rules, bottom_up=True)
 
 # ---------------------------------------------------------------- the tests
 

@@ -154,3 +154,5 @@ def test_a_learner_lower_that_indexes_outside_is_an_error_not_a_fault():
                            if u.op is Ops.INDEX and u.src[0].arg != 0})
   res = pipeline.check("lower", past_the_end, PROGRAMS[:3])
   assert not res.ok and "OutOfBoundsError" in res.message and "outside its" in res.message, res.message
+  # the kernel is the learner's: the error says which stage made it, not that lazynb has a bug
+  assert "made with your lower stage in place of lazynb's" in res.message and "bug in lazynb" not in res.message, res.message

@@ -13,11 +13,14 @@ The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no 
 you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
-import ast, contextlib, functools, linecache, os, pathlib, shutil, subprocess, tempfile
+import ast, contextlib, functools, linecache, math, os, pathlib, shutil, subprocess, tempfile
 from typing import Callable, Iterator
 from lazynb import pipeline
 from lazynb.gradient import gradient_rules
+from lazynb.dtype import dtypes
 from lazynb.helpers import Context
+from lazynb.shape.shapetracker import expr_str
+from lazynb.uop.ops import UOp, Ops, GroupOp, exec_alu, rewrite_hooks
 from lazynb.notebook.exercise import exercise, need, Fail
 
 def build_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("LAZYNB_BUILD_DIR") or "my_compiler")
@@ -156,16 +159,19 @@ def symbolic_programs() -> list:
   def build(n: int): return lambda: (Tensor(a.copy()).shrink(((0, Variable("i", 1, 10).bind(n)), (0, 4))) * 2).sum(axis=0)
   return [Program(f"the column sums of the first {n} of 10 rows, n a variable", "symbolic", build(n)) for n in (3, 7)]
 
+def graded_programs(per_kind: int = PER_KIND) -> dict[str, list]:
+  """{kind: the corpus programs `grade` runs of that kind}, easiest kind first: `per_kind` spread over each kind."""
+  progs = pipeline.default_programs() if pipeline.default_programs is not None else []
+  return {kind: (some := [p for p in progs if p.kind == kind])[::max(1, len(some) // per_kind)][:per_kind] for kind in KINDS}
+
 def grade(stage: str, fn, per_kind: int = PER_KIND, extra: tuple = ()) -> None:
   """Raise Fail with the check's message at the first kind of program where `fn` as `stage` gives other values than
   lazynb's own stage (NOOPT=1: plain loops). A stub's bare NotImplementedError is raised as it is (not written yet)."""
   need(callable(fn), f"the {stage} stage must be a function taking {pipeline.stage(stage).takes}; got {type(fn).__name__}.")
-  progs = pipeline.default_programs() if pipeline.default_programs is not None else []
   done: list[str] = []
   with Context(NOOPT=1):
-    for kind in KINDS:
-      some = [p for p in progs if p.kind == kind]
-      res = pipeline.check(stage, fn, some[::max(1, len(some) // per_kind)][:per_kind])
+    for kind, some in graded_programs(per_kind).items():
+      res = pipeline.check(stage, fn, some)
       if res.ok:
         done.append(kind)
         continue
@@ -408,3 +414,148 @@ def _(my_index_math):
   need(callable(my_index_math), f"my_index_math must be a function of (views, idxs), got {type(my_index_math).__name__}.")
   _index_math_check(my_index_math)
   grade("lower", lower_with_index_math(my_index_math))
+# ---------------------------------------------------------------- b04: simplify, graded by values and by what it leaves
+def simplify_programs() -> list:
+  """Programs whose index math the graded corpus programs lack: a % of an index that stays below its divisor, a
+  comparison the loop sizes decide, and divisions of flattened transposed matrices where a rule that forgets a bound
+  (the rest of a sum reaching the divisor, a negative rest, a negative factor) reads the wrong element."""
+  import numpy as np
+  from lazynb import Tensor
+  from lazynb.corpus import Program
+  m, t = np.arange(32, dtype=np.float32).reshape(4, 8), np.arange(12, dtype=np.float32).reshape(3, 4)
+  b = np.arange(8, dtype=np.float32).reshape(2, 1, 4)
+  rng = np.random.default_rng(4)
+  x, w = rng.standard_normal((1, 2, 5, 6)).astype(np.float32), rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+  def prog(name: str, build) -> Program: return Program(name, "index math", build)
+  return [prog("a (2, 1, 4) broadcast to (2, 2, 4), flattened, + 1", lambda: Tensor(b.copy()).expand(2, 2, 4).reshape(16) + 1),
+          prog("conv2d x(1, 2, 5, 6) w(2, 2, 3, 3) stride=2 padding=1", lambda: Tensor(x.copy()).conv2d(Tensor(w.copy()), stride=2, padding=1)),
+          prog("a transposed (3, 4) flattened, elements 1 to 3, * 2", lambda: Tensor(t.copy()).T.reshape(12)[1:4] * 2),
+          prog("a transposed (3, 4) flattened, elements 1 to 9 as rows of 3, summed", lambda: Tensor(t.copy()).T.reshape(12)[1:10].reshape(3, 3).sum(1)),
+          prog("a transposed (4, 8) flattened, as rows of 8, flipped, summed", lambda: Tensor(m.copy()).T.reshape(32).reshape(4, 8).flip(1).sum(1)),
+          prog("a transposed (4, 8) flattened, padded by 1 and 3, as rows of 4, summed",
+               lambda: Tensor(m.copy()).T.reshape(32).pad(((1, 3),)).reshape(9, 4).sum(1))]
+
+def lowered_graphs(programs: list) -> list[tuple]:
+  """(program, lowered SINK) for every kernel the programs make with NOOPT=1: what a simplify stage is given."""
+  out: list[tuple] = []
+  for p in programs:
+    def spy(lowered, p=p):
+      out.append((p, lowered))
+      return pipeline.reference("simplify")(lowered)
+    with Context(NOOPT=1), pipeline.use("simplify", spy): p.run()
+  return out
+
+def _terms(x: UOp) -> list[UOp]: return _terms(x.src[0]) + _terms(x.src[1]) if x.op is Ops.ADD else [x]
+def _factor(t: UOp) -> int: return next((s.arg for s in t.src if s.op is Ops.CONST), 1) if t.op is Ops.MUL else 1
+
+# what b04.simplify's structural check looks for, in the order it reports them
+FOLDS = {"identity": "an op that changes nothing (+ 0, * 1, // 1, & True)", "constants": "two constants added one after the other",
+         "valid": "a valid that is always True", "fixed": "an op whose value the loop sizes fix",
+         "divmod": "a // or % that needs no division"}
+
+def foldable(u: UOp) -> tuple[str, str] | None:
+  """(kind, why in words) if the index math node u is one that b04's rules fold (FOLDS), else None. Each kind is a
+  rule lazynb's own simplify applies too: its result on the corpus holds none of them."""
+  if u.op is Ops.INDEX and len(u.src) == 3 and u.src[2].is_const(True):
+    return "valid", f"the load or store at `{expr_str(u.src[1])}` keeps its valid, which is the constant True"
+  if u.op not in GroupOp.ALU or u.dtype not in (dtypes.index, dtypes.bool): return None
+  e = expr_str(u)
+  if u.vmin == u.vmax: return "fixed", f"`{e}` is always {u.vmin}: its smallest and largest possible values (vmin, vmax) are equal"
+  a, b = u.src[0], u.src[-1]
+  if (u.op is Ops.ADD and any(s.is_const(0) for s in u.src) or u.op is Ops.MUL and any(s.is_const(1) for s in u.src) or
+      u.op is Ops.IDIV and b.is_const(1) or u.op is Ops.AND and any(s.is_const(True) for s in u.src)):
+    return "identity", f"`{e}` gives its other source unchanged"
+  if u.op is Ops.ADD and any(s.op is Ops.CONST for s in u.src) and any(s.op is Ops.ADD and any(x.op is Ops.CONST for x in s.src) for s in u.src):
+    return "constants", f"`{e}` adds one constant and then another"
+  if u.op in (Ops.IDIV, Ops.MOD) and b.op is Ops.CONST and (c := b.arg) > 0 and a.vmin >= 0:
+    whole = [t for t in _terms(a) if t.op is not Ops.CONST and _factor(t) % c == 0]
+    rest = [t for t in _terms(a) if t not in whole]
+    lo, hi = sum(t.vmin for t in rest), sum(t.vmax for t in rest)
+    if 0 <= lo and hi < c and whole:
+      return "divmod", (f"`{e}`: the terms {', '.join(f'`{expr_str(t)}`' for t in whole)} are multiples of {c}, and the other terms add up to "
+                        f"{lo}..{hi}, below {c}")
+    if 0 <= lo and hi < c and u.op is Ops.MOD: return "divmod", f"`{e}`: the value left of % is {lo}..{hi}, always below {c}"
+  return None
+
+def unfolded(pairs: list[tuple]) -> str | None:
+  """What a simplify stage's results still hold that b04's rules fold, in words (per kind: in how many kernels, and
+  its shortest example), or None. `pairs`: (program, result SINK)."""
+  count: dict[str, int] = {}
+  example: dict[str, tuple] = {}
+  for p, out in pairs:
+    kinds: set[str] = set()
+    for u in out.toposort():
+      if (f := foldable(u)) is None: continue
+      kinds.add(f[0])
+      if f[0] not in example or len(f[1]) < len(example[f[0]][1]): example[f[0]] = (p, f[1])
+    for k in kinds: count[k] = count.get(k, 0) + 1
+  if not count: return None
+  return "\n".join(f"  - {FOLDS[k]}, in {count[k]} of {len(pairs)} kernels; e.g. in '{example[k][0].name}' ({example[k][0].kind}): "
+                   f"{example[k][1]}" for k in FOLDS if k in count)
+
+def _loop_positions(nodes: list[UOp], most: int = 1024) -> list[dict[UOp, int]]:
+  """Values for the loop counters and variables in `nodes`: every combination when there are at most `most`, else a
+  fixed sample of that many."""
+  import itertools, random
+  vs = sorted({u for n in nodes for u in n.toposort() if u.op in (Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_VAR)}, key=lambda u: (u.op.name, str(u.arg)))
+  spans = [range(int(u.vmin), int(u.vmax) + 1) for u in vs]
+  if math.prod(len(r) for r in spans) <= most: return [dict(zip(vs, c)) for c in itertools.product(*spans)]
+  rng = random.Random(0)
+  return [{v: rng.choice(r) for v, r in zip(vs, spans)} for _ in range(most)]
+
+def _evaluate(u: UOp, at: dict[UOp, int]):
+  """The value of index math u at one loop position (None: u reads memory or is not index math)."""
+  memo: dict[UOp, object] = {}
+  for n in u.toposort():
+    if n in at: memo[n] = at[n]
+    elif n.op is Ops.CONST: memo[n] = n.arg
+    elif n.op in GroupOp.ALU and all(memo.get(s) is not None for s in n.src): memo[n] = exec_alu(n.op, n.dtype, tuple(memo[s] for s in n.src))
+    else: memo[n] = None
+  return memo[u]
+
+def _access(u: UOp, at: dict[UOp, int]) -> tuple:
+  """What an INDEX does at one loop position: (valid, the element if valid)."""
+  valid = _evaluate(u.src[2], at) if len(u.src) == 3 else True
+  return (valid, _evaluate(u.src[1], at) if valid else None)
+
+def wrong_rewrite(fn, lowered: UOp) -> str | None:
+  """The first rewrite `fn` makes (through graph_rewrite) on `lowered` that changes what index math computes at some
+  loop position, in words, or None."""
+  steps: list[tuple] = []
+  def hook(name, before, after, st, stage): steps.extend(st)
+  hook.wanted = lambda: True  # type: ignore[attr-defined]
+  rewrite_hooks.append(hook)
+  try: fn(lowered)
+  except Exception: return None
+  finally: rewrite_hooks.remove(hook)
+  for n, r, _ in steps:
+    if not isinstance(r, UOp): continue
+    if n.op is Ops.INDEX and r.op is Ops.INDEX: what, a, b = _access, n, r
+    elif n.dtype in (dtypes.index, dtypes.bool) and n.op in GroupOp.ALU: what, a, b = _evaluate, n, r
+    else: continue
+    for at in _loop_positions([a, b]):
+      if (x := what(a, at)) != (y := what(b, at)) and None not in (x, y):
+        where = ", ".join(f"{expr_str(v)}={i}" for v, i in at.items())
+        if what is _access:
+          return (f"one of your rules turned the access at `{expr_str(a.src[1])}` (valid `{expr_str(a.src[2]) if len(a.src) == 3 else True}`) into "
+                  f"the access at `{expr_str(b.src[1])}` (valid `{expr_str(b.src[2]) if len(b.src) == 3 else True}`), but where {where} "
+                  f"the first {'reads element ' + str(x[1]) if x[0] else 'reads nothing'} and the second {'element ' + str(y[1]) if y[0] else 'nothing'}")
+        return f"one of your rules turned `{expr_str(a)}` into `{expr_str(b)}`, but where {where} the first is {x} and the second {y}"
+  return None
+
+@stage_exercise("b04.simplify", "simplify")
+def _(my_simplify):
+  extra = simplify_programs()
+  graded = [p for ps in graded_programs().values() for p in ps] + extra
+  try: grade("simplify", my_simplify, extra=tuple(extra))
+  except Fail as e:  # name the rewrite that changed what an index computes, where one did
+    said, why = str(e), None
+    if "did not finish" in said:  # (not run again here: it would not finish either)
+      why = "a simplify stage that never ends: do two of your rules undo each other, or does a rule's result match it again?"
+    elif (failed := next((p for p in graded if f": {p.name}\n" in said), None)) is not None:
+      why = next((w for _, lowered in lowered_graphs([failed]) if (w := wrong_rewrite(my_simplify, lowered)) is not None), None)
+    raise Fail(said + (f"\n  {why}" if why else "")) from None
+  # a stage that leaves its input as it is gives the right values too: what it gives is checked as well
+  left = unfolded([(p, my_simplify(lowered)) for p, lowered in lowered_graphs(graded)])
+  need(left is None, "every program gives lazynb's values, but your simplified kernels still hold index math that folds "
+                     f"(the values cannot show it; the kernels do more work than they need):\n{left}")
