@@ -50,6 +50,7 @@
 # |---|---|
 # | [b01_runtime](b01_runtime.ipynb) | the compile and load stages: C source to a shared library, a library to a program ctypes runs |
 # | [b02_renderer](b02_renderer.ipynb) | the render stage: a kernel's UOps to C, for elementwise, reduce, movement, matmul and conv kernels |
+# | [b04_simplify](b04_simplify.ipynb) | the simplify stage: rewrite rules (UPat, PatternMatcher, graph_rewrite) that fold index math with each UOp's bounds |
 # | [b05_optimizers](b05_optimizers.ipynb) | SGD with momentum and Adam, as `Optimizer` subclasses that update in place and survive `TinyJit` |
 # | [b06_gradients](b06_gradients.ipynb) | the gradient rules of nine ops as pattern-matcher rules, used by `backward()` before lazynb's |
 # | [b07_views](b07_views.ipynb) | the index math of a stack of views: position and validity (masks), unflattening into the view below; used inside lazynb's lower stage |
