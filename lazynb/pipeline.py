@@ -68,19 +68,45 @@ def spec_lowered(sink: UOp) -> str | None:
   return _ops_outside(sink.toposort(), LOWERED_OPS)
 
 def spec_linear(uops: list) -> str | None:
+  """What a renderer relies on in a kernel's list: every input listed before its reader, loops opened and closed like
+  brackets, a value read only inside the loops it was listed in (a C variable declared in a loop is gone after it), an
+  accumulator defined before the loops it sums over, updated inside them and read once they are closed, and the
+  DEFINE_GLOBALs in buffer order (the kernel's parameters follow the list; the buffers are passed in buffer order)."""
   if not all(isinstance(u, UOp) for u in uops): return "the result must be a list of UOps"
-  if (p := _ops_outside(uops, LINEAR_OPS)) is not None: return p
-  seen: set[UOp] = set()
+  if (p := _ops_outside(uops, LINEAR_OPS)) is not None:
+    if any(u.op is Ops.REDUCE for u in uops): p += " (a REDUCE becomes an accumulator: DEFINE_ACC before its loops, ASSIGN inside them)"
+    return p + (" (the SINK only holds the kernel's stores: it is not listed)" if any(u.op is Ops.SINK for u in uops) else "")
+  args = [u.arg for u in uops if u.op is Ops.DEFINE_GLOBAL]
+  if args != sorted(args):
+    return (f"the DEFINE_GLOBALs are listed in the order {args}: the kernel's parameters follow the list and the buffers are "
+            f"passed in buffer order, so list them by their arg, {sorted(args)}")
+  where: dict[UOp, tuple[UOp, ...]] = {}  # each listed UOp -> the loops open where it is listed (its value exists inside them)
+  pos: dict[UOp, int] = {}
   loops: list[UOp] = []
+  def loop(r: UOp) -> str: return f"the loop {r.arg[-1] if isinstance(r.arg, tuple) else r.arg} (the RANGE at uop {pos[r]})"
   for i, u in enumerate(uops):
     srcs = u.src[:1] if u.op is Ops.DEFINE_ACC else u.src  # an accumulator is defined before the loops it names
-    if (late := next((s for s in srcs if s not in seen), None)) is not None:
+    if (late := next((s for s in srcs if s not in where), None)) is not None:
       return f"uop {i} ({u.op.name}) reads a {late.op.name} that is not earlier in the list"
-    if u.op is Ops.RANGE: loops.append(u)
+    for s in srcs:
+      if (gone := next((r for r in where[s] if r not in loops), None)) is not None:
+        what = f"the counter of {loop(s)}" if s is gone else f"the {s.op.name} at uop {pos[s]}, listed inside {loop(gone)},"
+        return f"uop {i} ({u.op.name}) reads {what} after that loop's ENDRANGE: a value exists only inside the loops it is listed in"
+      if s.op is Ops.ASSIGN and (busy := next((r for r in s.src[0].src[1:] if r in loops), None)) is not None:
+        return (f"uop {i} ({u.op.name}) reads the reduce's result (the ASSIGN at uop {pos[s]}) while {loop(busy)}, the loop it sums over, is "
+                f"still open: the result is ready once that loop is closed (its ENDRANGE); list what reads it after")
+    if u.op is Ops.DEFINE_ACC and (r := next((r for r in u.src[1:] if r in where), None)) is not None:
+      return f"uop {i} (DEFINE_ACC) comes after {loop(r)} it accumulates over: list it before that loop, or it starts again on every step"
+    if u.op is Ops.ASSIGN and u.src[0].op is Ops.DEFINE_ACC and (r := next((r for r in u.src[0].src[1:] if r not in loops), None)) is not None:
+      return (f"uop {i} (ASSIGN) updates its accumulator outside " + (loop(r) if r in pos else f"the loop {r.arg[-1]}") +
+              " it sums over: the update belongs inside that loop, to run on every step")
+    if u.op is Ops.RANGE:
+      if u in where: return f"uop {i} opens {loop(u)} a second time"
+      loops.append(u)
     if u.op is Ops.ENDRANGE:
       if not loops or loops[-1] is not u.src[0]: return f"uop {i} closes a loop that is not the innermost open one"
       loops.pop()
-    seen.add(u)
+    if u not in where: where[u], pos[u] = where[u.src[0]] if u.op is Ops.ASSIGN and u.src[0].op is Ops.DEFINE_ACC else tuple(loops), i
   return f"{len(loops)} loop(s) never closed (no ENDRANGE)" if loops else None
 
 def _nonempty(src: str) -> str | None: return None if src.strip() else "the source is empty"
