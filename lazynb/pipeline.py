@@ -294,6 +294,11 @@ def _label(args: tuple) -> str:
     if isinstance(getattr(a, "function_name", None), str): return a.function_name
   return next((a for a in args if isinstance(a, str) and a.isidentifier()), "")
 
+def _say(u) -> str:
+  """A UOp in a few words: its op and arg (or dtype), e.g. DEFINE_GLOBAL 1, RANGE (0, 3, 'gidx0'), ADD (dtypes.float)."""
+  if not isinstance(u, UOp): return repr(u)
+  return f"{u.op.name} {u.arg!r}" if u.arg is not None else f"{u.op.name} ({u.dtype})"
+
 def difference(out, ref) -> dict | None:
   """Where a stage's result first differs from the reference's result on the same input: {"message": in words, and
   where: "line" (a source, from 1), "index" (a UOp list) or "node" (a graph, its place in toposort order)}; None: the same."""
@@ -301,15 +306,14 @@ def difference(out, ref) -> dict | None:
     if out is ref: return None
     a, b = out.toposort(), ref.toposort()
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if (x.op, x.dtype, x.arg) != (y.op, y.dtype, y.arg)), min(len(a), len(b)))
-    def say(u: UOp) -> str: return f"{u.op.name} {u.arg!r}" if u.arg is not None else f"{u.op.name} ({u.dtype})"
-    at = f"node {i} in order: yours is {say(a[i])}, the reference's {say(b[i])}" if i < min(len(a), len(b)) else "one graph continues"
+    at = f"node {i} in order: yours is {_say(a[i])}, the reference's {_say(b[i])}" if i < min(len(a), len(b)) else "one graph continues"
     return {"message": f"your graph has {len(a)} nodes, the reference's {len(b)}; the first difference is at {at}", "node": i}
   if isinstance(ref, list) and isinstance(out, list):
     if len(out) == len(ref) and all(x is y for x, y in zip(out, ref)): return None
     i = next((i for i, (x, y) in enumerate(zip(out, ref)) if x is not y), min(len(out), len(ref)))
     if i >= min(len(out), len(ref)): return {"message": f"your list has {len(out)} entries, the reference's {len(ref)}", "index": i}
-    return {"message": f"entry {i} differs: yours is {getattr(out[i], 'op', out[i])!s}, the reference's {getattr(ref[i], 'op', ref[i])!s} "
-                       f"({len(out)} and {len(ref)} entries)", "index": i}
+    return {"message": f"entry {i} differs: yours is {_say(out[i])}, the reference's {_say(ref[i])} ({len(out)} and {len(ref)} entries)",
+            "index": i}
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
     la, lb = out.splitlines(), ref.splitlines()

@@ -201,3 +201,9 @@ def test_spec_linear_names_what_a_renderer_cannot_take():
   ok = [g, one, zero, acc.src[0], acc, r, acc + one, upd, UOp(Ops.ENDRANGE, dtypes.void, (r,)), at, UOp(Ops.STORE, dtypes.void, (at, upd))]
   assert pipeline.spec_linear(ok) is None
   assert "updates its accumulator outside the loop ridx0" in (pipeline.spec_linear(ok[:6] + [ok[8], ok[6], ok[7]] + ok[9:]) or "")
+
+def test_a_list_that_differs_is_described_entry_by_entry():
+  _, uops = _row_max_times_two()
+  d = pipeline.difference([uops[1], uops[0]] + uops[2:], uops)
+  assert d == {"message": f"entry 0 differs: yours is DEFINE_GLOBAL 1, the reference's DEFINE_GLOBAL 0 ({len(uops)} and {len(uops)} entries)",
+               "index": 0}
