@@ -50,6 +50,8 @@ LOWERED_OPS = GroupOp.ALU | {Ops.SINK, Ops.STORE, Ops.LOAD, Ops.INDEX, Ops.DEFIN
                              Ops.RANGE, Ops.SPECIAL, Ops.REDUCE, Ops.CAST, Ops.BITCAST, Ops.BARRIER}
 LINEAR_OPS = (LOWERED_OPS - {Ops.SINK, Ops.REDUCE}) | {Ops.DEFINE_ACC, Ops.ASSIGN, Ops.ENDRANGE}
 
+def _a(word: str) -> str: return f"{'an' if word[:1] in 'AEIOU' else 'a'} {word}"
+
 def _ops_outside(nodes, allowed) -> str | None:
   bad = sorted({u.op.name for u in nodes if u.op not in allowed})
   return f"it contains {', '.join(bad)}, which may not appear at this stage" if bad else None
@@ -87,7 +89,9 @@ def spec_linear(uops: list) -> str | None:
   for i, u in enumerate(uops):
     srcs = u.src[:1] if u.op is Ops.DEFINE_ACC else u.src  # an accumulator is defined before the loops it names
     if (late := next((s for s in srcs if s not in where), None)) is not None:
-      return f"uop {i} ({u.op.name}) reads a {late.op.name} that is not earlier in the list"
+      return f"uop {i} ({u.op.name}) reads {_a(late.op.name)} that is not earlier in the list"
+    if u.op is Ops.RANGE and isinstance(u.arg[1], UOp) and (v := next((v for v in u.arg[1].toposort() if v.op is Ops.DEFINE_VAR and v not in where), None)):
+      return f"uop {i} (RANGE) counts up to the variable {v.arg[0]}, whose DEFINE_VAR is not earlier in the list"
     for s in srcs:
       if (gone := next((r for r in where[s] if r not in loops), None)) is not None:
         what = f"the counter of {loop(s)}" if s is gone else f"the {s.op.name} at uop {pos[s]}, listed inside {loop(gone)},"

@@ -207,3 +207,15 @@ def test_a_list_that_differs_is_described_entry_by_entry():
   d = pipeline.difference([uops[1], uops[0]] + uops[2:], uops)
   assert d == {"message": f"entry 0 differs: yours is DEFINE_GLOBAL 1, the reference's DEFINE_GLOBAL 0 ({len(uops)} and {len(uops)} entries)",
                "index": 0}
+
+def test_spec_linear_wants_a_loops_variable_listed_before_the_loop():
+  from lazynb.notebook.build import symbolic_programs
+  seen = []
+  def spy(sink):
+    seen.append(pipeline.reference("linearize")(sink))
+    return seen[-1]
+  with pipeline.use("linearize", spy): symbolic_programs()[0].run()
+  uops = seen[0]
+  assert pipeline.spec_linear(uops) is None and any(u.op is Ops.DEFINE_VAR for u in uops)
+  assert "counts up to the variable i, whose DEFINE_VAR is not earlier" in pipeline.spec_linear([u for u in uops if u.op is not Ops.DEFINE_VAR])
+  assert "reads an INDEX that is not earlier" in pipeline.spec_linear([u for u in uops if u.op is not Ops.INDEX])
