@@ -45,6 +45,7 @@ def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
   said = {stem: [t for src, t in texts(nb) if "with mine()" in src] for stem, nb in nbs.items()}
   assert "running on your stages: compile, load " in said["b01_runtime"][0]
   assert "running on your stages: render, compile, load " in said["b02_renderer"][0]
+  assert "running on your stages: linearize, render, compile, load " in said["b03_linearize"][0]
 
 def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembled_file(solved_run):
   d, nbs = solved_run

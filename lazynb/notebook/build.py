@@ -177,3 +177,7 @@ def _(my_load):
 @stage_exercise("b02.render", "render")
 def _(my_render):
   grade("render", my_render)
+
+@stage_exercise("b03.linearize", "linearize")
+def _(my_linearize):
+  grade("linearize", my_linearize, extra=tuple(symbolic_programs()))
