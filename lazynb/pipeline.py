@@ -21,7 +21,7 @@ original chained. Kernels made by replaced code stages run bounds-checked (LAZYN
 is an OutOfBoundsError, not a write into Python's memory.
 """
 from __future__ import annotations
-import contextlib, contextvars, faulthandler, io, os, pickle, select, signal, time
+import collections, contextlib, contextvars, faulthandler, io, os, pickle, select, signal, time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 import numpy as np
@@ -316,8 +316,13 @@ def difference(out, ref) -> dict | None:
     if len(out) == len(ref) and all(x is y for x, y in zip(out, ref)): return None
     i = next((i for i, (x, y) in enumerate(zip(out, ref)) if x is not y), min(len(out), len(ref)))
     if i >= min(len(out), len(ref)): return {"message": f"your list has {len(out)} entries, the reference's {len(ref)}", "index": i}
-    return {"message": f"entry {i} differs: yours is {_say(out[i])}, the reference's {_say(ref[i])} ({len(out)} and {len(ref)} entries)",
-            "index": i}
+    # two lists may differ in order only (both right); the UOps only one of them has say more than the first place they differ
+    def key(u) -> str: return "DEFINE_ACC" if isinstance(u, UOp) and u.op is Ops.DEFINE_ACC else _say(u)  # (its arg is only a name)
+    mine, theirs = collections.Counter(map(key, out)), collections.Counter(map(key, ref))
+    only = [f"only {who} has {', '.join(xs[:3])}{f' and {len(xs) - 3} more' if len(xs) > 3 else ''}"
+            for who, xs in (("yours", list((mine - theirs).elements())), ("the reference's", list((theirs - mine).elements()))) if xs]
+    return {"message": f"entry {i} differs: yours is {_say(out[i])}, the reference's {_say(ref[i])} ({len(out)} and {len(ref)} entries)"
+                       + (f"; {'; '.join(only)}" if only else ""), "index": i}
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
     la, lb = out.splitlines(), ref.splitlines()

@@ -207,6 +207,10 @@ def test_a_list_that_differs_is_described_entry_by_entry():
   d = pipeline.difference([uops[1], uops[0]] + uops[2:], uops)
   assert d == {"message": f"entry 0 differs: yours is DEFINE_GLOBAL 1, the reference's DEFINE_GLOBAL 0 ({len(uops)} and {len(uops)} entries)",
                "index": 0}
+  # another order is no mistake in itself: the UOps only one list has are named too (an accumulator started at 0, not -inf)
+  start = next(u for u in uops if u.op is Ops.DEFINE_ACC).src[0]
+  zero = [start.replace(arg=0.0) if u is start else u for u in uops]
+  assert pipeline.difference(zero, uops)["message"].endswith("; only yours has CONST 0.0; only the reference's has CONST -inf")
 
 def test_spec_linear_wants_a_loops_variable_listed_before_the_loop():
   from lazynb.notebook.build import symbolic_programs
