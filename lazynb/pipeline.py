@@ -21,7 +21,7 @@ original chained. Kernels made by replaced code stages run bounds-checked (LAZYN
 is an OutOfBoundsError, not a write into Python's memory.
 """
 from __future__ import annotations
-import contextlib, contextvars, faulthandler, io, os, pickle, select, signal, time
+import collections, contextlib, contextvars, faulthandler, io, os, pickle, select, signal, time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 import numpy as np
@@ -50,6 +50,8 @@ LOWERED_OPS = GroupOp.ALU | {Ops.SINK, Ops.STORE, Ops.LOAD, Ops.INDEX, Ops.DEFIN
                              Ops.RANGE, Ops.SPECIAL, Ops.REDUCE, Ops.CAST, Ops.BITCAST, Ops.BARRIER}
 LINEAR_OPS = (LOWERED_OPS - {Ops.SINK, Ops.REDUCE}) | {Ops.DEFINE_ACC, Ops.ASSIGN, Ops.ENDRANGE}
 
+def _a(word: str) -> str: return f"{'an' if word[:1] in 'AEIOU' else 'a'} {word}"
+
 def _ops_outside(nodes, allowed) -> str | None:
   bad = sorted({u.op.name for u in nodes if u.op not in allowed})
   return f"it contains {', '.join(bad)}, which may not appear at this stage" if bad else None
@@ -68,19 +70,47 @@ def spec_lowered(sink: UOp) -> str | None:
   return _ops_outside(sink.toposort(), LOWERED_OPS)
 
 def spec_linear(uops: list) -> str | None:
+  """What a renderer relies on in a kernel's list: every input listed before its reader, loops opened and closed like
+  brackets, a value read only inside the loops it was listed in (a C variable declared in a loop is gone after it), an
+  accumulator defined before the loops it sums over, updated inside them and read once they are closed, and the
+  DEFINE_GLOBALs in buffer order (the kernel's parameters follow the list; the buffers are passed in buffer order)."""
   if not all(isinstance(u, UOp) for u in uops): return "the result must be a list of UOps"
-  if (p := _ops_outside(uops, LINEAR_OPS)) is not None: return p
-  seen: set[UOp] = set()
+  if (p := _ops_outside(uops, LINEAR_OPS)) is not None:
+    if any(u.op is Ops.REDUCE for u in uops): p += " (a REDUCE becomes an accumulator: DEFINE_ACC before its loops, ASSIGN inside them)"
+    return p + (" (the SINK only holds the kernel's stores: it is not listed)" if any(u.op is Ops.SINK for u in uops) else "")
+  args = [u.arg for u in uops if u.op is Ops.DEFINE_GLOBAL]
+  if args != sorted(args):
+    return (f"the DEFINE_GLOBALs are listed in the order {args}: the kernel's parameters follow the list and the buffers are "
+            f"passed in buffer order, so list them by their arg, {sorted(args)}")
+  where: dict[UOp, tuple[UOp, ...]] = {}  # each listed UOp -> the loops open where it is listed (its value exists inside them)
+  pos: dict[UOp, int] = {}
   loops: list[UOp] = []
+  def loop(r: UOp) -> str: return f"the loop {r.arg[-1] if isinstance(r.arg, tuple) else r.arg} (the RANGE at uop {pos[r]})"
   for i, u in enumerate(uops):
     srcs = u.src[:1] if u.op is Ops.DEFINE_ACC else u.src  # an accumulator is defined before the loops it names
-    if (late := next((s for s in srcs if s not in seen), None)) is not None:
-      return f"uop {i} ({u.op.name}) reads a {late.op.name} that is not earlier in the list"
-    if u.op is Ops.RANGE: loops.append(u)
+    if (late := next((s for s in srcs if s not in where), None)) is not None:
+      return f"uop {i} ({u.op.name}) reads {_a(late.op.name)} that is not earlier in the list"
+    if u.op is Ops.RANGE and isinstance(u.arg[1], UOp) and (v := next((v for v in u.arg[1].toposort() if v.op is Ops.DEFINE_VAR and v not in where), None)):
+      return f"uop {i} (RANGE) counts up to the variable {v.arg[0]}, whose DEFINE_VAR is not earlier in the list"
+    for s in srcs:
+      if (gone := next((r for r in where[s] if r not in loops), None)) is not None:
+        what = f"the counter of {loop(s)}" if s is gone else f"the {s.op.name} at uop {pos[s]}, listed inside {loop(gone)},"
+        return f"uop {i} ({u.op.name}) reads {what} after that loop's ENDRANGE: a value exists only inside the loops it is listed in"
+      if s.op is Ops.ASSIGN and (busy := next((r for r in s.src[0].src[1:] if r in loops), None)) is not None:
+        return (f"uop {i} ({u.op.name}) reads the reduce's result (the ASSIGN at uop {pos[s]}) while {loop(busy)}, the loop it sums over, is "
+                f"still open: the result is ready once that loop is closed (its ENDRANGE); list what reads it after")
+    if u.op is Ops.DEFINE_ACC and (r := next((r for r in u.src[1:] if r in where), None)) is not None:
+      return f"uop {i} (DEFINE_ACC) comes after {loop(r)} it accumulates over: list it before that loop, or it starts again on every step"
+    if u.op is Ops.ASSIGN and u.src[0].op is Ops.DEFINE_ACC and (r := next((r for r in u.src[0].src[1:] if r not in loops), None)) is not None:
+      return (f"uop {i} (ASSIGN) updates its accumulator outside " + (loop(r) if r in pos else f"the loop {r.arg[-1]}") +
+              " it sums over: the update belongs inside that loop, to run on every step")
+    if u.op is Ops.RANGE:
+      if u in where: return f"uop {i} opens {loop(u)} a second time"
+      loops.append(u)
     if u.op is Ops.ENDRANGE:
       if not loops or loops[-1] is not u.src[0]: return f"uop {i} closes a loop that is not the innermost open one"
       loops.pop()
-    seen.add(u)
+    if u not in where: where[u], pos[u] = where[u.src[0]] if u.op is Ops.ASSIGN and u.src[0].op is Ops.DEFINE_ACC else tuple(loops), i
   return f"{len(loops)} loop(s) never closed (no ENDRANGE)" if loops else None
 
 def _nonempty(src: str) -> str | None: return None if src.strip() else "the source is empty"
@@ -268,6 +298,11 @@ def _label(args: tuple) -> str:
     if isinstance(getattr(a, "function_name", None), str): return a.function_name
   return next((a for a in args if isinstance(a, str) and a.isidentifier()), "")
 
+def _say(u) -> str:
+  """A UOp in a few words: its op and arg (or dtype), e.g. DEFINE_GLOBAL 1, RANGE (0, 3, 'gidx0'), ADD (dtypes.float)."""
+  if not isinstance(u, UOp): return repr(u)
+  return f"{u.op.name} {u.arg!r}" if u.arg is not None else f"{u.op.name} ({u.dtype})"
+
 def difference(out, ref) -> dict | None:
   """Where a stage's result first differs from the reference's result on the same input: {"message": in words, and
   where: "line" (a source, from 1), "index" (a UOp list) or "node" (a graph, its place in toposort order)}; None: the same."""
@@ -275,15 +310,19 @@ def difference(out, ref) -> dict | None:
     if out is ref: return None
     a, b = out.toposort(), ref.toposort()
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if (x.op, x.dtype, x.arg) != (y.op, y.dtype, y.arg)), min(len(a), len(b)))
-    def say(u: UOp) -> str: return f"{u.op.name} {u.arg!r}" if u.arg is not None else f"{u.op.name} ({u.dtype})"
-    at = f"node {i} in order: yours is {say(a[i])}, the reference's {say(b[i])}" if i < min(len(a), len(b)) else "one graph continues"
+    at = f"node {i} in order: yours is {_say(a[i])}, the reference's {_say(b[i])}" if i < min(len(a), len(b)) else "one graph continues"
     return {"message": f"your graph has {len(a)} nodes, the reference's {len(b)}; the first difference is at {at}", "node": i}
   if isinstance(ref, list) and isinstance(out, list):
     if len(out) == len(ref) and all(x is y for x, y in zip(out, ref)): return None
     i = next((i for i, (x, y) in enumerate(zip(out, ref)) if x is not y), min(len(out), len(ref)))
     if i >= min(len(out), len(ref)): return {"message": f"your list has {len(out)} entries, the reference's {len(ref)}", "index": i}
-    return {"message": f"entry {i} differs: yours is {getattr(out[i], 'op', out[i])!s}, the reference's {getattr(ref[i], 'op', ref[i])!s} "
-                       f"({len(out)} and {len(ref)} entries)", "index": i}
+    # two lists may differ in order only (both right); the UOps only one of them has say more than the first place they differ
+    def key(u) -> str: return "DEFINE_ACC" if isinstance(u, UOp) and u.op is Ops.DEFINE_ACC else _say(u)  # (its arg is only a name)
+    mine, theirs = collections.Counter(map(key, out)), collections.Counter(map(key, ref))
+    only = [f"only {who} has {', '.join(xs[:3])}{f' and {len(xs) - 3} more' if len(xs) > 3 else ''}"
+            for who, xs in (("yours", list((mine - theirs).elements())), ("the reference's", list((theirs - mine).elements()))) if xs]
+    return {"message": f"entry {i} differs: yours is {_say(out[i])}, the reference's {_say(ref[i])} ({len(out)} and {len(ref)} entries)"
+                       + (f"; {'; '.join(only)}" if only else ""), "index": i}
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
     la, lb = out.splitlines(), ref.splitlines()

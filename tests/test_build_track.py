@@ -49,7 +49,8 @@ def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
   assert "optimizer: yours" in "".join(t for _, t in texts(nbs["b05_optimizers"]))
   assert "gradient rules: yours first" in "".join(t for _, t in texts(nbs["b06_gradients"]))
   assert "lower (lazynb's, with your index math)" in said["b07_views"][0]
-  assert "running on your stages: simplify, render, compile, load " in said["b04_simplify"][0]
+  assert "running on your stages: simplify, linearize, render, compile, load " in said["b04_simplify"][0]
+  assert "running on your stages: linearize, render, compile, load " in said["b03_linearize"][0]
 
 def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembled_file(solved_run):
   d, nbs = solved_run

@@ -442,7 +442,7 @@ wrong("07.beat_heuristic", "the heuristic's own opts", "must be at least", _heur
 # everywhere, so the alternative keeps the heuristic's tile and drops only what costs more than it saves here, the threads)
 right("07.beat_heuristic", "the heuristic's opts without its threads", lambda: [o for o in _heuristic_opts() if o.op is not OptOps.THREAD])
 
-# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b02.render, b04.simplify
+# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b02.render, b03.linearize, b04.simplify
 
 def _solution(stem):
   """A fresh copy of the reference solution's module (a wrong answer may change its tables without touching another's)."""
@@ -769,6 +769,80 @@ def _simplify_linear_forms(sink):
      lambda x: UOp.const(x.dtype, x.vmin) if x.vmin == x.vmax else None),
   ])
   return graph_rewrite(sink, rules, bottom_up=True)
+def _lin_edit(edit):
+  """The reference linearizer with its list changed by edit(uops)."""
+  base = _solution("b03_linearize").my_linearize
+  return lambda sink: edit(base(sink))
+def _lin_variant(old, new):
+  """The reference linearizer with one piece of its source replaced (the piece must still be in the solution)."""
+  import inspect
+  src = inspect.getsource(_solution("b03_linearize"))
+  assert old in src, f"the b03 solution no longer has {old!r}"
+  ns: dict = {}
+  exec(compile(src.replace(old, new), "<b03 variant>", "exec"), ns)
+  return ns["my_linearize"]
+def _acc_after_its_loop(uops):  # the accumulator where a toposort puts it: after the RANGE it names
+  acc = next((u for u in uops if u.op is Ops.DEFINE_ACC), None)
+  if acc is None: return uops
+  rest = [u for u in uops if u is not acc]
+  i = rest.index(acc.src[1]) + 1
+  return rest[:i] + [acc] + rest[i:]
+wrong("b03.linearize", "the DEFINE_GLOBALs out of buffer order (as a set may give them)", "buffer order",
+      _lin_edit(lambda uops: sorted([u for u in uops if u.op is Ops.DEFINE_GLOBAL], key=lambda u: -u.arg) + [u for u in uops if u.op is not Ops.DEFINE_GLOBAL]))
+wrong("b03.linearize", "every accumulator starts at 0 (a max of negatives)", "the reference's CONST -inf",
+      _lin_variant("0 if red.arg is Ops.ADD else dtypes.min(red.dtype)", "0"))
+wrong("b03.linearize", "the reduce loop closed at the end, after the store", "is still open",
+      _lin_variant("+ [assign] + [end(r) for r in reversed(red_loops)]\n    out += [u for u in rest if u in after]",
+                   "+ [assign]\n    out += [u for u in rest if u in after] + [end(r) for r in reversed(red_loops)]"))
+wrong("b03.linearize", "the outer loops closed in the order they were opened", "not the innermost open one",
+      _lin_variant("[end(r) for r in reversed(outer)]", "[end(r) for r in outer]"))
+def _reduce_value_inside(uops):
+  """What an emitter that lists each node where it is first needed gives: all the reduce reads goes inside its loop (an
+  address from the outer counter too), and what reads one of those, after it."""
+  acc = next((u for u in uops if u.op is Ops.DEFINE_ACC), None)
+  if acc is None: return uops
+  i = uops.index(acc)
+  feeds = set(next(u for u in uops if u.op is Ops.ASSIGN).src[1].toposort())
+  moved = [u for u in uops[:i] if u in feeds and u.op not in (Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.CONST, Ops.RANGE)]
+  later = set(moved)
+  for u in uops[:i]:
+    if u not in later and any(s in later for s in u.src): later.add(u)
+  after = [u for u in uops[:i] if u in later and u not in moved]
+  j = uops.index(acc.src[-1]) + 1  # the innermost loop the accumulator names
+  k = max(uops.index(u) for u in uops if u.op is Ops.ENDRANGE and u.src[0] in acc.src[1:]) + 1
+  return [u for u in uops[:j] if u not in later] + moved + uops[j:k] + after + uops[k:]
+wrong("b03.linearize", "all of the reduce's value inside its loop (an address the store reads too)", "after that loop's ENDRANGE",
+      _lin_edit(_reduce_value_inside))
+wrong("b03.linearize", "the accumulator after the RANGE it names (toposort order)", "starts again on every step", _lin_edit(_acc_after_its_loop))
+wrong("b03.linearize", "forgets the DEFINE_VARs", "whose DEFINE_VAR is not earlier", _lin_variant("(Ops.DEFINE_VAR, Ops.CONST)]", "(Ops.CONST,)]"))
+wrong("b03.linearize", "the graph's toposort as it is", "the SINK only holds the kernel's stores", lambda sink: sink.toposort())
+@right("b03.linearize", "each op as soon as the loops it reads are open (loop-free work before every loop), another accumulator number")
+def _linearize_hoisted(sink):
+  from lazynb.uop.ops import UOp
+  def end(r): return UOp(Ops.ENDRANGE, dtypes.void, (r,))
+  red = next((u for u in sink.toposort() if u.op is Ops.REDUCE), None)
+  red_loops, update, assign = [], None, None
+  if red is not None:
+    red_loops = sorted(red.src[1:], key=lambda r: r.arg[0])
+    acc = UOp(Ops.DEFINE_ACC, red.dtype, (UOp.const(red.dtype, {Ops.ADD: 0, Ops.MAX: dtypes.min(red.dtype)}[red.arg]), *red.src[1:]), 3)
+    update = UOp(red.arg, red.dtype, (acc, red.src[0]))
+    assign = UOp(Ops.ASSIGN, red.dtype, (acc, update))
+    sink = sink.substitute({red: assign})
+  nodes = sink.toposort()
+  outer = sorted([u for u in nodes if u.op is Ops.RANGE and u not in red_loops], key=lambda r: r.arg[0])
+  nest = outer + red_loops
+  depth, late = {}, set()  # how many loops must be open for it; whether it reads the finished reduce
+  for u in nodes:
+    depth[u] = max([depth[s] for s in (() if u.op is Ops.DEFINE_ACC else u.src)] + [nest.index(u) + 1 if u.op is Ops.RANGE else 0])
+    if u is update: depth[u] = len(nest)
+    if u is assign: depth[u] = len(outer)
+    if u is assign or any(s in late for s in u.src): late.add(u)
+  body = [u for u in nodes if u.op not in (Ops.SINK, Ops.RANGE, Ops.DEFINE_ACC, Ops.ASSIGN, Ops.DEFINE_GLOBAL)]
+  out = sorted([u for u in nodes if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg) + [u for u in body if depth[u] == 0 and u not in late]
+  for d, r in enumerate(nest, 1):
+    out += ([assign.src[0]] if red_loops and r is red_loops[0] else []) + [r] + [u for u in body if depth[u] == d and u not in late]
+  if assign is not None: out += [assign] + [end(r) for r in reversed(red_loops)]
+  return out + [u for u in body if u in late] + [end(r) for r in reversed(outer)]
 
 # ---------------------------------------------------------------- the tests
 

@@ -156,3 +156,72 @@ def test_a_learner_lower_that_indexes_outside_is_an_error_not_a_fault():
   assert not res.ok and "OutOfBoundsError" in res.message and "outside its" in res.message, res.message
   # the kernel is the learner's: the error says which stage made it, not that lazynb has a bug
   assert "made with your lower stage in place of lazynb's" in res.message and "bug in lazynb" not in res.message, res.message
+
+# ---------------------------------------------------------------- the linearized list's contract (spec_linear)
+def _row_max_times_two():
+  """lazynb's list for (x.max(axis=1) * 2) on a 3x4 matrix (an outer loop, a reduce loop inside it), and the SINK it came from."""
+  seen = []
+  def spy(sink):
+    seen.append((sink, pipeline.reference("linearize")(sink)))
+    return seen[-1][1]
+  with pipeline.use("linearize", spy): (Tensor(-np.arange(12, dtype=np.float32).reshape(3, 4)).max(axis=1) * 2).numpy()
+  return seen[0]
+
+def _moved(uops, which, before):
+  """uops with the first entry that which(u) picks moved to just before the first one before(u) picks."""
+  u = next(u for u in uops if which(u))
+  rest = [x for x in uops if x is not u]
+  i = next(i for i, x in enumerate(rest) if before(x))
+  return rest[:i] + [u] + rest[i:]
+
+def test_spec_linear_names_what_a_renderer_cannot_take():
+  from lazynb.dtype import dtypes
+  from lazynb.uop.ops import UOp
+  sink, uops = _row_max_times_two()
+  assert pipeline.spec_linear(uops) is None
+  red = next(u for u in uops if u.op is Ops.DEFINE_ACC).src[1]
+  is_op = lambda op: lambda u: u.op is op  # noqa: E731
+  cases = {
+    "buffer order": [uops[1], uops[0]] + uops[2:],
+    "DEFINE_ACC before its loops, ASSIGN inside them": sink.toposort(),
+    "the SINK only holds the kernel's stores": [u for u in sink.toposort() if u.op is not Ops.REDUCE],
+    # the reduce loop closed right after it opens: its body reads the counter of a closed loop
+    "reads the counter of the loop ridx0 (the RANGE at uop 9) after that loop's ENDRANGE": _moved(uops, lambda u: u.op is Ops.ENDRANGE and u.src[0] is red, lambda u: u.op is Ops.ADD),
+    "while the loop ridx0 (the RANGE at uop 9), the loop it sums over, is still open": _moved(uops, is_op(Ops.ENDRANGE), is_op(Ops.STORE)),  # the store inside the reduce loop
+    "comes after the loop ridx0": _moved(uops, is_op(Ops.DEFINE_ACC), lambda u: u.op is Ops.ADD),  # the accumulator inside its loop
+    "a second time": uops[:-1] + [red, UOp(Ops.ENDRANGE, dtypes.void, (red,)), uops[-1]],
+    "never closed": uops[:-1],
+  }
+  for want, bad in cases.items():
+    assert want in (pipeline.spec_linear(bad) or ""), (want, pipeline.spec_linear(bad))
+  # an update listed after its loop (its value needs nothing from the loop, so only the ASSIGN is out of place)
+  r, g = UOp(Ops.RANGE, dtypes.index, (), (0, 4, "ridx0")), UOp(Ops.DEFINE_GLOBAL, dtypes.float.ptr(), (), 0)
+  acc = UOp(Ops.DEFINE_ACC, dtypes.float, (UOp.const(dtypes.float, 0.0), r), 0)
+  one, zero = UOp.const(dtypes.float, 1.0), UOp.const(dtypes.index, 0)
+  upd = UOp(Ops.ASSIGN, dtypes.float, (acc, acc + one))
+  at = UOp(Ops.INDEX, dtypes.float.ptr(), (g, zero))
+  ok = [g, one, zero, acc.src[0], acc, r, acc + one, upd, UOp(Ops.ENDRANGE, dtypes.void, (r,)), at, UOp(Ops.STORE, dtypes.void, (at, upd))]
+  assert pipeline.spec_linear(ok) is None
+  assert "updates its accumulator outside the loop ridx0" in (pipeline.spec_linear(ok[:6] + [ok[8], ok[6], ok[7]] + ok[9:]) or "")
+
+def test_a_list_that_differs_is_described_entry_by_entry():
+  _, uops = _row_max_times_two()
+  d = pipeline.difference([uops[1], uops[0]] + uops[2:], uops)
+  assert d == {"message": f"entry 0 differs: yours is DEFINE_GLOBAL 1, the reference's DEFINE_GLOBAL 0 ({len(uops)} and {len(uops)} entries)",
+               "index": 0}
+  # another order is no mistake in itself: the UOps only one list has are named too (an accumulator started at 0, not -inf)
+  start = next(u for u in uops if u.op is Ops.DEFINE_ACC).src[0]
+  zero = [start.replace(arg=0.0) if u is start else u for u in uops]
+  assert pipeline.difference(zero, uops)["message"].endswith("; only yours has CONST 0.0; only the reference's has CONST -inf")
+
+def test_spec_linear_wants_a_loops_variable_listed_before_the_loop():
+  from lazynb.notebook.build import symbolic_programs
+  seen = []
+  def spy(sink):
+    seen.append(pipeline.reference("linearize")(sink))
+    return seen[-1]
+  with pipeline.use("linearize", spy): symbolic_programs()[0].run()
+  uops = seen[0]
+  assert pipeline.spec_linear(uops) is None and any(u.op is Ops.DEFINE_VAR for u in uops)
+  assert "counts up to the variable i, whose DEFINE_VAR is not earlier" in pipeline.spec_linear([u for u in uops if u.op is not Ops.DEFINE_VAR])
+  assert "reads an INDEX that is not earlier" in pipeline.spec_linear([u for u in uops if u.op is not Ops.INDEX])

@@ -559,3 +559,6 @@ def _(my_simplify):
   left = unfolded([(p, my_simplify(lowered)) for p, lowered in lowered_graphs(graded)])
   need(left is None, "every program gives lazynb's values, but your simplified kernels still hold index math that folds "
                      f"(the values cannot show it; the kernels do more work than they need):\n{left}")
+@stage_exercise("b03.linearize", "linearize")
+def _(my_linearize):
+  grade("linearize", my_linearize, extra=tuple(symbolic_programs()))
