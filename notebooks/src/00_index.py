@@ -50,6 +50,7 @@
 # |---|---|
 # | [b01_runtime](b01_runtime.ipynb) | the compile and load stages: C source to a shared library, a library to a program ctypes runs |
 # | [b02_renderer](b02_renderer.ipynb) | the render stage: a kernel's UOps to C, for elementwise, reduce, movement, matmul and conv kernels |
+# | [b03_linearize](b03_linearize.ipynb) | the linearize stage: a kernel's graph to a list in execution order (loops closed by ENDRANGE, the reduce as an accumulator) |
 # | [b04_simplify](b04_simplify.ipynb) | the simplify stage: rewrite rules (UPat, PatternMatcher, graph_rewrite) that fold index math with each UOp's bounds |
 # | [b05_optimizers](b05_optimizers.ipynb) | SGD with momentum and Adam, as `Optimizer` subclasses that update in place and survive `TinyJit` |
 # | [b06_gradients](b06_gradients.ipynb) | the gradient rules of nine ops as pattern-matcher rules, used by `backward()` before lazynb's |
