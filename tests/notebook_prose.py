@@ -118,7 +118,8 @@ CLAIMS: list[Claim] = [
   Claim("08_backends", "Adding a backend", "{N} elements", r"computed on MY\s*\n.*\bE_(\d+)\("),
   # the projects
   Claim("p01_tensor_basics", "Reading the kernel", "{N} C function", KERNELS),
-  Claim("p05_compiler_pipeline", "quiz q_sched", "{N} reduces", KERNELS, where="below", f=lambda m: int(m.group(1)) - 1),
+  Claim("p05_compiler_pipeline", "The schedule", "{N} reduces", KERNELS, f=lambda m: int(m.group(1)) - 1),
+  Claim("p05_compiler_pipeline", "The schedule", "{N} kernels, the count", KERNELS),
   Claim("p03_autograd", "Gradients you can check on paper", "{N} at x = 2", r"d/dx log\(x\^2 \+ 1\) at 2 = ([\d.]+)", where="below", cmp="~="),
   # p04_mnist: the quick size (the test suite's), then the full size, checked against notebooks/runs/p04_mnist.full.ipynb
   Claim("p04_mnist", "Project 4", "{N} images for {#} steps of {#}", r"epochs of ([\d,]+) training images", where="below", run="quick"),

@@ -229,15 +229,15 @@ def test_full_size_figures_agree_with_the_recorded_full_run(stem):
 
 def test_an_explanation_shown_before_its_reveal_is_caught():
   from lazynb.notebook.quiz import answer_entry
-  explain = answer_entry("04_laziness.q_fuse")["explain"]
-  ask = 'q_fuse = ask_number("How many kernels?", key="04_laziness.q_fuse")'
-  def about_q_fuse(nb): return [m for m in prose.explained_early("04_laziness", nb) if "q_fuse" in m]
-  assert about_q_fuse(_nb(("code", ask, "Quiz: How many kernels?\n"), ("code", "x = 1", "1\n"),
-                          ("code", "q_fuse.reveal(1)", f"Measured: 1. {explain}\n"))) == []
-  (msg,) = about_q_fuse(_nb(("code", ask, f"Quiz: How many kernels? {explain[:30]}\n   {explain[30:]}\n"),
-                           ("code", "q_fuse.reveal(1)", "Measured: 1.\n")))
+  explain = answer_entry("04_laziness.q_dedup")["explain"]
+  ask = 'q_dedup = ask_number("How many kernels?", key="04_laziness.q_dedup")'
+  def about_q_dedup(nb): return [m for m in prose.explained_early("04_laziness", nb) if "q_dedup" in m]
+  assert about_q_dedup(_nb(("code", ask, "Quiz: How many kernels?\n"), ("code", "x = 1", "1\n"),
+                          ("code", "q_dedup.reveal(1)", f"Measured: 1. {explain}\n"))) == []
+  (msg,) = about_q_dedup(_nb(("code", ask, f"Quiz: How many kernels? {explain[:30]}\n   {explain[30:]}\n"),
+                           ("code", "q_dedup.reveal(1)", "Measured: 1.\n")))
   assert "shows in the output of cell 0, before its reveal" in msg
-  (msg,) = about_q_fuse(_nb(("code", ask, ""), ("code", "print(1)", "1\n")))
+  (msg,) = about_q_dedup(_nb(("code", ask, ""), ("code", "print(1)", "1\n")))
   assert "revealed in 0" in msg
 
 def test_a_line_split_across_stream_outputs_is_one_line():

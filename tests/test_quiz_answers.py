@@ -73,8 +73,8 @@ def _entries() -> dict[str, dict]:
 def _fold(s: str) -> str: return re.sub(r"\s+", " ", s).strip()
 
 def test_the_notebooks_ask_questions():
-  assert len(SOURCES) == len(IPYNBS) >= 17 and len(ANSWER_FILES) >= 17
-  assert sum(len(_quizzes(p)) for p in SOURCES) >= 60
+  assert len(SOURCES) == len(IPYNBS) >= 17 and len(ANSWER_FILES) >= 14
+  assert sum(len(_quizzes(p)) for p in SOURCES) >= 30   # issue 30 removed the trivial and the repeated ones
 
 @pytest.mark.parametrize("path", SOURCES + IPYNBS, ids=[p.relative_to(ROOT).as_posix() for p in SOURCES + IPYNBS])
 def test_no_notebook_holds_an_explanation_or_answer_key(path):
@@ -96,20 +96,20 @@ def test_no_notebook_holds_an_explanation_or_answer_key(path):
 
 def test_the_scan_would_catch_a_leak(tmp_path):
   """The scan above fails on a notebook that passes an explanation or an answer in the asking cell."""
-  e = _entries()["04_laziness.q_when"]
+  e = _entries()["04_laziness.q_mem"]
   leak = tmp_path / "04_laziness.py"
   cut = e["explain"].index(" ", 30)
-  leak.write_text('# %%\nq_when = quiz("When?", ["a", "b"],\n              key="04_laziness.q_when")\n# %% [markdown]\n'
+  leak.write_text('# %%\nq_mem = quiz("When?", ["a", "b"],\n              key="04_laziness.q_mem")\n# %% [markdown]\n'
                   f'# {e["explain"][:cut]}\n#{e["explain"][cut:]}\n')
   with pytest.raises(AssertionError, match="shows the explanation"): test_no_notebook_holds_an_explanation_or_answer_key(leak)
   split = e["explain"][:40] + '" "' + e["explain"][40:]
-  leak.write_text(f'# %%\nq_when = quiz("When?", ["a", "b"], key="04_laziness.q_when")\nx = ("{split}")\n')
-  with pytest.raises(AssertionError, match="explanation of 04_laziness.q_when"): test_no_notebook_holds_an_explanation_or_answer_key(leak)
-  leak.write_text('# %%\nq_when = quiz("When?", ["a", "b"], answer=1, key="04_laziness.q_when")\n')
+  leak.write_text(f'# %%\nq_mem = quiz("When?", ["a", "b"], key="04_laziness.q_mem")\nx = ("{split}")\n')
+  with pytest.raises(AssertionError, match="explanation of 04_laziness.q_mem"): test_no_notebook_holds_an_explanation_or_answer_key(leak)
+  leak.write_text('# %%\nq_mem = quiz("When?", ["a", "b"], answer=1, key="04_laziness.q_mem")\n')
   with pytest.raises(AssertionError, match="asking cell"): test_no_notebook_holds_an_explanation_or_answer_key(leak)
-  leak.write_text('# %%\nq_when = quiz("When?", ["a", "b"], 1)\n')
+  leak.write_text('# %%\nq_mem = quiz("When?", ["a", "b"], 1)\n')
   with pytest.raises(AssertionError, match="by position"): test_no_notebook_holds_an_explanation_or_answer_key(leak)
-  leak.write_text('# %%\nq_when = quiz("When?", ["a", "b"])\n')
+  leak.write_text('# %%\nq_mem = quiz("When?", ["a", "b"])\n')
   with pytest.raises(AssertionError, match="no key="): test_no_notebook_holds_an_explanation_or_answer_key(leak)
 
 def test_every_quiz_has_its_entry_and_no_entry_is_orphaned():
@@ -224,6 +224,6 @@ def test_bad_keys_and_answer_files_say_what_is_wrong(answers, content, call, mat
 
 def test_course_answers_read_from_the_package():
   """The course's own file answers a real question (the data ships inside the lazynb package, next to quiz.py)."""
-  e = answer_entry("04_laziness.q_when")
-  assert e["answer"].startswith("When a value is needed") and "0 kernels" in e["explain"]
+  e = answer_entry("06_autograd.q_step")
+  assert e["answer"].startswith("5.0 and 30.0") and "step() writes the weights in place" in e["explain"]
   assert quizmod.ANSWERS.parent == pathlib.Path(quizmod.__file__).parent

@@ -1,16 +1,16 @@
 """A multiple-choice question for the course notebooks: predict first, then run the code and compare.
 
     from lazynb.notebook.quiz import quiz
-    q = quiz("How many kernels does (a + b).relu().sum() run?", ["0", "1", "3"], key="p01_tensor_basics.q_fused")
-    # the learner picks an option in the widget, or types q.predict("1")
+    q = quiz("How many kernels does (x - x.mean()).realize() run?", ["1", "2", "3"], key="05_op_types.q_center")
+    # the learner picks an option in the widget, or types q.predict("2")
     ...                                # run the code, measure
     q.reveal(GlobalCounters.kernel_count)   # the measurement, compared with the learner's own prediction
 
 A question whose answer is a number takes the learner's own number instead of options:
 
     from lazynb.notebook.quiz import ask_number
-    q = ask_number("How many kernels does (a + b).relu().sum() run?", key="p01_tensor_basics.q_fused")
-    # the learner types q.answer(1), or a number in the widget's box
+    q = ask_number("How many kernels does (x - x.mean()).realize() run?", key="05_op_types.q_center")
+    # the learner types q.answer(2), or a number in the widget's box
     ...
     q.reveal(GlobalCounters.kernel_count)   # right or wrong (exactly, or within tol= / rel_tol=), with the measurement
 
@@ -41,7 +41,7 @@ def answer_entry(key: str) -> dict:
   """The entry of a course question, key "NOTEBOOK.NAME": {"explain": text} plus "answer" (an option's text) for a
   question with nothing to measure. Read from answers/NOTEBOOK.json each time it is needed, never kept."""
   if not isinstance(key, str) or not re.fullmatch(r"[\w-]+\.\w+", key):
-    raise ValueError(f"a quiz key is 'NOTEBOOK.NAME' (e.g. '04_laziness.q_fuse'), got {key!r}")
+    raise ValueError(f"a quiz key is 'NOTEBOOK.NAME' (e.g. '05_op_types.q_center'), got {key!r}")
   notebook, name = key.split(".")
   path = ANSWERS / f"{notebook}.json"
   if not path.is_file(): raise ValueError(f"quiz {key!r}: no answer file {path.name} in {ANSWERS}")
@@ -360,7 +360,7 @@ def _name_of(key: str) -> str: return key.split(".")[-1] if key else ""
 
 def ask_number(question: str, tol: float = 0, rel_tol: float = 0, unit: str = "", explain: str = "", show: bool = True,
                name: str = "", key: str = "") -> NumberQuiz:
-  """Ask for a number the next cells measure: `q = ask_number("How many kernels?", key="04_laziness.q_fuse")`, the
+  """Ask for a number the next cells measure: `q = ask_number("How many kernels?", key="05_op_types.q_center")`, the
   learner types q.answer(3) (or fills the box), and after the run `q.reveal(measured)` says right or wrong with the
   measured value and the explanation from the answer file (or `explain=`, for a question of your own)."""
   q = NumberQuiz(question, tol, rel_tol, unit, explain, name or _assigned_name("ask_number") or _name_of(key), key)

@@ -10,17 +10,17 @@
 # `realize()`, `PatternMatcher`, `DEBUG`/`NOOPT`/`BEAM`), plus a notebook layer that shows every stage. These
 # notebooks teach the tinygrad course with lazynb as the specimen; where lazynb differs from tinygrad, they say so.
 #
-# **How every notebook works: predict → run → see.** Before a cell that runs the compiler you get a question.
-# Pick an option, or type a number, and press *Lock in* (without widgets: `q_lines.predict("about 400")`, or
-# `q_first.answer(2)` for a number), run the next cells, and look at what the compiler actually did: the check cell
-# prints the measurement next to your prediction. Each claim is
+# **How every notebook works: predict → run → see.** Before a cell whose result is not obvious you get a question.
+# Pick an option, or type a number, and press *Lock in* (without widgets: `q_first.answer(2)` for a number, or
+# `.predict("...")` with an option's text), run the next cells, and look at what the compiler actually did: the check
+# cell prints the measurement next to your prediction. Each claim is
 # also checked by an `assert`, so if lazynb changes, the notebook fails rather than teaching something false.
 
 # %%
 %load_ext lazynb
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops, nn
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz, ask_number
+from lazynb.notebook.quiz import ask_number
 print("lazynb is ready; default device:", Device.DEFAULT)
 
 # %% [markdown]
@@ -30,16 +30,11 @@ print("lazynb is ready; default device:", Device.DEFAULT)
 # well past that. lazynb's compiler, counted below, is about 8,000 lines: it does less than tinygrad (a few
 # backends, no multi-GPU, no JIT graphs for GPUs), but it has every stage.
 
-# %%
-q_lines = quiz("Roughly how many lines of Python (not counting blanks and comments) make up lazynb's compiler, "
-               "everything except the notebook layer?",
-               ["about 400", "about 4,000", "about 40,000", "about 400,000"], key="01_why.q_lines")
-
 # %% [markdown]
 # Count them: one row per part of the package.
 
 # %%
-import math, pathlib, lazynb
+import pathlib, lazynb
 root = pathlib.Path(lazynb.__file__).parent
 def code_lines(p):
   return sum(1 for line in p.read_text().splitlines() if line.strip() and not line.strip().startswith("#"))
@@ -53,9 +48,7 @@ core = sum(n for part, n in parts.items() if part != "notebook")
 print(f"compiler (all but notebook/): {core} lines; notebook layer: {parts['notebook']} lines")
 
 # %%
-# the measured count, compared with your prediction; the order of magnitude must hold
-assert 2_000 <= core < 12_000, core
-q_lines.reveal(min(q_lines.options, key=lambda o: abs(math.log10(int(o.split()[1].replace(",", ""))) - math.log10(core))))
+assert 2_000 <= core < 12_000, core   # the order of magnitude the text states must hold
 
 # %% [markdown]
 # ## 2. Watch one line of code become a kernel
@@ -126,10 +119,6 @@ print(tr.kernels[0]["source"])
 # full training step of a small MLP: forward, cross-entropy loss, backward, and an SGD update.
 
 # %%
-q_ops = quiz("Which of these will NOT appear as an op in any kernel of an MLP training step?",
-             ["ADD", "MUL", "a matrix multiply op", "REDUCE_AXIS (a sum)"], key="01_why.q_ops")
-
-# %%
 %%tinygrad --show schedule,timing
 Tensor.manual_seed(0)
 l1, l2 = nn.Linear(8, 16), nn.Linear(16, 3)
@@ -165,7 +154,6 @@ assert "MATMUL" not in Ops.__members__ and "CONV" not in Ops.__members__   # no 
 assert not used & GroupOp.Movement, "movement ops never reach a kernel: they became VIEWs (index math)"
 assert {Ops.MUL, Ops.ADD, Ops.REDUCE_AXIS} <= used
 assert len(compute) <= 14, compute
-q_ops.reveal()
 
 # %% [markdown]
 # About a dozen elementwise ops plus a reduction cover a whole training step. The movement ops (reshape,

@@ -93,11 +93,7 @@ assert Device.canonicalize("CLANG") == "CPU" and "METAL" not in Device._devices
 #
 # **One trap.** These flags are read from the environment *when lazynb is imported*. The course's snippets set
 # `os.environ['DEBUG'] = '2'` inside Python, which only works if it happens before the import. In a notebook the
-# import has already happened:
-
-# %%
-q_env = quiz("lazynb is already imported. You run os.environ['DEBUG'] = '2' and then realize a tensor. What is printed?",
-             ["a line per kernel", "the kernel's C source", "nothing"], key="02_setup.q_env")
+# import has already happened. Set the flag both ways and compare what is printed:
 
 # %%
 def printed(fn) -> str:
@@ -116,7 +112,6 @@ print("with Context:   ", out_ctx)
 
 # %%
 assert out_env == ""
-q_env.reveal(out_env or "nothing")
 assert out_ctx.startswith("*** CPU") and "GFLOPS" in out_ctx
 
 # %% [markdown]
@@ -124,11 +119,8 @@ assert out_ctx.startswith("*** CPU") and "GFLOPS" in out_ctx
 # script.py` sets it for the whole run.
 #
 # Now climb the DEBUG levels on one small kernel. A subtlety first: lazynb prints a kernel's source when it
-# *compiles* it. A kernel it already compiled in this session comes from its method cache, silently.
-
-# %%
-q_cache = ask_number("With DEBUG=3 you realize (b + 1) for a fresh b, twice, with the same shape. How many times is the C "
-                     "source printed?", key="02_setup.q_cache")
+# *compiles* it. A kernel it already compiled in this session comes from its method cache, silently: realize
+# `b + 1` twice, for a fresh `b` of the same shape each time, and only the first prints C.
 
 # %%
 from lazynb.engine.realize import method_cache
@@ -145,7 +137,6 @@ print("second time:", second)
 # %%
 n_sources = (first + second).count("void ")
 assert n_sources == 1 and "void E_" in first and second.startswith("***")
-q_cache.reveal(n_sources)
 
 # %% [markdown]
 # `DEBUG=4` adds the three stages before the source: the kernel **AST** the scheduler produced, the **lowered**
@@ -181,11 +172,7 @@ assert "--- AST of" in text and "--- lowered" in text and "--- linearized" in te
 # The **sliders** above the views (DEBUG, NOOPT, BEAM and a device menu) re-run *this cell's* code with the new
 # setting and replace the views in place; other cells are not re-run. A device that cannot run here says why.
 #
-# Predict before running: with `--noopt`, what does the kernel that adds 7 to four ints look like?
-
-# %%
-q_noopt = quiz("With --noopt, the kernel for Tensor([1, 2, 3, 4]) + 7 ...",
-               ["has a for loop over the 4 elements", "writes the 4 elements out one by one", "calls NumPy"], key="02_setup.q_noopt")
+# With `--noopt`, the kernel that adds 7 to four ints is a plain loop:
 
 # %%
 %%tinygrad --noopt --debug 2 --show schedule,kernels
@@ -204,8 +191,6 @@ with Context(NOOPT=1), capture(rewrites=False) as tr_noopt:
 with capture(rewrites=False) as tr_opt:
   (Tensor([1, 2, 3, 4]) + 7).realize()
 src_noopt, src_opt = tr_noopt.kernels[0]["source"], tr_opt.kernels[0]["source"]
-# what the NOOPT kernel's C does with the 4 elements
-q_noopt.reveal("has a for loop over the 4 elements" if "for (" in src_noopt else "writes the 4 elements out one by one")
 assert "for (" in src_noopt and "for (" not in src_opt and src_opt.count("+7)") == 4
 assert [s["kind"] for s in tr_opt.schedule] == ["copy", "kernel"]
 

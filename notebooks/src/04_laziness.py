@@ -21,11 +21,8 @@ from lazynb.notebook.quiz import quiz, ask_number
 # ## 1. Nothing runs until you ask
 #
 # The course's example sets `os.environ['DEBUG'] = '2'` first; as Part 2 showed, that has no effect once lazynb is
-# imported, so here `%%tinygrad --debug 1` prints the line for each realize instead.
-
-# %%
-q_fuse = ask_number("a = Tensor.randn(4, 4); b = a + 1; c = b * 2; d = c.relu(). How many kernels run when you call d.realize()?",
-                    key="04_laziness.q_fuse")
+# imported, so here `%%tinygrad --debug 1` prints the line for each realize instead. Part 1 fused `(x * 2 + 1).relu()`
+# into one kernel; here the same chain is built one line at a time, and the kernels are counted at each step.
 
 # %%
 %%tinygrad --debug 1 --show schedule,graph,kernels
@@ -46,7 +43,6 @@ print("kernels run by realize():", GlobalCounters.kernel_count)
 
 # %%
 assert GlobalCounters.kernel_count == 1
-q_fuse.reveal(GlobalCounters.kernel_count)
 np.testing.assert_allclose(d.numpy(), np.maximum((a.numpy() + 1) * 2, 0))
 
 # %% [markdown]
@@ -130,11 +126,8 @@ assert type(y.uop) is UOp and y.uop.op is Ops.ADD and y.lazydata is y.uop
 assert x.uop in y.uop.toposort()
 
 # %% [markdown]
-# What is inside a tensor made from a Python list, before and after it is realized?
-
-# %%
-q_copy = quiz("Before realize, what is the root UOp of Tensor([1, 2, 3, 4])?",
-              ["BUFFER on the CPU", "COPY (from the PYTHON device to the CPU)", "CONST"], key="04_laziness.q_copy")
+# What is inside a tensor made from a Python list, before and after it is realized? Part 3 found it is not
+# realized at first; here is its graph:
 
 # %%
 t = Tensor([1, 2, 3, 4])
@@ -150,7 +143,6 @@ print(t.uop)
 
 # %%
 assert before.op is Ops.COPY
-q_copy.reveal()
 host = before.src[0]
 assert host.op is Ops.BUFFER and host.arg == 4 and host.src[1].arg == "PYTHON" and before.src[1].arg == "CPU"
 assert t.uop.op is Ops.BUFFER and t.uop.src[1].arg == "CPU" and t.uop.src[0] is not host.src[0]
@@ -314,19 +306,12 @@ assert all(k["name"].startswith("r_") for k in tr.kernels) and reduce_sizes[-1][
 assert n_nodes > 100
 
 # %% [markdown]
-# The first module closes with two questions. Answer them from what you saw:
-
-# %%
-q_when = quiz("When does lazynb (like tinygrad) actually execute computations?",
-              ["As each line of Python runs", "When a value is needed: realize(), numpy(), tolist(), item() "
-               "(an optimizer's step() realizes the new weights)", "Only inside loss.backward()"], key="04_laziness.q_when")
-q_why = quiz("What is the point of building the whole graph before running it?",
-             ["It uses less Python memory", "The compiler sees the whole computation, so it can fuse operations and "
-              "skip intermediate buffers", "It is required for automatic differentiation"], key="04_laziness.q_why")
-
-# %%
-q_when.reveal(); q_why.reveal()
-print("Next: 05_op_types, the three kinds of operation every graph is made of.")
+# The first module closes with two questions, and this notebook measured both answers. *When* does lazynb (like
+# tinygrad) execute? When a value is needed: `realize()`, `numpy()`, `tolist()`, `item()` (and an optimizer's
+# `step()`, which realizes the new weights). *Why* build the whole graph first? The compiler then sees the whole
+# computation, so it can fuse operations and skip the intermediate buffers: a third of eager's memory traffic above.
+#
+# Next: **05_op_types**, the three kinds of operation every graph is made of.
 
 # %% [markdown]
 # ## Exercise: stay lazy

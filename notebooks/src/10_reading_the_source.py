@@ -17,7 +17,6 @@ import numpy as np
 import lazynb
 from lazynb import Tensor, Device, Context, GlobalCounters, dtypes, Ops
 from lazynb.trace import capture
-from lazynb.notebook.quiz import quiz
 ROOT = pathlib.Path(lazynb.__file__).parent
 
 # %% [markdown]
@@ -85,11 +84,8 @@ assert 15 <= len(GroupOp.ALU) <= 32 and len(GroupOp.Movement) == 6
 #
 # ## Reading a function: `inspect`
 #
-# You do not need to open files to read a method. Predict first:
-
-# %%
-q_sub = quiz("Which UOps does a - b (two float tensors of the same shape) create?",
-             ["one SUB", "an ADD and a NEG", "a MUL by -1 and an ADD"], key="10_reading_the_source.q_sub")
+# You do not need to open files to read a method. Part 5 found that `a - b` is an ADD of a NEG; here is the code
+# that builds it, and where it lives:
 
 # %%
 print(inspect.getsource(Tensor.sub))
@@ -97,7 +93,6 @@ print(inspect.getsourcefile(Tensor.sub), "line", inspect.getsourcelines(Tensor.s
 u = (Tensor.rand(3) - Tensor.rand(3)).uop
 print(u.op, [s.op for s in u.src])
 assert u.op is Ops.ADD and u.src[1].op is Ops.NEG
-q_sub.reveal()
 
 # %% [markdown]
 # ## Tracing the path from `Tensor.add` to the C string
@@ -108,11 +103,6 @@ q_sub.reveal()
 # functions, in the order they happened. (`render` is defined once in `CStyleLanguage`, the base class of the C,
 # OpenCL and CUDA renderers; `load_kernel` loads the compiled library, which the C compiler made unless the disk cache had it; `__call__` in
 # `ops_cpu.py` is `CPUProgram` running the kernel.)
-
-# %%
-q_path = quiz("You call (a + b).realize(). After Tensor.realize, which of these runs first?",
-              ["the renderer (renderer/cstyle.py)", "the scheduler (engine/schedule.py)", "the runtime (runtime/ops_cpu.py)"],
-              key="10_reading_the_source.q_path")
 
 # %%
 import lazynb.codegen  # imported on first compile otherwise; import it now so the trace shows calls, not imports
@@ -141,7 +131,6 @@ for (mod, fn), i in sorted(first.items(), key=lambda kv: kv[1]): print(f"  call 
 order = sorted(first, key=first.get)
 assert order == main, order   # the pipeline of Part 7, recovered from a running program
 assert order[1] == ("engine/schedule.py", "create_schedule")
-q_path.reveal()
 
 # %% [markdown]
 # Between those steps are hundreds of small calls (shape arithmetic, pattern matching, the trace bus): print

@@ -2,14 +2,10 @@
 # # Project 1: tensors, laziness and fusion
 #
 # The course's first project asks you to make tensors, then watch how few kernels a chain of operations
-# turns into. Here you do it with lazynb, a small compiler with tinygrad's API, and every step follows the
-# same rhythm:
-#
-# 1. **predict**: a quiz asks what you think will happen;
-# 2. **run**: a `%%tinygrad` cell executes the code and shows what the compiler did (schedule, kernels,
-#    generated C, timing);
-# 3. **check**: the cell after it compares your prediction with the measurement and asserts what was measured,
-#    so this notebook can't quietly drift away from the truth.
+# turns into. Here you do it with lazynb, a small compiler with tinygrad's API. Each step **runs** code (a
+# `%%tinygrad` cell shows what the compiler did: schedule, kernels, generated C, timing) and **checks** it: the cell
+# after it asserts what was measured, so this notebook can't quietly drift away from the truth. Where the outcome
+# is not something Parts 1 to 5 already showed you, a quiz first asks you to **predict** it.
 #
 # At the end, an **exercise**: you write the code, a check cell runs hidden tests and answers pass or a hint.
 #
@@ -25,17 +21,14 @@ import time
 import numpy as np
 from lazynb import Tensor, Device, GlobalCounters, dtypes
 from lazynb.trace import Recorder
-from lazynb.notebook.quiz import quiz, ask_number
+from lazynb.notebook.quiz import quiz
 print("default device:", Device.DEFAULT)
 
 # %% [markdown]
 # ## 1. Making tensors
 #
-# Every factory method gives a tensor with a shape and a dtype, known before anything is computed.
-# Before you run the next cell, decide what dtype a list of Python ints becomes.
-
-# %%
-q_dtype = quiz("What dtype does Tensor([1, 2, 3, 4]) get?", ["int32", "float32", "int64", "uint8"], key="p01_tensor_basics.q_dtype")
+# Every factory method gives a tensor with a shape and a dtype, known before anything is computed. A list of
+# Python ints becomes int32 (Part 2); a NumPy array keeps its own dtype.
 
 # %%
 made = {
@@ -51,7 +44,6 @@ made = {
 for name, t in made.items(): print(f"{name:42s} shape={str(t.shape):8s} dtype={t.dtype.name}")
 
 # %%
-q_dtype.reveal(next(o for o in q_dtype.options if getattr(dtypes, o) == made["Tensor([1, 2, 3, 4])"].dtype))
 assert made["Tensor([1, 2, 3, 4])"].dtype == dtypes.int32
 assert made["Tensor(np.array([[1., 2.], [3., 4.]]))"].dtype == dtypes.float64   # a numpy array keeps its dtype
 assert made["Tensor.arange(0, 10, 2)"].tolist() == [0, 2, 4, 6, 8]
@@ -77,11 +69,8 @@ print("kernels run so far:", GlobalCounters.kernel_count)
 print("the top of the graph:", out.uop.op, "<-", [s.op for s in out.uop.src])
 assert GlobalCounters.kernel_count == 0
 
-# %%
-q_fused = ask_number("How many kernels will (a + b).relu().sum() run when it is realized?", key="p01_tensor_basics.q_fused")
-
 # %% [markdown]
-# Run it. The output below the cell is the compiler's report: the **schedule** (one row per kernel), the
+# Run it: the add, the relu and the sum become one kernel, as in Part 2's `capture()` example. The output below the cell is the compiler's report: the **schedule** (one row per kernel), the
 # **kernels** (name, generated C, opts) and more tabs. `--debug 1` also prints tinygrad's one-line summary.
 
 # %%
@@ -92,7 +81,6 @@ fused_kernels, fused_bytes = GlobalCounters.kernel_count, GlobalCounters.global_
 
 # %%
 print("kernels:", fused_kernels, " bytes moved:", fused_bytes)
-q_fused.reveal(fused_kernels)
 assert fused_kernels == 1
 assert np.isclose(out.item(), np.maximum(a.numpy() + b.numpy(), 0).sum(), rtol=1e-4)
 
@@ -100,7 +88,8 @@ assert np.isclose(out.item(), np.maximum(a.numpy() + b.numpy(), 0).sum(), rtol=1
 # ## 3. Reading the kernel
 #
 # `DEBUG=3` prints each kernel's source; the Kernels tab shows the same text. The add, the relu and the sum
-# are all in one C function. Look for them before the next question.
+# are all in one C function: the add of two loads, the relu as a `?:` select, and the sum as an accumulator in a
+# loop.
 
 # %%
 with Recorder() as rec:
@@ -109,25 +98,16 @@ src = [e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kerne
 print(src)
 
 # %%
-q_relu = quiz("How does relu appear in that C source?",
-              ["as a call to a relu() function", "as a ?: conditional: (!(x<=0.0f))?x:0.0f", "as fmaxf(x, 0.0f)", "it is not there: relu ran in its own kernel"],
-              key="p01_tensor_basics.q_relu")
-
-# %%
 assert "<=0.0f))?" in src and ":0.0f" in src               # relu, as WHERE
 assert "+" in src                                            # the add of the two loads
 assert "acc0" in src and "for (" in src                      # the sum: an accumulator in a loop
-q_relu.reveal()
 print("add, relu and sum all found in one kernel")
 
 # %% [markdown]
 # ## 4. Breaking fusion on purpose
 #
-# Calling `.realize()` after every operation forces each intermediate result into memory.
-
-# %%
-q_unfused = ask_number("(a + b).realize(), then .relu().realize(), then .sum().realize(): how many kernels in total?",
-                       key="p01_tensor_basics.q_unfused")
+# Calling `.realize()` after every operation forces each intermediate result into memory: three kernels instead
+# of one (Part 4 measured the same for eager mode). What does that cost in bytes?
 
 # %%
 %%tinygrad --debug 1 --show schedule,kernels,timing
@@ -140,7 +120,6 @@ unfused_kernels, unfused_bytes = GlobalCounters.kernel_count, GlobalCounters.glo
 # %%
 print(f"kernels: fused {fused_kernels}, unfused {unfused_kernels}")
 print(f"bytes moved: fused {fused_bytes:,}, unfused {unfused_bytes:,} ({unfused_bytes / fused_bytes:.1f}x)")
-q_unfused.reveal(unfused_kernels)
 assert unfused_kernels == 3
 assert unfused_bytes >= 2 * fused_bytes
 assert np.isclose(e.item(), out.item(), rtol=1e-5)
