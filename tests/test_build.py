@@ -174,3 +174,16 @@ def test_the_simplify_check_names_a_rewrite_that_changes_a_value_and_where():
   assert said is not None and "turned `((gidx0+1)%4)` into `(gidx0+1)`, but where gidx0=3 the first is 0 and the second 4" in said, said
   right = PatternMatcher([(UPat.var("x", dtypes.index) % UPat.cvar("c"), lambda x, c: x if x.vmin >= 0 and x.vmax < c.arg else None)])
   assert build.wrong_rewrite(lambda s: graph_rewrite(s, right), UOp.sink((g + 1) % 4, g % 4)) is None
+
+def test_the_recorded_full_capstone_run_is_of_the_current_notebook_and_passed():
+  """notebooks/runs/b09_capstone.full.ipynb (tools/record_run.py --solved): the capstone at full size on every part's
+  reference solution. Its code is the notebook's as it is now, it reached its accuracy, and every part regraded."""
+  import re
+  import nbformat
+  nb = nbformat.read(ROOT / "notebooks" / "b09_capstone.ipynb", as_version=4)
+  rec = nbformat.read(ROOT / "notebooks" / "runs" / "b09_capstone.full.ipynb", as_version=4)
+  assert [c.source for c in nb.cells if c.cell_type == "code"] == [c.source for c in rec.cells], "record it again: tools/record_run.py --solved"
+  assert rec.metadata["lazynb_record"]["mode"].startswith("full") and "solved" in rec.metadata["lazynb_record"]["mode"]
+  out = "".join(o.get("text", "") for c in rec.cells for o in c.outputs)
+  assert float(re.search(r"test accuracy ([\d.]+)%", out).group(1)) >= 97.0
+  assert all(f"  {p}: \u2713 passes its exercise again" in out for p in set(build.STAGE_OF.values())), out

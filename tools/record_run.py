@@ -4,7 +4,10 @@ source and its text outputs (streams and text/plain; no HTML, widgets or images)
 tests/test_notebook_prose.py checks the record's code against the notebook's and the notebook's text against the
 record's outputs.
 
-Usage: LAZYNB_DATA=<folder with mnist/> python tools/record_run.py notebooks/p04_mnist.ipynb notebooks/runs/p04_mnist.full.ipynb"""
+Usage: LAZYNB_DATA=<folder with mnist/> python tools/record_run.py notebooks/p04_mnist.ipynb notebooks/runs/p04_mnist.full.ipynb
+       ... python tools/record_run.py --solved notebooks/b09_capstone.ipynb notebooks/runs/b09_capstone.full.ipynb
+--solved: a build notebook as a learner who solved every exercise runs it: the build notebooks before it run first, with
+their reference solutions (tests/build_track.py), keeping their parts in a fresh folder; the notebook runs on them."""
 import os, pathlib, sys, time
 import nbclient, nbformat
 
@@ -22,15 +25,23 @@ def text_only(cell) -> list:
       keep.append(nbformat.v4.new_output("stream", name="stdout", text=o.data["text/plain"].rstrip("\n") + "\n"))
   return keep
 
-def record(src: pathlib.Path, dst: pathlib.Path) -> None:
+def record(src: pathlib.Path, dst: pathlib.Path, solved: bool = False) -> None:
   nb = nbformat.read(src, as_version=4)
   os.environ["LAZYNB_QUICK"] = "0"
   os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
   started = time.time()
+  if solved:
+    import tempfile
+    sys.path.insert(0, str(ROOT / "tests"))
+    from build_track import BUILD_NOTEBOOKS, solved_notebook
+    os.environ["LAZYNB_BUILD_DIR"] = str(pathlib.Path(tempfile.mkdtemp(prefix="lazynb-record-")) / "my_compiler")
+    for stem in BUILD_NOTEBOOKS[:BUILD_NOTEBOOKS.index(src.stem)]:
+      nbclient.NotebookClient(solved_notebook(stem), timeout=7200, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
+    nb = solved_notebook(src.stem)
   nbclient.NotebookClient(nb, timeout=7200, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
   out = nbformat.v4.new_notebook()
   out.metadata["kernelspec"] = nb.metadata.get("kernelspec", {})
-  out.metadata["lazynb_record"] = {"notebook": src.name, "mode": "full (LAZYNB_QUICK=0)", "wall_seconds": round(time.time() - started),
+  out.metadata["lazynb_record"] = {"notebook": src.name, "mode": "full (LAZYNB_QUICK=0)" + (", solved (the build notebooks' solutions)" if solved else ""), "wall_seconds": round(time.time() - started),
                                    "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "environment": environment_lines()}
   out.cells = [nbformat.v4.new_code_cell(c.source, outputs=text_only(c)) for c in nb.cells if c.cell_type == "code"]
   dst.parent.mkdir(parents=True, exist_ok=True)
@@ -38,5 +49,6 @@ def record(src: pathlib.Path, dst: pathlib.Path) -> None:
   print(f"recorded {src.name} -> {dst} in {time.time() - started:.0f} s")
 
 if __name__ == "__main__":
-  if len(sys.argv) != 3: sys.exit(__doc__)
-  record(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]))
+  args = [a for a in sys.argv[1:] if a != "--solved"]
+  if len(args) != 2: sys.exit(__doc__)
+  record(pathlib.Path(args[0]), pathlib.Path(args[1]), solved="--solved" in sys.argv)
