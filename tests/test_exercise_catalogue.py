@@ -454,7 +454,7 @@ def _cc(src, *flags):
   from lazynb.notebook.build import _find_cc
   d = tempfile.mkdtemp()
   out = os.path.join(d, "k.so")
-  subprocess.run([_find_cc(), *flags, "-x", "c", "-", "-o", out], input=src.encode(), capture_output=True)
+  subprocess.run([*_find_cc(), *flags, "-x", "c", "-", "-o", out], input=src.encode(), capture_output=True)
   return out
 
 wrong("b01.compile", "returns the source as bytes", "not a compiled library", lambda device, src: src.encode())
@@ -472,7 +472,7 @@ def _compile_with_named_temp_file(device, src):
   import subprocess, tempfile
   from lazynb.notebook.build import _find_cc
   with tempfile.NamedTemporaryFile(suffix=".so") as f:
-    done = subprocess.run([_find_cc(), "-O1", "-fPIC", "-shared", "-o", f.name, "-xc", "-"], input=src.encode(), capture_output=True)
+    done = subprocess.run([*_find_cc(), "-O1", "-fPIC", "-shared", "-o", f.name, "-xc", "-"], input=src.encode(), capture_output=True)
     if done.returncode: raise RuntimeError(done.stderr.decode())
     return f.read()
 

@@ -13,7 +13,7 @@ The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no 
 you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
-import ast, contextlib, functools, linecache, math, os, pathlib, shutil, subprocess, tempfile
+import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, tempfile
 from typing import Callable, Iterator
 from lazynb import pipeline
 from lazynb.gradient import gradient_rules
@@ -179,10 +179,10 @@ def grade(stage: str, fn, per_kind: int = PER_KIND, extra: tuple = ()) -> None:
       raise Fail((f"{', '.join(done)} programs pass. " if done else "") + res.message)
     if extra and not (res := pipeline.check(stage, fn, list(extra))).ok: raise Fail(f"{', '.join(done)} programs pass. " + res.message)
 
-def _find_cc() -> str:
-  cc = os.environ.get("CC") or shutil.which("clang") or shutil.which("gcc") or shutil.which("cc")
-  if cc is None: raise RuntimeError("no C compiler found: install clang (apt-get install clang) or gcc")
-  return cc
+def _find_cc() -> list[str]:
+  """The C compiler command the CPU device uses (CC, else clang, cc or gcc), as a list: CC may carry flags."""
+  from lazynb.runtime.ops_cpu import find_cc
+  return find_cc().split()
 
 def shared_library(device: str, src: str) -> bytes:
   """The grader's own compile stage: C source to a shared library (what a load stage written with ctypes can open)."""
@@ -192,7 +192,7 @@ def shared_library(device: str, src: str) -> bytes:
 def _shared_library(src: str) -> bytes:
   with tempfile.TemporaryDirectory() as d:
     out = os.path.join(d, "k.so")
-    done = subprocess.run([_find_cc(), "-shared", "-fPIC", "-O2", "-x", "c", "-", "-o", out], input=src.encode(), capture_output=True)
+    done = subprocess.run([*_find_cc(), "-shared", "-fPIC", "-O2", "-x", "c", "-", "-o", out], input=src.encode(), capture_output=True)
     if done.returncode != 0: raise RuntimeError(done.stderr.decode())
     return pathlib.Path(out).read_bytes()
 
