@@ -95,7 +95,7 @@ def test_a_passing_build_check_keeps_the_stage_and_a_failing_one_does_not(build_
 
 def test_build_exercises_keep_known_parts_and_every_notebook_has_its_solutions():
   keys = {k for k in ex.EXERCISES if k.startswith("b")}
-  assert set(build.STAGE_OF) <= keys and set(build.STAGE_OF.values()) <= set(build.parts()) and BUILD_NOTEBOOKS[-1] == "b09_capstone"
+  assert set(build.STAGE_OF) <= keys and set(build.STAGE_OF.values()) <= set(build.parts()) and BUILD_NOTEBOOKS[-1] == "b10_capstone"
   for stem in BUILD_NOTEBOOKS:
     src = solved_source(stem)
     assert "raise NotImplementedError  # YOUR CODE" not in src, stem
@@ -176,12 +176,12 @@ def test_the_simplify_check_names_a_rewrite_that_changes_a_value_and_where():
   assert build.wrong_rewrite(lambda s: graph_rewrite(s, right), UOp.sink((g + 1) % 4, g % 4)) is None
 
 def test_the_recorded_full_capstone_run_is_of_the_current_notebook_and_passed():
-  """notebooks/runs/b09_capstone.full.ipynb (tools/record_run.py --solved): the capstone at full size on every part's
+  """notebooks/runs/b10_capstone.full.ipynb (tools/record_run.py --solved): the capstone at full size on every part's
   reference solution. Its code is the notebook's as it is now, it reached its accuracy, and every part regraded."""
   import re
   import nbformat
-  nb = nbformat.read(ROOT / "notebooks" / "b09_capstone.ipynb", as_version=4)
-  rec = nbformat.read(ROOT / "notebooks" / "runs" / "b09_capstone.full.ipynb", as_version=4)
+  nb = nbformat.read(ROOT / "notebooks" / "b10_capstone.ipynb", as_version=4)
+  rec = nbformat.read(ROOT / "notebooks" / "runs" / "b10_capstone.full.ipynb", as_version=4)
   assert [c.source for c in nb.cells if c.cell_type == "code"] == [c.source for c in rec.cells], "record it again: tools/record_run.py --solved"
   assert rec.metadata["lazynb_record"]["mode"].startswith("full") and "solved" in rec.metadata["lazynb_record"]["mode"]
   out = "".join(o.get("text", "") for c in rec.cells for o in c.outputs)

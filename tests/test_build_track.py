@@ -54,7 +54,7 @@ def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
 
 def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembled_file(solved_run):
   d, nbs = solved_run
-  out = "\n".join(t for _, t in texts(nbs["b09_capstone"]))
+  out = "\n".join(t for _, t in texts(nbs["b10_capstone"]))
   mine = ", ".join(s for s in pipeline.stages() if s in STAGE_OF.values())
   assert f"your stages:    {mine}" in out and f"running on your stages: {mine}" in out
   assert "optimizer:       yours, MyAdam" in out and "backward() uses your gradient rules first" in out

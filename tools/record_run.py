@@ -5,7 +5,7 @@ tests/test_notebook_prose.py checks the record's code against the notebook's and
 record's outputs.
 
 Usage: LAZYNB_DATA=<folder with mnist/> python tools/record_run.py notebooks/p04_mnist.ipynb notebooks/runs/p04_mnist.full.ipynb
-       ... python tools/record_run.py --solved notebooks/b09_capstone.ipynb notebooks/runs/b09_capstone.full.ipynb
+       ... python tools/record_run.py --solved notebooks/b10_capstone.ipynb notebooks/runs/b10_capstone.full.ipynb
 --solved: a build notebook as a learner who solved every exercise runs it: the build notebooks before it run first, with
 their reference solutions (tests/build_track.py), keeping their parts in a fresh folder; the notebook runs on them."""
 import os, pathlib, sys, time

@@ -55,7 +55,7 @@
 # | [b05_optimizers](b05_optimizers.ipynb) | SGD with momentum and Adam, as `Optimizer` subclasses that update in place and survive `TinyJit` |
 # | [b06_gradients](b06_gradients.ipynb) | the gradient rules of nine ops as pattern-matcher rules, used by `backward()` before lazynb's |
 # | [b07_views](b07_views.ipynb) | the index math of a stack of views: position and validity (masks), unflattening into the view below; used inside lazynb's lower stage |
-# | [b09_capstone](b09_capstone.ipynb) | nothing new: the course MLP trains on MNIST on every stage you kept (with your gradient rules and your Adam), then your parts in one file |
+# | [b10_capstone](b10_capstone.ipynb) | nothing new: the course MLP trains on MNIST on every stage you kept (with your gradient rules and your Adam), then your parts in one file |
 #
 # The course text also draws on four companion pieces (an intro blog on UOps, a hacking guide, a first module with a
 # quiz, and the slides "tinygrad: from MNIST to ALUs"); their examples appear where they fit, run on lazynb. Where the
