@@ -18,7 +18,7 @@ from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
-from lazynb.gradient import compute_gradient, substitute
+from lazynb.gradient import compute_gradient, substitute, custom_gradient
 from lazynb.shape.sizes import broadcast_shape
 from lazynb import tensor_create, tensor_movement, tensor_reduce, tensor_nn, tensor_loss, tensor_index, tensor_math, tensor_dtype
 from lazynb.tensor_create import _np_cast, _list_to_numpy
@@ -396,26 +396,25 @@ class Tensor(OpMixin, elementwise_eq=True):
       return self._int_pow(y)
     if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) <= 8:
       n, acc, base = int(abs(y)), None, self
-      if n == 0: return self.ones_like() if not dtypes.is_bool(self.dtype) else self.ones_like(dtype=dtypes.default_int)
+      if n == 0:  # 1 everywhere (NaN and inf too, as numpy and torch), still a function of x: its gradient is 0, as torch's
+        one = self.ones_like() if not dtypes.is_bool(self.dtype) else self.ones_like(dtype=dtypes.default_int)
+        return self.eq(self).where(one, one)
       while n:
         if n & 1: acc = base if acc is None else acc * base
         base, n = base * base, n >> 1
       out = unwrap(acc)  # (n >= 1: its lowest set bit set acc)
-      return out.reciprocal() if y < 0 else out
-    if not reverse and isinstance(y, (int, float)) and y == 0.5: return self._float().sqrt()
+      if y > 0: return out
+      ret = out.reciprocal()  # by the chain rule its gradient at 0 and inf is NaN (inf * 0): torch's rule instead
+      if dtypes.is_float(self.dtype) and not Tensor.no_grad: custom_gradient(ret.uop, "pow", (self.uop, self.full_like(y).uop), _pow_backward)
+      return ret
+    if not reverse and isinstance(y, (int, float)) and y == 0.5: return self._float().sqrt()  # as numpy's x ** 0.5 (sqrt: -0.0 at -0.0, NaN at -inf)
     x, y = self._broadcasted(y, reverse)
     is_int = not dtypes.is_float(x.dtype)
     xf, yf = x._float(), y._float()
-    z = xf.eq(0) & (yf > 0)  # 0 ** positive is the constant 0: log2(0) = -inf would make the gradient 0 * inf = NaN
-    lg = z.where(1.0, _mag(xf)).log2()
-    mag = (yf * lg).exp2()
-    # a negative base works for integer exponents: flip the sign for odd ones (others are NaN, with gradient 0)
-    y_int = yf.trunc().eq(yf)
-    odd = (yf.abs() % 2).eq(1)
-    ret = z.where(0.0, (xf < 0).where(y_int.where(odd.where(-mag, mag), math.nan), mag))
-    # x ** 0 and 1 ** y are 1 even where y * log2|x| is NaN (0, inf or NaN base; inf or NaN exponent), as numpy
-    ret = ((yf.eq(0) | xf.eq(1)) & (yf * lg).isnan()).where(1.0, ret)
-    return ret.round().cast(x.dtype) if is_int else ret
+    ret = _pow_values(xf, yf)
+    if is_int: return ret.round().cast(x.dtype)
+    if not Tensor.no_grad: custom_gradient(ret.uop, "pow", (xf.uop, yf.uop), _pow_backward)
+    return ret
   def _int_pow(self, y) -> Tensor:
     """Exact integer powers (wrapping on overflow, as numpy does) by repeated squaring."""
     if isinstance(y, int):
@@ -663,6 +662,24 @@ def _one_place_each(st) -> bool:
     if v.mask: valid &= np.logical_and.reduce([(lo <= a) & (a < hi) for a, (lo, hi) in zip(at, v.mask)])
     idx = v.offset + sum((a * s for a, s in zip(at, v.strides)), np.zeros_like(idx))
   return len(np.unique(idx[valid])) == int(valid.sum())
+def _pow_values(x: Tensor, y: Tensor) -> Tensor:
+  """x ** y for float tensors, with C's pow (as numpy and torch) at every edge: the magnitude 2 ** (y * log2|x|), negated
+  for a negative base (-0.0 and -inf too) and an odd integer exponent, NaN for a finite negative base and a non-integer
+  exponent; x ** 0, 1 ** y and (-1) ** inf are 1 even where y * log2|x| is NaN."""
+  mag = (y * _mag(x).log2()).exp2()
+  y_int = y.trunc().eq(y)  # ±inf counts as an even integer; NaN as neither
+  odd = y_int & (y.abs() % 2).eq(1)
+  neg = (x < 0) | (x.eq(0) & (x.reciprocal() < 0))
+  ret = (neg & odd).where(-mag, mag)
+  ret = ((x < 0) & x.isinf().logical_not() & y_int.logical_not()).where(math.nan, ret)
+  return (y.eq(0) | x.eq(1) | (x.eq(-1) & y.isinf())).where(1.0, ret)
+def _pow_backward(grad, inputs, wanted):
+  """pow's gradients as torch defines them: y * x ** (y-1) (0 where y is 0) and x ** y * ln x (0 where x is 0 and y >= 0;
+  NaN for a negative base: x ** y has no derivative in y there)."""
+  g, x, y = Tensor(grad), Tensor(inputs[0]), Tensor(inputs[1])
+  gx = y.eq(0).where(0.0, y * _pow_values(x, y - 1)) * g if wanted[0] else None
+  gy = (x.eq(0) & (y >= 0)).where(0.0, _pow_values(x, y) * x.log()) * g if wanted[1] else None
+  return tuple(None if t is None else t.uop for t in (gx, gy))
 def _mag(x: Tensor) -> Tensor:
   """|x| with slope +1 at 0: a formula split at x = 0 (the activations above) takes its right-hand side there."""
   return (x < 0).where(-x, x)
