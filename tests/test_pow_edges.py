@@ -1,7 +1,6 @@
 """x ** y at every edge value: values as numpy (C's pow; zeros' signs included), gradients as torch defines them, for a
 constant exponent and a tensor one. Issue 31.2: pow gradients at 0 and at negative bases."""
-import numpy as np, pytest
-torch = pytest.importorskip("torch")
+import numpy as np, pytest, torch
 from lazynb import Tensor
 
 BASES = [-3.0, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, np.inf, -np.inf, np.nan]
