@@ -131,6 +131,10 @@ class UnknownDTypeError(TypeError, AttributeError):
   """A dtype name lazynb does not know. tinygrad 0.10 raises AttributeError there (it looks the name up on `dtypes`);
   TypeError is the class for a wrong type of argument: this error is both."""
 
+class UnsupportedDTypeError(TypeError, RuntimeError):
+  """An op given a dtype it is not defined for (a bitwise op on floats). tinygrad 0.10 raises RuntimeError; TypeError is
+  the class for a wrong type of argument: this error is both."""
+
 def to_dtype(x) -> DType:
   """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype."""
   if isinstance(x, DType): return x

@@ -9,7 +9,7 @@ import contextlib, math, weakref
 from typing import Any, Callable, TYPE_CHECKING
 import numpy as np
 from lazynb import pipeline
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, UnsupportedDTypeError
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
@@ -360,7 +360,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     """OpMixin's hook (add, mul, comparisons, bit ops and their operators): both sides broadcast and promoted to one dtype."""
     x, y = self._broadcasted(y, reverse, cmp=op in GroupOp.Comparison)
     if op in (Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR) and dtypes.is_float(x.dtype):
-      raise TypeError(f"{op.name.lower()} needs int or bool tensors, got {x.dtype}")
+      raise UnsupportedDTypeError(f"{op.name.lower()} needs int or bool tensors, got {x.dtype}")
     if x.dtype is dtypes.bool: op = Tensor._BOOL_OPS.get(op, op)
     return Tensor(UOp(op, dtypes.bool if op in GroupOp.Comparison else x.dtype, (x.uop, y.uop)))
 
@@ -369,18 +369,28 @@ class Tensor(OpMixin, elementwise_eq=True):
     x, y = self._broadcasted(y, reverse)
     if x.dtype is dtypes.bool: raise TypeError("subtraction is not defined for bool tensors; use ^ or logical_not")
     return x.add(y.neg())
-  def div(self, y, reverse=False) -> Tensor:
+  def div(self, y, reverse=False, rounding_mode: str | None = None) -> Tensor:
+    """x / y, true division (ints give floats); rounding_mode="trunc" rounds toward 0, "floor" down, and then ints stay
+    ints (exact, by integer division: int // 0 is 0, as lazynb's floordiv)."""
+    if rounding_mode == "floor": return self.floordiv(y, reverse)
+    if rounding_mode == "trunc":
+      x, y = self._broadcasted(y, reverse)
+      return x.div(y).trunc() if dtypes.is_float(x.dtype) else x._int_div(y, floor=False)
+    if rounding_mode is not None: raise RuntimeError(f"rounding_mode={rounding_mode!r} is not supported: use None, 'trunc' or 'floor'")
     x, y = self._broadcasted(y, reverse)
     x, y = x._float(), y._float()
     return x.mul(y.reciprocal())
   def floordiv(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
-    if dtypes.is_float(x.dtype): return x.div(y).floor()
+    return x.div(y).floor() if dtypes.is_float(x.dtype) else x._int_div(y, floor=True)
+  def _int_div(self, y: Tensor, floor: bool) -> Tensor:
+    """Integer division of broadcast int tensors, rounded down or toward 0; by 0 it is 0, and min // -1 wraps (no trap)."""
+    x = self
     minus1 = y.eq(-1) if not dtypes.is_unsigned(y.dtype) and y.dtype is not dtypes.bool else y.ne(y)
     safe = (y.eq(0) | minus1).where(1, y)
-    q = x._binop(Ops.IDIV, safe)
-    adjust = x._binop(Ops.MOD, safe).ne(0).logical_and((x < 0).ne(safe < 0))
-    return y.eq(0).where(0, minus1.where(-x, q - adjust.cast(q.dtype)))
+    q = x._binop(Ops.IDIV, safe)  # C's division: toward 0
+    if floor: q = q - x._binop(Ops.MOD, safe).ne(0).logical_and((x < 0).ne(safe < 0)).cast(q.dtype)
+    return y.eq(0).where(0, minus1.where(-x, q))
   def mod(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
     if dtypes.is_float(x.dtype):  # fmod is exact (x - floor(x/y)*y is not: 1e20 % 3 gave -4.4e12 with a fused multiply-add)

@@ -136,10 +136,20 @@ def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
   out[a >= hi], out[a <= lo] = hi, lo
   return out
 
+def _wrap_ints(data, dt: DType) -> np.ndarray | None:
+  """Python ints as dt, wrapping around where they do not fit (as tinygrad 0.10 and a C cast do); None if not all ints."""
+  o = np.array(data, dtype=object)
+  if not all(isinstance(v, (int, np.integer)) for v in o.flat): return None
+  return np.array([int(v) % (1 << 8 * dt.itemsize) for v in o.flat], dtype=np.uint64).astype(dt.np).reshape(o.shape)
+
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
   try:
-    if dt is not None and dtypes.is_int(dt) and (f := np.array(data)).dtype.kind == "f": return _np_cast(f, dt)
+    if dt is not None and dtypes.is_int(dt) and (f := np.array(data)).dtype.kind in "fO":  # floats, or ints beyond 64 bits
+      return w if (w := _wrap_ints(data, dt)) is not None else _np_cast(f.astype(np.float64), dt)
     arr = np.array(data, dtype=dt.np if dt is not None else None)
+  except OverflowError:
+    if dt is None or (w := _wrap_ints(data, dt)) is None: raise
+    arr = w
   except ValueError as e: raise ValueError(f"cannot make a Tensor from a ragged or mixed list: {e}") from None
   if dt is None:
     if arr.dtype == object: raise TypeError("cannot make a Tensor from a list of non-numbers")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math, re
 from typing import TYPE_CHECKING
 import numpy as np
-from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
+from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, UnsupportedDTypeError
 from lazynb.helpers import prod
 from lazynb.uop.ops import Ops
 if TYPE_CHECKING: from lazynb.tensor import Tensor
@@ -86,7 +86,7 @@ def isclose(self: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal
   close = x.eq(y) | (x.isfinite() & y.isfinite() & ((x - y).abs() <= atol + rtol * y.abs()))
   return close | (x.isnan() & y.isnan()) if equal_nan else close
 def bitwise_not(self: Tensor) -> Tensor:
-  if dtypes.is_float(self.dtype): raise TypeError(f"bitwise_not needs int or bool tensors, got {self.dtype}")
+  if dtypes.is_float(self.dtype): raise UnsupportedDTypeError(f"bitwise_not needs int or bool tensors, got {self.dtype}")
   return ~self
 def idiv(self: Tensor, x, reverse: bool = False) -> Tensor:
   """Integer division rounded toward zero (C's /), 0 when dividing by 0; // rounds toward -inf."""

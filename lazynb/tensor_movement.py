@@ -155,6 +155,7 @@ def unsqueeze(self: Tensor, dim: int) -> Tensor:
 
 def __getitem__(self: Tensor, idx) -> Tensor:
   if not isinstance(idx, tuple): idx = (idx,)
+  idx = tuple(list(i) if isinstance(i, tuple) else i for i in idx)  # a tuple inside the index selects as a list does (numpy)
   for i in idx:
     if isinstance(i, (type(self), list, np.ndarray)): return self._gather_index(idx)
     if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))) or isinstance(i, bool):

@@ -9,6 +9,9 @@ CASES = {
   "einsum with an operand too many": lambda T: T.einsum("ij,jk->ij", T.zeros(10, 15), T.zeros(15, 20), T.zeros(20, 10)),
   "einsum with an operand too few": lambda T: T.einsum("ij,jk,kl->il", T.zeros(10, 15), T.zeros(15, 20)),
   "two ellipses": lambda T: T.zeros(2, 3, 4)[..., ...],
+  "bitwise and of floats": lambda T: (T([1.0]) & T([2.0])).tolist(),
+  "bitwise or of a float and an int": lambda T: (T([1.0]) | T([1])).tolist(),
+  "an unknown rounding mode": lambda T: T([7]).div(2, rounding_mode="round").tolist(),
 }
 WORDS = {"two ellipses": "single ellipsis"}
 
