@@ -242,3 +242,34 @@ def test_step_outside_training_mode_raises_as_tinygrad():
   np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])  # nothing was written
   with Tensor.train(): opt.step()
   np.testing.assert_allclose(w.numpy(), [0.8, 1.6])
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_mixed_precision_steps_as_torch(name):
+  """dtypes.default_float = half with float32 parameters and lr 1e10: an update that only float32 state can hold. The
+  moments and momentum buffers used to take the default float (half): Adam's first step was off by 4e-4 (tinygrad's
+  test_mixed_precision)."""
+  from lazynb import dtypes
+  w0, x0 = rnd(4, 4, seed=3), rnd(1, 4, seed=4)
+  old, dtypes.default_float = dtypes.default_float, dtypes.half
+  try:
+    w, x = Tensor(w0.copy(), requires_grad=True), Tensor(x0)
+    opt = getattr(optim, name)([w], lr=1e10)
+    for _ in range(3 if name == "SGD" else 1):
+      opt.zero_grad(); (x @ w).relu().log_softmax(1).sum().backward(); opt.step()  # noqa: E702
+    got = w.numpy()
+  finally: dtypes.default_float = old
+  tw = torch.tensor(w0.copy(), requires_grad=True)
+  topt = getattr(torch.optim, name)([tw], lr=1e10)
+  for _ in range(3 if name == "SGD" else 1):
+    topt.zero_grad(); (torch.tensor(x0) @ tw).relu().log_softmax(1).sum().backward(); topt.step()  # noqa: E702
+  np.testing.assert_allclose(got, tw.detach().numpy(), rtol=1e-4, atol=1e-4)
+
+@pytest.mark.parametrize("make", [lambda p: optim.Adam(p), lambda p: optim.SGD(p, momentum=0.9)])
+def test_state_dtypes_and_half_parameters(make):
+  """The state of a half parameter is float32 (Adam's moments) or its own dtype (momentum); the parameter stays half."""
+  from lazynb import dtypes
+  w = Tensor(rnd(3, 3).astype(np.float16), requires_grad=True)
+  opt = make([w])
+  opt.zero_grad(); (w * w).sum().backward(); opt.step()  # noqa: E702
+  state, want = (opt.m + opt.v, dtypes.float32) if hasattr(opt, "m") else (opt.b, dtypes.half)
+  assert w.dtype == dtypes.half and state and all(t.dtype == want for t in state)

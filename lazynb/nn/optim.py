@@ -2,7 +2,7 @@
 writing the new values into the parameters' buffers (Tensor.assign)."""
 from __future__ import annotations
 from lazynb.tensor import Tensor, last_backward
-from lazynb.dtype import dtypes
+from lazynb.dtype import dtypes, least_upper_dtype
 from lazynb.helpers import unwrap
 from lazynb.engine.schedule import is_contiguous_view_of_buffer
 from lazynb.runstate import state
@@ -54,7 +54,7 @@ class LARS(Optimizer):
   def __init__(self, params, lr=0.001, momentum=0.9, weight_decay=1e-4, nesterov=False, classic=True, tcoef=0.001):
     super().__init__(params, lr)
     self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
-    self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
+    self.b = [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
       g = unwrap(p.grad).detach()  # (step() checked it)
@@ -69,7 +69,7 @@ class LARS(Optimizer):
         self.b[i].assign(self.momentum * self.b[i] + g)
         g = (g + self.momentum * self.b[i]) if self.nesterov else self.b[i]
       if not self.classic: g = g * scale
-      p.assign(p.detach() - g)
+      p.assign((p.detach() - g).cast(p.dtype))
     return self.b
 
 def SGD(params, lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False) -> LARS:
@@ -83,8 +83,9 @@ class LAMB(Optimizer):
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
     self.b1_t = Tensor.ones(dtype=dtypes.float32, requires_grad=False).contiguous().realize()  # 0-d: broadcasts with any parameter
     self.b2_t = Tensor.ones(dtype=dtypes.float32, requires_grad=False).contiguous().realize()
-    self.m = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
-    self.v = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+    # the moments in float32 at least (as tinygrad): with half parameters (or dtypes.default_float = half) v = g*g underflows
+    self.m = [Tensor.zeros(*p.shape, dtype=least_upper_dtype(p.dtype, dtypes.float32), device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+    self.v = [Tensor.zeros(*p.shape, dtype=least_upper_dtype(p.dtype, dtypes.float32), device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
   def _step(self) -> list[Tensor]:
     self.b1_t.assign(self.b1_t * self.b1)
     self.b2_t.assign(self.b2_t * self.b2)
@@ -100,7 +101,7 @@ class LAMB(Optimizer):
         r1, r2 = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
         r = (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0), 1.0)
       else: r = 1.0
-      p.assign(p.detach() - self.lr * r * up)
+      p.assign((p.detach() - self.lr * r * up).cast(p.dtype))
     return [self.b1_t, self.b2_t] + self.m + self.v
 
 def Adam(params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8): return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
