@@ -13,7 +13,7 @@ The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no 
 you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
-import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, tempfile
+import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, sys, tempfile
 from typing import Callable, Iterator
 from lazynb import pipeline
 from lazynb.gradient import gradient_rules
@@ -612,6 +612,8 @@ def linearize_with_toposort(fn: Callable, linearize: Callable | None = None, who
   linearize_.__qualname__ = f"{whose} linearize, ordered by your toposort ({getattr(fn, '__name__', fn)})"
   return linearize_
 
+DEEP = 20_000  # a chain longer than Python's recursion limit (lazynb raises it to 10,000): a walk by recursion cannot finish it
+
 def graph_cases(per_kind: int = 2) -> list[tuple[str, UOp]]:
   """(what, root) for graded corpus programs: each one's lazy tensor graph, and its kernels as lowered with NOOPT=1
   (index math, shared widely)."""
@@ -654,14 +656,17 @@ def _(node):
   r = node(Ops.RESHAPE, f, (s,), (2, 3))
   need(node(Ops.RESHAPE, f, (s,), _fresh((2, 3))) is r, "node(RESHAPE, float32, (x,), (2, 3)) twice gave two different objects when the second (2, 3) "
        "was a new tuple: args are values, equal ones are the same arg (compare them with ==, not by id).")
-  others = [node(Ops.CONST, f, (), 4.0), node(Ops.CONST, i, (), 2), node(Ops.ADD, f, (b, a), None), node(Ops.MUL, f, (a, b), None),
-            node(Ops.RESHAPE, f, (s,), (3, 2)), node(Ops.RESHAPE, f, (a,), (2, 3)), node(Ops.ADD, i, (a, b), None)]
-  seen = [a, b, s, r]
-  for n in others:
-    if (same := next((x for x in seen if x is n), None)) is not None:
-      raise Fail(f"{_name(n)} of dtype {n.dtype} and {_name(same)} of dtype {same.dtype} are different nodes, but node gave the same object: "
-                 "two nodes are the same only if op, dtype, src and arg are all equal.")
-    seen.append(n)
+  seen = [("node(CONST, float32, (), 2.0)", a), ("node(CONST, float32, (), 3.0)", b), ("node(ADD, float32, (a, b))", s),
+          ("node(RESHAPE, float32, (a+b,), (2, 3))", r)]
+  for what, n in [("node(CONST, float32, (), 4.0)", lambda: node(Ops.CONST, f, (), 4.0)), ("node(CONST, int32, (), 2)", lambda: node(Ops.CONST, i, (), 2)),
+                  ("node(ADD, float32, (b, a))", lambda: node(Ops.ADD, f, (b, a), None)), ("node(MUL, float32, (a, b))", lambda: node(Ops.MUL, f, (a, b), None)),
+                  ("node(RESHAPE, float32, (a+b,), (3, 2))", lambda: node(Ops.RESHAPE, f, (s,), (3, 2))),
+                  ("node(RESHAPE, float32, (a,), (2, 3))", lambda: node(Ops.RESHAPE, f, (a,), (2, 3))), ("node(ADD, int32, (a, b))", lambda: node(Ops.ADD, i, (a, b), None))]:
+    made = n()
+    if (same := next((w for w, x in seen if x is made), None)) is not None:
+      raise Fail(f"{same} and {what} are different nodes, but node gave the same object for both: two nodes are the same only if op, "
+                 "dtype, src and arg are all equal.")
+    seen.append((what, made))
   z, nz = node(Ops.CONST, f, (), 0.0), node(Ops.CONST, f, (), -0.0)
   need(z is not nz, "node(CONST, float32, (), 0.0) and node(CONST, float32, (), -0.0) gave the same node: 0.0 == -0.0 in Python and they hash "
        "alike, but they are different constants (1/x is inf for one and -inf for the other). Make the sign of a float arg part of the key.")
@@ -669,8 +674,8 @@ def _(node):
        "gave a new object: each must still be found in the table.")
   x = node(Ops.CONST, i, (), 0)
   try:
-    for _ in range(5000): x = node(Ops.ADD, i, (x, node(Ops.CONST, i, (), 1)), None)
-  except RecursionError: raise Fail("a chain of 5,000 nodes hit Python's recursion limit: node must not walk a node's sources (they are "
+    for _ in range(DEEP): x = node(Ops.ADD, i, (x, node(Ops.CONST, i, (), 1)), None)
+  except RecursionError: raise Fail(f"a chain of {DEEP:,} nodes hit Python's recursion limit: node must not walk a node's sources (they are "
                                     "interned already, so the same objects are the same sources).") from None
   # the real graphs: the corpus programs' lazy graphs and lowered kernels, node by node
   for what, root in graph_cases():
@@ -694,8 +699,8 @@ def _(toposort):
     _Counted.reads = 0
     with _forbid("toposort", cls=UOp, why="this exercise is to write the walk yourself"):
       try: order = toposort(root)
-      except RecursionError: raise Fail(f"on {what} your toposort hit Python's recursion limit (about 1,000 calls deep): keep the nodes still "
-                                        "to do on a list of your own instead of in recursive calls.") from None
+      except RecursionError: raise Fail(f"on {what} your toposort hit Python's recursion limit ({sys.getrecursionlimit():,} calls deep): keep "
+                                        "the nodes still to do on a list of your own instead of in recursive calls.") from None
     reads = _Counted.reads
     if (err := toposort_error(root, order)) is not None: raise Fail(f"on {what}: {err}.")
     return reads
@@ -709,8 +714,8 @@ def _(toposort):
   need(reads <= 20 * 17, f"on a graph of 17 nodes where each adds the one below to itself, your toposort read .src {reads} times: it "
        "walks a shared node again every time a path reaches it (2**16 paths here). Remember which nodes are visited already.")
   chain = x
-  for k in range(5000): chain = UOp(Ops.ADD, i, (chain, UOp(Ops.CONST, i, (), k)))
-  run("a chain of 5,000 additions", chain)
+  for k in range(DEEP): chain = UOp(Ops.ADD, i, (chain, UOp(Ops.CONST, i, (), k)))
+  run(f"a chain of {DEEP:,} additions", chain)
   for what, root in graph_cases(): run(what, root)
   grade("linearize", linearize_with_toposort(toposort, who="your toposort"))
 
