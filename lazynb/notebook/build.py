@@ -98,7 +98,8 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
   function}; with no stage kept yet it says so and runs on lazynb's own."""
   stages = kept()
   if not stages and not names:
-    print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages")
+    print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages"
+          + (", with your kept parts inside" if kept(["views", "toposort"]) else ""))
   if names:
     missing = [n for n in names if n not in stages]
     if missing: raise FileNotFoundError(f"not kept yet: {', '.join(missing)} (in {build_dir()}); run keep(name, fn) after its check passes")
