@@ -94,8 +94,9 @@ def kept_pieces() -> dict[str, Callable]:
 @contextlib.contextmanager
 def mine(*names: str) -> Iterator[dict[str, Callable]]:
   """`with mine(): ...` runs everything realized inside on your kept stages (only `names`, if given: each must be kept),
-  with NOOPT=1, and backward() with your kept gradient rules first (unless `names` are given). Yields {stage: your
-  function}; with no stage kept yet it says so and runs on lazynb's own."""
+  with NOOPT=1, and backward() with your kept gradient rules first, your index math in lower and your toposort in
+  linearize (unless `names` are given). Yields {stage: your function}; with no stage kept yet it says so and runs on
+  lazynb's own."""
   stages = kept()
   if not stages and not names:
     print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages"
@@ -109,14 +110,15 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
   if not names and "lower" not in stages and (views := kept(["views"]).get("views")) is not None:
     stages = {**stages, "lower": lower_with_index_math(views)}  # lazynb's lower, with your index math
     label += (", " if label else "") + "lower (lazynb's, with your index math)"
+  inside: dict[str, Callable] = {}  # lazynb's stages with your kept parts inside (not yielded as yours)
   if not names and (topo := kept(["toposort"]).get("toposort")) is not None:  # every graph the linearize stage walks, in your order
-    stages = {**stages, "linearize": linearize_with_toposort(topo, stages.get("linearize"))}
+    (stages if "linearize" in stages else inside)["linearize"] = linearize_with_toposort(topo, stages.get("linearize"))
   if label: print(f"running on your stages: {label} (from {build_dir()}), NOOPT=1")
   if topo is not None: print(("your" if "linearize" in label else "lazynb's") + " linearize stage walks each kernel in the order of your toposort")
   if rules is not None: print("backward() uses your gradient rules first")
   with contextlib.ExitStack() as stack:
     stack.enter_context(Context(NOOPT=1))
-    for n, fn in stages.items(): stack.enter_context(pipeline.use(n, fn))
+    for n, fn in {**stages, **inside}.items(): stack.enter_context(pipeline.use(n, fn))
     if rules is not None: stack.enter_context(gradient_rules(rules()))
     yield stages
 
