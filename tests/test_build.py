@@ -187,3 +187,78 @@ def test_the_recorded_full_capstone_run_is_of_the_current_notebook_and_passed():
   out = "".join(o.get("text", "") for c in rec.cells for o in c.outputs)
   assert float(re.search(r"test accuracy ([\d.]+)%", out).group(1)) >= 97.0
   assert all(f"  {p}: \u2713 passes its exercise again" in out for p in set(build.STAGE_OF.values())), out
+
+# ---- b00: the kept toposort orders every kernel the linearize stage walks under mine()
+TOPO_CELL = textwrap.dedent('''\
+  import os
+  def my_toposort(root):
+    if os.environ.get("TOPO_LOG"):
+      with open(os.environ["TOPO_LOG"], "a") as f: f.write(f"{root.op.name}\\n")
+    order, done, stack = [], set(), [(root, False)]
+    while stack:
+      n, ready = stack.pop()
+      if ready: order.append(n)
+      elif n not in done:
+        done.add(n)
+        stack += [(n, True)] + [(s, False) for s in n.src]  # sources in reverse order: another valid order than lazynb's
+    return order
+  ''')
+
+def _softmax():
+  x = np.random.default_rng(1).standard_normal((3, 6)).astype(np.float32)
+  return x, lambda: Tensor(x).softmax(axis=1).numpy()
+
+def test_the_kept_toposort_orders_the_linearize_stage_and_the_values_stay(build_dir, capsys, tmp_path, monkeypatch):
+  """Under mine() every UOp.toposort() inside the linearize stage is the kept one (even for a program that ran before: the
+  replaced stage is in the kernel cache's key); its other valid order gives other linear programs and the same values."""
+  from lazynb.helpers import Context
+  x, prog = _softmax()
+  with Context(NOOPT=1): want = prog()  # on lazynb's stages first: the same kernels are in the cache now
+  fn = cell_function(TOPO_CELL, "my_toposort", "<cell-topo>")
+  build.keep("toposort", fn)
+  capsys.readouterr()
+  orders: dict[str, list] = {"lazynb": [], "yours": []}
+  def spy(who):
+    def linearize(sink):
+      out = pipeline.reference("linearize")(sink)
+      orders[who].append([u.op for u in out])
+      return out
+    return linearize
+  with Context(NOOPT=1), pipeline.use("linearize", spy("lazynb")): np.testing.assert_allclose(prog(), want, rtol=1e-6)
+  monkeypatch.setenv("TOPO_LOG", str(tmp_path / "calls"))
+  with build.mine() as yours:
+    assert "linearize" not in yours and "ordered by your toposort" in dict(pipeline.replaced())["linearize"].__qualname__
+    np.testing.assert_allclose(prog(), want, rtol=1e-6)
+  monkeypatch.delenv("TOPO_LOG")
+  assert "SINK" in (tmp_path / "calls").read_text(), "the kept toposort never ran"  # (a kernel's graph is a SINK)
+  assert "lazynb's linearize stage walks each kernel in the order of your toposort" in capsys.readouterr().out
+  with build.mine(), pipeline.use("linearize", build.linearize_with_toposort(fn, spy("yours"))): np.testing.assert_allclose(prog(), want, rtol=1e-6)
+  assert len(orders["yours"]) == len(orders["lazynb"]) and orders["yours"] != orders["lazynb"]  # another order, the same values
+  assert sorted(map(len, orders["yours"])) == sorted(map(len, orders["lazynb"]))
+
+@pytest.mark.parametrize("bug,said", [("order.append(n)", "comes before its source"), ("done.add(n)", "in the list twice")])
+def test_a_broken_kept_toposort_is_an_error_naming_it_not_a_wrong_value(build_dir, bug, said):
+  """Pre-order (a node listed when first reached) and a walk that forgets what it visited: each is an error naming the
+  kept toposort's file, never a kernel that reads a value before it is computed."""
+  cell = TOPO_CELL.replace("    if ready: order.append(n)\n", "    if ready: pass\n").replace("      done.add(n)\n", "      done.add(n)\n      order.append(n)\n") \
+    if bug == "order.append(n)" else TOPO_CELL.replace("      done.add(n)\n", "")
+  assert cell != TOPO_CELL
+  build.keep("toposort", cell_function(cell, "my_toposort", f"<cell-{len(bug)}>"))
+  _, prog = _softmax()
+  with build.mine(), pytest.raises(pipeline.StageError, match=f"your linearize stage .*raised RuntimeError: your kept toposort \\({build_dir}/toposort.py\\) .*{said}"):
+    prog()
+
+def test_the_toposort_seam_is_per_block_and_the_function_walks_lazynbs_way():
+  from lazynb.uop.ops import UOp, Ops, toposort_with
+  from lazynb.dtype import dtypes
+  a = UOp(Ops.CONST, dtypes.int32, (), 3)
+  b = UOp(Ops.ADD, dtypes.int32, (a, a))
+  inner = []
+  def reverse(root):
+    inner.append(root.toposort())  # inside fn, UOp.toposort is lazynb's (no recursion into fn)
+    return inner[-1][::-1]
+  with toposort_with(reverse): assert b.toposort() == [b, a] and inner == [[a, b]]
+  assert b.toposort() == [a, b]
+  with pytest.raises(ZeroDivisionError):
+    with toposort_with(lambda r: 1 // 0): b.toposort()
+  assert b.toposort() == [a, b]

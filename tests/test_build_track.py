@@ -44,7 +44,9 @@ def test_every_check_passes_and_each_stage_exercise_keeps_its_stage(solved_run):
 def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
   _, nbs = solved_run
   said = {stem: [t for src, t in texts(nb) if "with mine()" in src] for stem, nb in nbs.items()}
+  assert "lazynb's linearize stage walks each kernel in the order of your toposort" in said["b00_graph"][0]
   assert "running on your stages: compile, load " in said["b01_runtime"][0]
+  assert all("in the order of your toposort" in t[0] for stem, t in said.items() if stem != "b00_graph" and t)  # kept from b00 on
   assert "running on your stages: render, compile, load " in said["b02_renderer"][0]
   assert "optimizer: yours" in "".join(t for _, t in texts(nbs["b05_optimizers"]))
   assert "gradient rules: yours first" in "".join(t for _, t in texts(nbs["b06_gradients"]))

@@ -846,6 +846,105 @@ def _linearize_hoisted(sink):
 
 # ---------------------------------------------------------------- the tests
 
+# ---------------------------------------------------------------- b00.node, b00.toposort: the graph, hash-consed, and its order
+
+class _N:
+  def __init__(self, op, dtype, src, arg): self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
+
+def _node_keyed(key):
+  """A node(op, dtype, src, arg) interning on key(op, dtype, src, arg), with a table of its own."""
+  table = {}
+  def node(op, dtype, src=(), arg=None):
+    k = key(op, dtype, tuple(src), arg)
+    if k not in table: table[k] = _N(op, dtype, tuple(src), arg)
+    return table[k]
+  return node
+def _sign(a): return math.copysign(1, a) if isinstance(a, float) else 0
+wrong("b00.node", "no interning: a new node every call", "twice gave two different objects", lambda op, dtype, src=(), arg=None: _N(op, dtype, tuple(src), arg))
+wrong("b00.node", "keyed by id(src), the tuple made for this call", "key the table by what the tuple holds",
+      _node_keyed(lambda op, dtype, src, arg: (op, dtype, id(src), arg, _sign(arg))))
+wrong("b00.node", "keyed by id(arg)", "compare them with ==, not by id", _node_keyed(lambda op, dtype, src, arg: (op, dtype, src, id(arg), _sign(arg))))
+wrong("b00.node", "keyed by the op only", "two nodes are the same only if", _node_keyed(lambda op, dtype, src, arg: op))
+wrong("b00.node", "keyed without the dtype (an int and a float ADD of the same sources merge)", "two nodes are the same only if",
+      _node_keyed(lambda op, dtype, src, arg: (op, src, arg, _sign(arg))))
+wrong("b00.node", "-0.0 merged into 0.0", "Make the sign of a float arg part of the key", _node_keyed(lambda op, dtype, src, arg: (op, dtype, src, arg)))
+right("b00.node", "the ids of the (live, interned) sources and the repr of a float arg in the key",
+      _node_keyed(lambda op, dtype, src, arg: (op, dtype, tuple(map(id, src)), arg, repr(arg) if type(arg) is float else None)))
+class _Interned:
+  """Interning in the class itself: Node(...) gives the node already made when there is one."""
+  made: dict = {}
+  def __new__(cls, op, dtype, src=(), arg=None):
+    k = (op, dtype, tuple(src), type(arg), arg, str(arg) if type(arg) is float else "")
+    if (n := cls.made.get(k)) is None:
+      n = cls.made[k] = super().__new__(cls)
+      n.op, n.dtype, n.src, n.arg = op, dtype, tuple(src), arg
+    return n
+right("b00.node", "a class whose __new__ interns", _Interned)
+
+@wrong("b00.toposort", "pre-order: a node is listed when first reached", "comes before its source")
+def _topo_preorder(root):
+  out, seen, stack = [], set(), [root]
+  while stack:
+    n = stack.pop()
+    if n in seen: continue
+    seen.add(n)
+    out.append(n)
+    stack.extend(reversed(n.src))
+  return out
+@wrong("b00.toposort", "no visited set: a shared node is listed once per path", "in the list twice")
+def _topo_per_path(root):
+  out, stack = [], [(root, False)]
+  while stack:
+    n, done = stack.pop()
+    if done: out.append(n)
+    else: stack += [(n, True)] + [(s, False) for s in n.src]
+  return out
+@wrong("b00.toposort", "listed once, but walked once per path (dedup on output only)", "walks a shared node again")
+def _topo_walks_per_path(root):
+  out, placed, stack = [], set(), [(root, False)]
+  while stack:
+    n, done = stack.pop()
+    if done:
+      if n not in placed: placed.add(n); out.append(n)  # noqa: E702
+    else: stack += [(n, True)] + [(s, False) for s in n.src]
+  return out
+@wrong("b00.toposort", "recursive (fine on small graphs, dies 20,000 deep)", "recursion limit")
+def _topo_recursive(root):
+  out, seen = [], set()
+  def visit(n):
+    if n in seen: return
+    seen.add(n)
+    for s in n.src: visit(s)
+    out.append(n)
+  visit(root)
+  return out
+@wrong("b00.toposort", "breadth-first from the root, reversed", "comes before its source")
+def _topo_bfs_reversed(root):
+  out, seen, i = [root], {root}, 0
+  while i < len(out):
+    for s in out[i].src:
+      if s not in seen: seen.add(s); out.append(s)  # noqa: E702
+    i += 1
+  return out[::-1]
+wrong("b00.toposort", "calls lazynb's own UOp.toposort", "not allowed", lambda root: root.toposort())
+@right("b00.toposort", "Kahn's algorithm: a node is ready when all its sources are placed")
+def _topo_kahn(root):
+  nodes, stack = {root}, [root]
+  while stack:
+    for s in stack.pop().src:
+      if s not in nodes: nodes.add(s); stack.append(s)  # noqa: E702
+  waiting = {n: len(set(n.src)) for n in nodes}
+  users: dict = {n: [] for n in nodes}
+  for n in nodes:
+    for s in set(n.src): users[s].append(n)
+  ready, out = [n for n in nodes if waiting[n] == 0], []
+  while ready:
+    out.append(n := ready.pop())
+    for u in users[n]:
+      waiting[u] -= 1
+      if waiting[u] == 0: ready.append(u)
+  return out
+
 def _params(table):
   """One case per entry, its id `key-what`: tests/conftest.py's SLOW_PARAMS puts 07.beat_heuristic's (timed races) in the slow tier."""
   return [pytest.param(key, what, *rest, id=f"{key}-{what}") for key, entries in sorted(table.items()) for what, *rest in entries]

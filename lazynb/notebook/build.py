@@ -13,14 +13,14 @@ The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no 
 you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
-import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, tempfile
+import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, sys, tempfile
 from typing import Callable, Iterator
 from lazynb import pipeline
 from lazynb.gradient import gradient_rules
 from lazynb.dtype import dtypes
 from lazynb.helpers import Context
 from lazynb.shape.shapetracker import expr_str
-from lazynb.uop.ops import UOp, Ops, GroupOp, exec_alu, rewrite_hooks
+from lazynb.uop.ops import UOp, Ops, GroupOp, exec_alu, rewrite_hooks, toposort_with
 from lazynb.notebook.exercise import exercise, need, Fail
 
 def build_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("LAZYNB_BUILD_DIR") or "my_compiler")
@@ -28,7 +28,9 @@ def build_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("LAZYNB_BUIL
 # ---------------------------------------------------------------- keeping a stage (or another piece) as a file
 KEEP_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 # pieces the learner writes that are not stages of the pipeline: kept like a stage, used where the notebooks ask for them
-PIECES = {"views": "a function of (views, idxs) giving (index, valid): the index math lazynb's lower stage puts in kernels",
+PIECES = {"graph": "a function node(op, dtype, src, arg) that builds hash-consed nodes: the same spec twice gives the same object",
+          "toposort": "a function of a graph's root giving its nodes, each once and after all of its sources: under mine() it orders every kernel",
+          "views": "a function of (views, idxs) giving (index, valid): the index math lazynb's lower stage puts in kernels",
           "gradient": "a function returning a PatternMatcher of gradient rules, tried before lazynb's own (lazynb.gradient)",
           "optimizer": "an optimizer class like nn.optim.Adam: Opt(params, lr=...) with zero_grad() and step()"}
 
@@ -92,25 +94,31 @@ def kept_pieces() -> dict[str, Callable]:
 @contextlib.contextmanager
 def mine(*names: str) -> Iterator[dict[str, Callable]]:
   """`with mine(): ...` runs everything realized inside on your kept stages (only `names`, if given: each must be kept),
-  with NOOPT=1, and backward() with your kept gradient rules first (unless `names` are given). Yields {stage: your
-  function}; with no stage kept yet it says so and runs on lazynb's own."""
+  with NOOPT=1, and backward() with your kept gradient rules first, your index math in lower and your toposort in
+  linearize (unless `names` are given). Yields {stage: your function}; with no stage kept yet it says so and runs on
+  lazynb's own."""
   stages = kept()
   if not stages and not names:
-    print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages")
+    print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages"
+          + (", with your kept parts inside" if kept(["views", "toposort"]) else ""))
   if names:
     missing = [n for n in names if n not in stages]
     if missing: raise FileNotFoundError(f"not kept yet: {', '.join(missing)} (in {build_dir()}); run keep(name, fn) after its check passes")
     stages = {n: f for n, f in stages.items() if n in names}
   rules = kept(["gradient"]).get("gradient") if not names else None
-  label = ", ".join(stages)
+  label, topo = ", ".join(stages), None
   if not names and "lower" not in stages and (views := kept(["views"]).get("views")) is not None:
     stages = {**stages, "lower": lower_with_index_math(views)}  # lazynb's lower, with your index math
     label += (", " if label else "") + "lower (lazynb's, with your index math)"
-  if stages: print(f"running on your stages: {label} (from {build_dir()}), NOOPT=1")
+  inside: dict[str, Callable] = {}  # lazynb's stages with your kept parts inside (not yielded as yours)
+  if not names and (topo := kept(["toposort"]).get("toposort")) is not None:  # every graph the linearize stage walks, in your order
+    (stages if "linearize" in stages else inside)["linearize"] = linearize_with_toposort(topo, stages.get("linearize"))
+  if label: print(f"running on your stages: {label} (from {build_dir()}), NOOPT=1")
+  if topo is not None: print(("your" if "linearize" in label else "lazynb's") + " linearize stage walks each kernel in the order of your toposort")
   if rules is not None: print("backward() uses your gradient rules first")
   with contextlib.ExitStack() as stack:
     stack.enter_context(Context(NOOPT=1))
-    for n, fn in stages.items(): stack.enter_context(pipeline.use(n, fn))
+    for n, fn in {**stages, **inside}.items(): stack.enter_context(pipeline.use(n, fn))
     if rules is not None: stack.enter_context(gradient_rules(rules()))
     yield stages
 
@@ -562,3 +570,163 @@ def _(my_simplify):
 @stage_exercise("b03.linearize", "linearize")
 def _(my_linearize):
   grade("linearize", my_linearize, extra=tuple(symbolic_programs()))
+# ---------------------------------------------------------------- b00: the graph, hash-consed, and its toposort (kept parts)
+def _walk(root) -> list:
+  """Every node reachable from root through .src, each once (this grader's own walk: no UOp.toposort, no recursion)."""
+  seen, stack = {id(root): root}, [root]
+  while stack:
+    for s in stack.pop().src:
+      if id(s) not in seen: seen[id(s)] = s; stack.append(s)  # noqa: E702
+  return list(seen.values())
+
+def _name(u) -> str: return f"{getattr(u.op, 'name', u.op)} (arg {getattr(u, 'arg', None)!r:.40}, {len(u.src)} sources)"
+
+def toposort_error(root, order) -> str | None:
+  """What is wrong with `order` as a toposort of the graph under root, in words, or None."""
+  if order is None: return "it returned None: return a list of the graph's nodes"
+  order, pos = list(order), dict[int, int]()
+  for i, u in enumerate(order):
+    if id(u) in pos: return f"{_name(u)} is in the list twice (at {pos[id(u)]} and {i}): each node once, even one that several nodes use"
+    pos[id(u)] = i
+  graph = _walk(root)
+  if missing := [u for u in graph if id(u) not in pos]: return f"{len(missing)} of the graph's {len(graph)} nodes are missing, e.g. {_name(missing[0])}"
+  if len(order) > len(graph): return f"the list has {len(order)} nodes, the graph {len(graph)}: give only the nodes reachable from the root"
+  for u in order:
+    if (s := next((s for s in u.src if pos[id(s)] > pos[id(u)]), None)) is not None:
+      return f"{_name(u)} comes before its source {_name(s)}: a node goes in the list only after all of its sources are in it"
+  return None
+
+def checked_toposort(fn: Callable, who: str = "your kept toposort") -> Callable:
+  """fn as a toposort lazynb can use: a wrong order or a crash is an error naming `who`, never a wrong kernel."""
+  def toposort(root):
+    try: order = fn(root)
+    except RecursionError: raise RuntimeError(f"{who} hit Python's recursion limit on a graph of {len(_walk(root))} nodes: walk it with a stack of your own") from None
+    if (err := toposort_error(root, order)) is not None: raise RuntimeError(f"{who} is wrong on a graph of {len(_walk(root))} nodes: {err}")
+    return list(order)
+  return toposort
+
+def linearize_with_toposort(fn: Callable, linearize: Callable | None = None, who: str | None = None) -> Callable:
+  """A linearize stage (`linearize`, else lazynb's) inside which every UOp.toposort() is fn's, checked (a replaced stage is
+  part of the kernel cache's key, and its kernels run bounds-checked). `who`: fn in an error's words (your kept toposort)."""
+  ref, topo = linearize or pipeline.reference("linearize"), checked_toposort(fn, who or f"your kept toposort ({build_dir() / 'toposort.py'})")
+  def linearize_(sink):
+    with toposort_with(topo): return ref(sink)
+  whose = "your" if linearize else "lazynb's"
+  linearize_.__qualname__ = f"{whose} linearize, ordered by your toposort ({getattr(fn, '__name__', fn)})"
+  return linearize_
+
+DEEP = 20_000  # a chain longer than Python's recursion limit (lazynb raises it to 10,000): a walk by recursion cannot finish it
+
+def graph_cases(per_kind: int = 2) -> list[tuple[str, UOp]]:
+  """(what, root) for graded corpus programs: each one's lazy tensor graph, and its kernels as lowered with NOOPT=1
+  (index math, shared widely)."""
+  progs = [p for ps in graded_programs(per_kind).values() for p in ps]
+  out = []
+  for p in progs:
+    ts = p.build()
+    out.append((f"the lazy graph of '{p.name}' ({p.kind})", UOp.sink(*[t.uop for t in (ts if isinstance(ts, (tuple, list)) else [ts])])))
+  return out + [(f"a lowered kernel of '{p.name}' ({p.kind})", s) for p, s in lowered_graphs(progs)]
+
+def _fresh(a):
+  """An arg equal to a, but a new object where Python makes one (tuples, floats, large ints): equal, not identical."""
+  if type(a) is tuple: return tuple([_fresh(x) for x in a])
+  if type(a) is float and not math.isnan(a): return float(repr(a))
+  if type(a) is int and not -5 <= a <= 256: return int(str(a))
+  return a
+
+def rebuild(node: Callable, root: UOp, fresh: bool = False) -> dict[UOp, object]:
+  """{UOp: your node} for the graph under root, built with node(op, dtype, src, arg) sources first (args copied: `fresh`)."""
+  memo: dict[UOp, object] = {}
+  for u in root.toposort(): memo[u] = node(u.op, u.dtype, tuple(memo[s] for s in u.src), _fresh(u.arg) if fresh else u.arg)
+  return memo
+
+def _spec(u: UOp) -> str: return f"node({u.op}, {u.dtype}, <{len(u.src)} sources>, {u.arg!r:.60})"
+
+@stage_exercise("b00.node", "graph")
+def _(node):
+  need(callable(node), f"node must be a function of (op, dtype, src, arg), got {type(node).__name__}.")
+  f, i = dtypes.float32, dtypes.int32
+  a = node(Ops.CONST, f, (), 2.0)
+  need(all(hasattr(a, k) for k in ("op", "dtype", "src", "arg")), f"node(...) returned a {type(a).__name__}: return a node (your Node) with .op, .dtype, .src and .arg.")
+  b = node(Ops.CONST, f, (), 3.0)
+  s = node(Ops.ADD, f, (a, b), None)
+  need(a.op is Ops.CONST and a.dtype is f and a.arg == 2.0 and tuple(a.src) == () and len(s.src) == 2 and s.src[0] is a and s.src[1] is b,
+       "a node must hold what it was built from: .op, .dtype, .arg as given, and .src the tuple of source nodes, the same objects.")
+  need(node(Ops.CONST, f, (), 2.0) is a, "node(CONST, float32, (), 2.0) twice gave two different objects: keep a table from what a node is "
+       "built from to the node, and give back the one already there.")
+  need(node(Ops.ADD, f, (a, b), None) is s, "node(ADD, float32, (a, b)) twice, with the same a and b, gave two different objects: the src tuple "
+       "is a new tuple each time, but what it holds is the same; key the table by what the tuple holds.")
+  r = node(Ops.RESHAPE, f, (s,), (2, 3))
+  need(node(Ops.RESHAPE, f, (s,), _fresh((2, 3))) is r, "node(RESHAPE, float32, (x,), (2, 3)) twice gave two different objects when the second (2, 3) "
+       "was a new tuple: args are values, equal ones are the same arg (compare them with ==, not by id).")
+  seen = [("node(CONST, float32, (), 2.0)", a), ("node(CONST, float32, (), 3.0)", b), ("node(ADD, float32, (a, b))", s),
+          ("node(RESHAPE, float32, (a+b,), (2, 3))", r)]
+  for what, n in [("node(CONST, float32, (), 4.0)", lambda: node(Ops.CONST, f, (), 4.0)), ("node(CONST, int32, (), 2)", lambda: node(Ops.CONST, i, (), 2)),
+                  ("node(ADD, float32, (b, a))", lambda: node(Ops.ADD, f, (b, a), None)), ("node(MUL, float32, (a, b))", lambda: node(Ops.MUL, f, (a, b), None)),
+                  ("node(RESHAPE, float32, (a+b,), (3, 2))", lambda: node(Ops.RESHAPE, f, (s,), (3, 2))),
+                  ("node(RESHAPE, float32, (a,), (2, 3))", lambda: node(Ops.RESHAPE, f, (a,), (2, 3))), ("node(ADD, int32, (a, b))", lambda: node(Ops.ADD, i, (a, b), None))]:
+    made = n()
+    if (same := next((w for w, x in seen if x is made), None)) is not None:
+      raise Fail(f"{same} and {what} are different nodes, but node gave the same object for both: two nodes are the same only if op, "
+                 "dtype, src and arg are all equal.")
+    seen.append((what, made))
+  z, nz = node(Ops.CONST, f, (), 0.0), node(Ops.CONST, f, (), -0.0)
+  need(z is not nz, "node(CONST, float32, (), 0.0) and node(CONST, float32, (), -0.0) gave the same node: 0.0 == -0.0 in Python and they hash "
+       "alike, but they are different constants (1/x is inf for one and -inf for the other). Make the sign of a float arg part of the key.")
+  need(node(Ops.CONST, f, (), -0.0) is nz and node(Ops.CONST, f, (), 0.0) is z, "-0.0 and 0.0 are two nodes now, but building one of them again "
+       "gave a new object: each must still be found in the table.")
+  x = node(Ops.CONST, i, (), 0)
+  try:
+    for _ in range(DEEP): x = node(Ops.ADD, i, (x, node(Ops.CONST, i, (), 1)), None)
+  except RecursionError: raise Fail(f"a chain of {DEEP:,} nodes hit Python's recursion limit: node must not walk a node's sources (they are "
+                                    "interned already, so the same objects are the same sources).") from None
+  # the real graphs: the corpus programs' lazy graphs and lowered kernels, node by node
+  for what, root in graph_cases():
+    topo = root.toposort()
+    first = rebuild(node, root)
+    ids: dict[int, UOp] = {}
+    for u in topo:
+      if (v := ids.setdefault(id(first[u]), u)) is not u:
+        raise Fail(f"in {what}: {_spec(v)} and {_spec(u)} are different nodes (lazynb has {len(topo)}), but node gave the same object.")
+    again = rebuild(node, root, fresh=True)
+    if (u := next((u for u in topo if again[u] is not first[u]), None)) is not None:
+      raise Fail(f"in {what} ({len(topo)} nodes): built a second time (new but equal args), {_spec(u)} gave a new object: the same spec "
+                 "must give the same node.")
+
+@stage_exercise("b00.toposort", "toposort")
+def _(toposort):
+  from lazynb.notebook.exercise import _forbid
+  need(callable(toposort), f"toposort must be a function of a graph's root, got {type(toposort).__name__}.")
+  def run(what: str, root) -> int:
+    """toposort(root) checked; how many times it read a _Counted node's .src."""
+    _Counted.reads = 0
+    with _forbid("toposort", cls=UOp, why="this exercise is to write the walk yourself"):
+      try: order = toposort(root)
+      except RecursionError: raise Fail(f"on {what} your toposort hit Python's recursion limit ({sys.getrecursionlimit():,} calls deep): keep "
+                                        "the nodes still to do on a list of your own instead of in recursive calls.") from None
+    reads = _Counted.reads
+    if (err := toposort_error(root, order)) is not None: raise Fail(f"on {what}: {err}.")
+    return reads
+  i = dtypes.int32
+  one, x = UOp(Ops.CONST, i, (), 1), UOp(Ops.DEFINE_VAR, i, (), ("x", 0, 9))
+  y = UOp(Ops.ADD, i, (x, one))
+  run("(x+1)*(x+1), where x+1 is one node used twice", UOp(Ops.MUL, i, (y, y)))
+  ladder = _Counted(Ops.CONST, ())
+  for _ in range(16): ladder = _Counted(Ops.ADD, (ladder, ladder))
+  reads = run("a graph of 17 nodes where each adds the one below to itself", ladder)
+  need(reads <= 20 * 17, f"on a graph of 17 nodes where each adds the one below to itself, your toposort read .src {reads} times: it "
+       "walks a shared node again every time a path reaches it (2**16 paths here). Remember which nodes are visited already.")
+  chain = x
+  for k in range(DEEP): chain = UOp(Ops.ADD, i, (chain, UOp(Ops.CONST, i, (), k)))
+  run(f"a chain of {DEEP:,} additions", chain)
+  for what, root in graph_cases(): run(what, root)
+  grade("linearize", linearize_with_toposort(toposort, who="your toposort"))
+
+class _Counted:
+  """A node that counts how often any node's .src is read (what a toposort must not do once per path)."""
+  reads = 0
+  def __init__(self, op, src): self.op, self.dtype, self._src, self.arg = op, dtypes.int32, src, None
+  @property
+  def src(self):
+    _Counted.reads += 1
+    return self._src

@@ -6,8 +6,8 @@ the lazy tensor graph (BUFFER, RESHAPE, ADD, REDUCE_AXIS ...), kernel ASTs (LOAD
 lowered program (RANGE, SPECIAL, DEFINE_ACC ...).
 """
 from __future__ import annotations
-import itertools, math, threading, weakref
-from typing import Any
+import contextlib, contextvars, itertools, math, threading, weakref
+from typing import Any, Callable, Iterator
 from lazynb.dtype import DType, dtypes
 from lazynb.helpers import prod, unwrap
 from lazynb.runstate import state
@@ -38,6 +38,15 @@ class UOpMetaClass(type):
       UOpMetaClass.cache[key] = weakref.ref(ret, _drop)
       return ret
 
+# the build track's seam: a learner's toposort in place of UOp.toposort, per thread (lazynb.notebook.build.mine sets it)
+_toposort_fn: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("lazynb_toposort", default=None)
+@contextlib.contextmanager
+def toposort_with(fn: Callable) -> Iterator[None]:
+  """`with toposort_with(fn): ...`: every UOp.toposort() in this block (this thread) is fn(root)."""
+  token = _toposort_fn.set(fn)
+  try: yield
+  finally: _toposort_fn.reset(token)
+
 _KERNEL_LEVEL = {Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_GLOBAL, Ops.DEFINE_ACC, Ops.LOAD, Ops.INDEX, Ops.VIEW}
 
 _unique_counter = itertools.count()
@@ -54,7 +63,11 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
 
   # ---- graph helpers
   def toposort(self) -> list[UOp]:
-    """Every node reachable from self, each after all of its sources."""
+    """Every node reachable from self, each after all of its sources (fn(self) inside `with toposort_with(fn)`)."""
+    if (fn := _toposort_fn.get()) is not None:
+      token = _toposort_fn.set(None)  # fn's own calls (and the checks of its result) walk the graph lazynb's way
+      try: return fn(self)
+      finally: _toposort_fn.reset(token)
     seen: set[UOp] = set()
     out: list[UOp] = []
     stack: list[tuple[UOp, bool]] = [(self, False)]
