@@ -3,7 +3,7 @@ family), fresh memory (empty), random numbers (rand, randn, randint, uniform, no
 manual_seed) and number lines (arange, eye). Functions of a Tensor, or of the class
 (`cls: type[Tensor]`): tensor.py makes them Tensor's methods, so `Tensor.rand(...)` calls them on the class."""
 from __future__ import annotations
-import math
+import hashlib, math
 from typing import Callable, TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage
@@ -18,7 +18,47 @@ if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 
 class _RNG:
-  gen = np.random.default_rng(0)
+  """tinygrad 0.10's random stream, so a seeded example prints tinygrad's digits: each device that draws gets a key (the
+  first 32 bits of sha256 of how many devices drew before it, and the seed) and a counter of 32-bit words; a draw of n
+  words first moves the counter on by n (not on the device's first draw), then encrypts the counters with Threefry."""
+  seed: int = 0
+  devices: dict[str, list[int]] = {}  # device -> [key0, key1, counter]
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+def _threefry2x32(x0: np.ndarray, x1: np.ndarray, k0: int, k1: int) -> tuple[np.ndarray, np.ndarray]:
+  """Threefry-2x32, 20 rounds (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", 2011): a block cipher on
+  pairs of 32-bit words. Keyed with (k0, k1), a counter pair encrypts to a pair of random words. uint32 numpy wraps."""
+  u32 = np.uint32
+  ks = (u32(k1), u32(k0 ^ k1 ^ 0x1BD11BDA), u32(k0))  # the key schedule: the two words and their parity
+  a, b = x0 + ks[2], x1 + ks[0]
+  for i in range(5):  # five groups of four rounds, a key injection after each
+    for r in _ROTATIONS[i % 2]:
+      a = a + b
+      b = ((b << u32(r)) | (b >> u32(32 - r))) ^ a
+    a, b = a + ks[i % 3], b + ks[(i + 1) % 3] + u32(i + 1)
+  return a, b
+
+def _random_words(n: int, device: str) -> np.ndarray:
+  """The next n random 32-bit words of the device's stream (see _RNG)."""
+  if (st := _RNG.devices.get(device)) is None:
+    key0 = int.from_bytes(hashlib.sha256(len(_RNG.devices).to_bytes(4, "big")).digest(), "big") & 0xFFFFFFFF
+    st = _RNG.devices[device] = [key0, _RNG.seed & 0xFFFFFFFF, 0]
+  else: st[2] = (st[2] + n) & 0xFFFFFFFF
+  half = -(-n // 2)
+  c0 = np.arange(half, dtype=np.uint32) + np.uint32(st[2])
+  lo, hi = _threefry2x32(c0, c0 + np.uint32(half), st[0], st[1])
+  return np.concatenate([lo, hi])[:n]
+
+def _uniform(shape: tuple[int, ...], dt: DType, device: str) -> np.ndarray:
+  """Uniform floats in [0, 1) of dtype dt: random mantissa bits under the exponent of 1.0, minus 1 (exact)."""
+  numel, size = prod(shape), dt.itemsize
+  if numel == 0: return np.zeros(shape, np.float32)
+  uint = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
+  words = _random_words(-(-numel * size // 4), device).view(uint)[:numel]
+  nmant = dtypes.finfo(dt)[1]
+  if dt is dtypes.bfloat16: return ((words >> uint(9)) | uint(0x3F80)).astype(np.uint32).__lshift__(16).view(np.float32).reshape(shape) - 1
+  one = np.array(1, dt.np).view(uint)
+  return (((words >> uint(8 * size - nmant)) | one).view(dt.np) - 1).reshape(shape)
 
 def _random_shape(shape) -> tuple[int, ...]:
   shape = _check_shape(_shape_arg(shape))
@@ -83,24 +123,30 @@ def _host(cls: type[Tensor], make: Callable[[], np.ndarray], device=None, dtype=
   state.owned.add(buf)
   return cls(buf.reshape(shape), **kw)
 def _eager(cls: type[Tensor], arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return cls._host(lambda: arr, device, dtype, **kw)
-def manual_seed(seed: int = 0): _RNG.gen = np.random.default_rng(seed)
+def manual_seed(seed: int = 0): _RNG.seed, _RNG.devices = int(seed), {}
 def rand(cls: type[Tensor], *shape, device=None, dtype=None, **kw) -> Tensor:
   dt, shape = to_dtype(dtype or dtypes.default_float), _random_shape(shape)
-  hi = 1 - 2.0 ** -(dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 1  # the largest dt below 1: rounding must not reach 1.0
-  def draw(): return np.minimum(_RNG.gen.random(shape, dtype=np.float32), hi)
-  return cls._host(draw, device, dt, random=True, **kw)
+  if not dtypes.is_float(dt): raise ValueError(f"rand only supports float dtypes, got {dt}")
+  dev, _ = Device.canonicalize(device), kw.pop("contiguous", None)  # (tinygrad's contiguous=False: a host buffer is both)
+  return cls._host(lambda: _uniform(shape, dt, dev), dev, dt, random=True, **kw)
 def randn(cls: type[Tensor], *shape, device=None, dtype=None, **kw) -> Tensor:
-  shape = _random_shape(shape)
-  return cls._host(lambda: _RNG.gen.standard_normal(shape, dtype=np.float32), device, dtype or dtypes.default_float, random=True, **kw)
-def uniform(cls: type[Tensor], *shape, low=0.0, high=1.0, requires_grad=None, **kw) -> Tensor:
-  return cls((cls.rand(*shape, **kw) * (high - low) + low).uop, requires_grad=requires_grad)  # the result is the leaf
+  """Box-Muller on two float32 uniform draws, as tinygrad (the same draws after the same seed), computed on the host in
+  float64 and rounded: tinygrad's own float32 kernels agree to an ulp. Host data, so every reader sees the same values."""
+  shape, dev = _random_shape(shape), Device.canonicalize(device)
+  def draw() -> np.ndarray:
+    u = _uniform((2, *shape), dtypes.float32, dev).astype(np.float64)
+    return (np.cos(u[0] * (2 * math.pi)) * np.sqrt(-2 * np.log1p(-u[1]))).astype(np.float32)
+  return cls._host(draw, dev, to_dtype(dtype or dtypes.default_float), random=True, **kw)
+def uniform(cls: type[Tensor], *shape, low=0.0, high=1.0, dtype=None, requires_grad=None, **kw) -> Tensor:
+  return cls(((high - low) * cls.rand(*shape, **kw)).cast(to_dtype(dtype or dtypes.default_float)).add(low).uop, requires_grad=requires_grad)
 def normal(cls: type[Tensor], *shape, mean=0.0, std=1.0, requires_grad=None, **kw) -> Tensor:
   return cls((cls.randn(*shape, **kw) * std + mean).uop, requires_grad=requires_grad)
-def randint(cls: type[Tensor], *shape, low=0, high=10, device=None, dtype=None, **kw) -> Tensor:
-  shape = _random_shape(shape)
-  return cls._host(lambda: _RNG.gen.integers(low, high, shape), device, dtype or dtypes.default_int, random=True, **kw)
+def randint(cls: type[Tensor], *shape, low=0, high=10, dtype=dtypes.int32, **kw) -> Tensor:
+  if not isinstance(low, int) or not isinstance(high, int): raise TypeError(f"randint's low={low!r} and high={high!r} must be ints")
+  if not dtypes.is_int(dt := to_dtype(dtype)): raise TypeError(f"randint makes ints, got dtype={dt}")
+  return cls.uniform(*shape, low=low, high=high, dtype=dt, **kw)
 def randperm(cls: type[Tensor], n: int, *, device=None, dtype=dtypes.int32, **kw) -> Tensor:
-  return cls._host(lambda: _RNG.gen.permutation(n), device, dtype, random=True, **kw)
+  return cls.rand(n, device=device).sort()[1].cast(dtype).requires_grad_(kw.get("requires_grad"))
 def arange(cls: type[Tensor], start, stop=None, step=1, device=None, dtype=None, **kw) -> Tensor:
   if stop is None: start, stop = 0, start
   if step == 0: raise ValueError("arange step must not be 0")

@@ -322,7 +322,7 @@ def multinomial(self: Tensor, num_samples: int = 1, replacement: bool = False) -
   if replacement or num_samples == 1:
     cdf = w.cumsum(1)
     cdf = (cdf / cdf[:, -1:]).unsqueeze(1)  # (b, 1, n), the last exactly 1
-    u = T.rand(w.shape[0], num_samples, 1, device=self.device)
+    u = T.rand(num_samples, w.shape[0], 1, device=self.device).permute(1, 0, 2)  # drawn in tinygrad's layout: its seeded samples
     out = (cdf <= u).sum(2, dtype=dtypes.int32)
   else:
     keys = w.log() - (-(T.rand(*w.shape, device=self.device).log())).log()

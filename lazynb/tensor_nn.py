@@ -288,8 +288,8 @@ def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Te
 def dropout(self: Tensor, p: float = 0.5) -> Tensor:
   """Zeroes each element with probability p and scales the rest by 1/(1-p), only while Tensor.training."""
   if not type(self).training or p == 0: return self
-  mask = type(self).rand(*self.shape, device=self.device) >= p
-  return mask.where(self, 0) * (1 / (1.0 - p))
+  mask = type(self).rand(*self.shape, device=self.device) >= p  # the draw tinygrad makes: its seeded masks are ours
+  return mask.where(self, 0) / (1.0 - p)
 def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False) -> Tensor:
   """softmax(q @ k^T / sqrt(d) + mask) @ v. A bool mask keeps the True positions; a float mask is added.
