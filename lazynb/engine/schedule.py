@@ -176,8 +176,9 @@ class Scheduler:
     if reason == "realize": return head + f"leaves the output {_say(n)} unrealized: every output is stored by the kernel of its base (out.base)"
     if reason == "copy": return head + f"leaves {_say(n)} unrealized, but a COPY reads it from memory"
     if reason == "pad": return head + f"fuses {_say(n)} into {kern}, which reads it through a pad: the padding would compute {n.op.name}(0), not 0"
-    why = ("that kernel computes another reduce already (a kernel has one)" if self.fused is not None and self.fused is not n else
-           "that kernel reads it through a movement op that is not a reshape (expand, permute, pad, shrink, flip), or another kernel reads it too")
+    why = ("that kernel computes another reduce already (a kernel holds one)" if self.fused is not None and self.fused is not n else
+           "another kernel reads it too (or reads a node between it and that kernel's root)" if n in self.in_place else
+           "that kernel reads it through a movement op that is not a reshape (expand, permute, pad, shrink, flip)")
     return head + f"fuses {_say(n)} into {kern}, but {why}: the reduce's whole result must be in memory first, so realize it"
 
   def root_of(self, out: UOp) -> UOp | None:
@@ -324,6 +325,7 @@ class Scheduler:
         inside.add(n)
         while n.src[0].op in GroupOp.Movement: n = n.src[0]; inside.add(n); seen.add(n)  # noqa: E702
         stack.append(n.src[0])
+    self.in_place = reduces
     for r in reduces:
       # the nodes between r and the root; a use outside the region (a flip, a shrink, another reduce) reads r through a
       # view, so r gets a kernel of its own, and computing it here too would be the same work twice
