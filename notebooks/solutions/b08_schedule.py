@@ -2,7 +2,7 @@
 from lazynb.uop.ops import UOp, Ops, GroupOp
 
 def my_boundaries(outs):
-  """The nodes whose values a kernel stores in memory; everything else is fused into the kernel that reads it."""
+  """Walk each kernel down from its root; realize what it cannot compute where it reads it, and walk that kernel too."""
   nodes = UOp.sink(*outs).toposort()
   # every output, unless it is in memory already (a BUFFER) or a constant; every COPY, CONTIGUOUS and ASSIGN
   realize = {o.base for o in outs if o.base.op not in (Ops.BUFFER, Ops.CONST)}
