@@ -410,7 +410,14 @@ def test_any_decision_that_holds_lazynbs_gives_the_same_values():
   from lazynb.uop.ops import UOp
   from lazynb.engine.schedule import kernel_boundaries
   rng, skip = random.Random(0), (Ops.BUFFER, Ops.DEVICE, Ops.UNIQUE, Ops.SINK)
-  for p in pipeline.default_programs()[::5]:
+  from lazynb.corpus import Program
+  a = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+  def assign(flip):
+    t = Tensor(a.copy()).contiguous().realize()
+    return t.assign(t.flip(0) * 2 + 1) if flip else t.assign(t * 2 + 1) + 1
+  extra = [Program("assign", "x", lambda: assign(False)), Program("flip assign", "x", lambda: assign(True)),
+           Program("pad of exp", "x", lambda: (Tensor(a.copy()) * 0.5).exp().pad(((1, 1), (0, 0))).sum(0))]
+  for p in pipeline.default_programs()[::5] + extra * 4:
     want, chosen = p.run(), []
     def decide(outs):
       graph = [n for n in UOp.sink(*outs).toposort() if n.op not in skip]
