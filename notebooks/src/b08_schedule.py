@@ -112,8 +112,9 @@ check("b08.boundaries", my_boundaries)
 # ## Your decision in every schedule
 #
 # Kept (`my_compiler/boundaries.py`), your function cuts every graph `with mine():` runs, with your other kept parts
-# around it. The Schedule view below shows the kernels your decision made (each with the reason `yours`); the last
-# line compares their number with lazynb's.
+# around it. The Schedule view below lists the cell's schedules in order: lazynb's first, then the two made inside
+# `with mine():` (by `.schedule()` and by `.numpy()`), where each kernel's reason is `yours` once your decision is
+# kept. The last line compares the numbers of kernels.
 
 # %%
 %%tinygrad
