@@ -7,7 +7,7 @@ import pytest
 from lazynb import Tensor, pipeline
 from lazynb.helpers import NOOPT
 from lazynb.notebook import build, exercise as ex
-from lazynb.uop.ops import UPat, PatternMatcher, graph_rewrite
+from lazynb.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_rewrite
 from lazynb.codegen.lowerer import lower_rules
 from build_track import BUILD_NOTEBOOKS, sections, solved_source, load_solution, ROOT
 
@@ -140,6 +140,28 @@ def test_index_math_of_your_own_goes_only_into_the_kernels_lowered_with_it():
   with index_math(lambda views, idxs: (UOp.const(dtypes.index, -5), UOp.const(dtypes.bool, False))):
     assert [u.vmin for u in st.to_indexed_uops(i)] == [-5, False]
   assert [u.vmin for u in st.to_indexed_uops(i)] == ref
+def test_a_kept_kernel_decision_cuts_every_schedule_that_mine_runs(build_dir, capsys):
+  """The boundaries piece (b08): kept, mine() runs lazynb's scheduler with it (every kernel's reason is `yours`); a
+  decision that realizes more gives more kernels and the same values; it lasts only inside the block."""
+  sol = load_solution("b08_schedule")
+  x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+  def softmax(t):
+    e = (t - t.max(axis=1, keepdim=True)).exp()
+    return e / e.sum(axis=1, keepdim=True)
+  want = [si.reason for si in softmax(Tensor(x)).schedule() if si.kind == "kernel"]
+  build.keep("boundaries", sol.my_boundaries)
+  with build.mine() as yours:
+    assert list(yours) == ["schedule"]
+    assert [si.reason for si in softmax(Tensor(x)).schedule() if si.kind == "kernel"] == ["yours"] * len(want)
+    got = softmax(Tensor(x)).numpy()
+  assert "running on your stages: schedule (lazynb's, with your kernel boundaries)" in capsys.readouterr().out
+  np.testing.assert_allclose(got, np.exp(x - x.max(1, keepdims=True)) / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True), rtol=1e-5)
+  def more(outs): return sol.my_boundaries(outs) | {n for n in UOp.sink(*outs).toposort() if n.op is Ops.EXP2}
+  with pipeline.use("schedule", build.schedule_with_boundaries(more)):
+    assert len([si for si in softmax(Tensor(x)).schedule() if si.kind == "kernel"]) == len(want) + 1
+    np.testing.assert_allclose(softmax(Tensor(x)).numpy(), got, rtol=1e-6)
+  assert [si.reason for si in softmax(Tensor(x)).schedule() if si.kind == "kernel"] == want
+
 # ---- b04.simplify: values cannot tell a stage that folds nothing from a right one, so its results are read too
 def _index_math():
   from lazynb.uop.ops import UOp, Ops

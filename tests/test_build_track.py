@@ -51,6 +51,8 @@ def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
   assert "optimizer: yours" in "".join(t for _, t in texts(nbs["b05_optimizers"]))
   assert "gradient rules: yours first" in "".join(t for _, t in texts(nbs["b06_gradients"]))
   assert "lower (lazynb's, with your index math)" in said["b07_views"][0]
+  assert "schedule (lazynb's, with your kernel boundaries)" in said["b08_schedule"][0]
+  assert re.search(r"kernels: (\d+) from your decision, \1 from lazynb's", said["b08_schedule"][0]), said["b08_schedule"]
   assert "running on your stages: simplify, linearize, render, compile, load " in said["b04_simplify"][0]
   assert "running on your stages: linearize, render, compile, load " in said["b03_linearize"][0]
 

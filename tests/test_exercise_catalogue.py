@@ -643,6 +643,74 @@ right("b06.gradients", "MUL and RECIP written with named sources",
         [(UPat(Ops.RECIP, src=(UPat.var("x"),)), lambda ctx, x: (-ctx * (x * x).alu(Ops.RECIP),)),
          (UPat(Ops.MUL, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: (b * ctx, a * ctx))] + _rules_with(Ops.MUL, drop=True)().patterns)))
 
+# ---------------------------------------------------------------- b08.boundaries
+
+def _boundaries(outputs=True, copy_src=False, assigns=True, broadcast=False, pad=True, shared=True):
+  """A decision of what becomes a kernel, written like the reference solution's walk, with one of its rules changed."""
+  from lazynb.uop.ops import UOp, GroupOp
+  def my_boundaries(outs):
+    nodes = UOp.sink(*outs).toposort()
+    realize = {o.base for o in outs if o.base.op not in (Ops.BUFFER, Ops.CONST)} if outputs else set()
+    if copy_src: realize |= {n.src[0].base for n in nodes if n.op is Ops.COPY}
+    realize |= {n for n in nodes if n.op in ((Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN) if assigns else (Ops.COPY, Ops.CONTIGUOUS))}
+    owner, todo, done = {}, list(realize) or [o.base for o in outs], set()
+    while todo:
+      root = todo.pop()
+      if root in done: continue
+      done.add(root)
+      reduce = root if root.op is Ops.REDUCE_AXIS else None
+      stack, seen = [(s, root.op is not Ops.REDUCE_AXIS, False) for s in root.src], set()
+      while stack:
+        n, in_place, padded = stack.pop()
+        if (n, in_place, padded) in seen or n.op is Ops.BUFFER: continue
+        seen.add((n, in_place, padded))
+        if n.op is Ops.REDUCE_AXIS and in_place and reduce is None and (not shared or owner.setdefault(n, root) is root): reduce, in_place = n, False
+        elif n.op is Ops.REDUCE_AXIS or (pad and padded and n.op in GroupOp.UnsafePad): realize.add(n)
+        if n in realize:
+          todo.append(n)
+          continue
+        through = (Ops.RESHAPE, Ops.REDUCE_AXIS) + ((Ops.EXPAND,) if broadcast else ())
+        stack.extend((s, in_place and (n.op in GroupOp.Elementwise or n.op in through), padded or n.op is Ops.PAD) for s in n.src)
+    return realize
+  return my_boundaries
+def _every_node(outs):
+  from lazynb.uop.ops import UOp
+  return {n for n in UOp.sink(*outs).toposort() if n.op not in (Ops.BUFFER, Ops.DEVICE, Ops.UNIQUE, Ops.SINK)}
+wrong("b08.boundaries", "realizes every node (nothing fused)", "Too many kernels", _every_node)
+wrong("b08.boundaries", "forgets the outputs", "leaves the output", _boundaries(outputs=False))
+wrong("b08.boundaries", "fuses a reduce into its broadcasting consumer (softmax's max into x - max)", "reads it through a movement op",
+      _boundaries(broadcast=True))
+wrong("b08.boundaries", "realizes what each COPY reads (a BUFFER, a tensor realized before)", "in memory already", _boundaries(copy_src=True))
+wrong("b08.boundaries", "forgets the ASSIGN", "is always a kernel's output", _boundaries(assigns=False))
+wrong("b08.boundaries", "fuses exp under a pad", "the padding would compute", _boundaries(pad=False))
+wrong("b08.boundaries", "fuses a reduce into each of two kernels that read it", "another kernel reads it too", _boundaries(shared=False))
+wrong("b08.boundaries", "returns a list of reasons, not the nodes", "must return a set of UOps", lambda outs: ["realize" for _ in outs])
+@right("b08.boundaries", "recursive, one kernel at a time until nothing changes; a reduce two kernels reach in place realized afterwards")
+def _boundaries_by_kernels(outs):
+  from lazynb.uop.ops import UOp, GroupOp
+  keep = {n for n in UOp.sink(*outs).toposort() if n.op in (Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN)}
+  keep |= {o.base for o in outs if o.base.op not in (Ops.BUFFER, Ops.CONST)}
+  def kernel(root):
+    """(the reduce this kernel computes or None, the nodes it must read from memory)"""
+    fused, loaded, seen = [], set(), set()
+    def go(n, ok, pad):
+      if (n, ok, pad) in seen or n.op is Ops.BUFFER or (n is not root and n in keep): return
+      seen.add((n, ok, pad))
+      if n is not root and (n.op is Ops.REDUCE_AXIS and (not ok or fused) or pad and n.op in GroupOp.UnsafePad): return loaded.add(n)
+      if n is not root and n.op is Ops.REDUCE_AXIS: fused.append(n)
+      for s in n.src: go(s, ok and (n.op in GroupOp.Elementwise or n.op is Ops.RESHAPE), pad or n.op is Ops.PAD)
+    go(root, root.op is not Ops.REDUCE_AXIS, False)
+    return (fused or [None])[0], loaded
+  while True:
+    claims: dict = {}
+    before = len(keep)
+    for root in list(keep):
+      fused, loaded = kernel(root)
+      keep |= loaded
+      if fused is not None: claims.setdefault(fused, set()).add(root)
+    keep |= {r for r, roots in claims.items() if len(roots) > 1}
+    if len(keep) == before: return keep
+
 # ---------------------------------------------------------------- b07.index_math
 
 def _views_math(one=None, unflatten=None, below_valid=True, stack=True):

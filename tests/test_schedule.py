@@ -390,3 +390,64 @@ def test_a_pad_of_a_pad_is_one_view():
     srcs.append([e.data["program"].src for e in rec.of("exec") if e.data["kind"] == "kernel"])
   assert len(srcs[0]) == 1 and srcs[0] == srcs[1], srcs
   assert "/" not in srcs[0][0].split("for (", 1)[-1] and "%" not in srcs[0][0].split("for (", 1)[-1]
+
+# ---------------------------------------------------------------- kernel_boundaries: the build track's seam
+def _lazynbs_decision(outs, bases=False):
+  """The nodes lazynb's own rules realize for outs (the graph a decision function is given); with `bases`, also the
+  outputs' bases in that graph."""
+  from lazynb.engine.schedule import Scheduler, kernel_boundaries
+  with kernel_boundaries(None):
+    s = Scheduler(outs)
+    s.run()
+  roots = {r for r in s.roots if r in set(s.nodes)}
+  return (roots, {o.base for o in s.outs}) if bases else roots
+
+def test_any_decision_that_holds_lazynbs_gives_the_same_values():
+  """Realizing more nodes than lazynb does (a third of the graph, at random) is more kernels, never other values; the
+  nodes realized are exactly the decision's."""
+  import random
+  from lazynb import pipeline
+  from lazynb.uop.ops import UOp
+  from lazynb.engine.schedule import kernel_boundaries
+  rng, skip = random.Random(0), (Ops.BUFFER, Ops.DEVICE, Ops.UNIQUE, Ops.SINK)
+  from lazynb.corpus import Program
+  a = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+  def assign(flip):
+    t = Tensor(a.copy()).contiguous().realize()
+    return t.assign(t.flip(0) * 2 + 1) if flip else t.assign(t * 2 + 1) + 1
+  extra = [Program("assign", "x", lambda: assign(False)), Program("flip assign", "x", lambda: assign(True)),
+           Program("pad of exp", "x", lambda: (Tensor(a.copy()) * 0.5).exp().pad(((1, 1), (0, 0))).sum(0))]
+  for p in pipeline.default_programs()[::5] + extra * 4:
+    want, chosen = p.run(), []
+    def decide(outs):
+      graph = [n for n in UOp.sink(*outs).toposort() if n.op not in skip]
+      chosen.append(_lazynbs_decision(outs) | set(rng.sample(graph, len(graph) // 3)))
+      return chosen[-1]
+    made = []
+    def schedule(outs):
+      items, becomes = pipeline.reference("schedule")(outs)
+      made.extend(si.out for si in items)
+      return items, becomes
+    with kernel_boundaries(decide), pipeline.use("schedule", schedule): got = p.run()
+    for g, w in zip(got, want): np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=p.name)
+    assert set(made) <= set().union(*chosen) and len(made) == len(set(made)), p.name
+
+def test_a_decision_that_leaves_out_a_node_lazynb_needs_is_an_error_that_names_it():
+  """Each node lazynb realizes that is not an output (a reduce no kernel can compute in place, a copy), left out of the
+  decision: a BoundaryError naming the node, before any kernel runs; a BUFFER or a non-UOp in the decision likewise."""
+  from lazynb import pipeline
+  from lazynb.engine.schedule import kernel_boundaries, BoundaryError
+  tried = 0
+  for p in [p for p in pipeline.default_programs() if p.kind == "several kernels"][::3]:
+    o = p.build()
+    outs = [t.uop for t in (o if isinstance(o, (tuple, list)) else [o])]
+    roots, bases = _lazynbs_decision(outs, bases=True)
+    for drop in roots - bases:
+      tried += 1
+      with kernel_boundaries(lambda g: _lazynbs_decision(g) - {drop}):
+        with pytest.raises(BoundaryError, match=rf"your schedule decision \(<lambda>\) (fuses|leaves) {drop.op.name}"): pipeline.reference("schedule")(outs)
+  assert tried >= 5
+  a = Tensor(np.arange(6, dtype=np.float32)).realize()
+  with kernel_boundaries(lambda g: {a.uop.base}), pytest.raises(BoundaryError, match="in memory already"): (a + 1).realize()
+  with kernel_boundaries(lambda g: ["x"]), pytest.raises(BoundaryError, match="must return a set of UOps"): (a + 1).realize()
+  with kernel_boundaries(lambda g: set()), pytest.raises(BoundaryError, match="leaves the output ADD"): (a + 1).realize()

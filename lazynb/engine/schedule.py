@@ -19,7 +19,9 @@ A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is
 LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS.
 """
 from __future__ import annotations
+import contextlib, contextvars
 from dataclasses import dataclass, field
+from typing import Callable, Iterator
 from lazynb import trace
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
@@ -119,6 +121,23 @@ fold_consts = PatternMatcher([
   (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
 ])
 
+# the build track's seam: fn(outs) -> the nodes to realize, in place of the rules below that decide kernel boundaries
+_boundaries: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("lazynb_kernel_boundaries", default=None)
+
+class BoundaryError(RuntimeError):
+  """A decision of kernel_boundaries(fn) that the scheduler cannot build into kernels."""
+
+@contextlib.contextmanager
+def kernel_boundaries(fn: Callable) -> Iterator[None]:
+  """`with kernel_boundaries(fn): ...`: each schedule realizes exactly the nodes fn(outs) returns (outs as the scheduler sees
+  them: realized tensors are BUFFERs, constants folded) and fuses the rest into their consumers (this thread, this block).
+  A decision no kernel can follow is a BoundaryError. (A kernel is known by its AST: the runner cache needs no more.)"""
+  token = _boundaries.set(fn)
+  try: yield
+  finally: _boundaries.reset(token)
+
+def _say(u: UOp) -> str: return f"{u.op.name}{f' {u.arg[0].name} over axes {u.arg[1]}' if u.op is Ops.REDUCE_AXIS else ''} of shape {u.shape}"
+
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
@@ -134,6 +153,33 @@ class Scheduler:
     self.deps: dict[UOp, list[UOp]] = {}   # root -> roots it reads
     self.reads: dict[UOp, set[UOp]] = {}   # root -> realized BUFFERs it reads directly
     self.staged: dict[UOp, UOp] = {}       # ASSIGN root -> its value copied to a buffer first (it reads the target's memory)
+    self.chosen = None if (fn := _boundaries.get()) is None else self.decide(fn)
+
+  def decide(self, fn: Callable) -> set[UOp]:
+    """fn's nodes to realize, checked, as roots (their buffers are made when a kernel reads them)."""
+    got, self.graph, self.fn = fn(list(self.outs)), set(self.nodes), getattr(fn, "__name__", repr(fn))
+    if not isinstance(got, (set, frozenset, list, tuple)) or not all(isinstance(u, UOp) for u in got):
+      raise BoundaryError(f"your schedule decision ({self.fn}) must return a set of UOps, the nodes to realize; got {type(got).__name__}")
+    for u in got:
+      if u not in self.graph: raise BoundaryError(f"your schedule decision ({self.fn}) realizes {_say(u)}, which is not in the graph it was given")
+      if u.op in (Ops.BUFFER, Ops.DEVICE, Ops.UNIQUE, Ops.SINK):
+        raise BoundaryError(f"your schedule decision ({self.fn}) realizes a {u.op.name}, which is no value to compute" +
+                            (": a BUFFER is in memory already (a tensor realized before), it needs no kernel" if u.op is Ops.BUFFER else ""))
+    self.roots.update(dict.fromkeys(got, "yours"))
+    return set(got)
+
+  def refused(self, n: UOp, reason: str) -> str:
+    """Why the node n, which fn left fused, needs a kernel of its own (in words, for the BoundaryError)."""
+    head, kern = f"your schedule decision ({self.fn}) ", f"the kernel of {_say(getattr(self, 'root', n))}"
+    if n.op in (Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN):
+      return head + f"leaves {_say(n)} unrealized: a COPY, a CONTIGUOUS (.contiguous()) or an ASSIGN (.assign()) is always a kernel's output"
+    if reason == "realize": return head + f"leaves the output {_say(n)} unrealized: every output is stored by the kernel of its base (out.base)"
+    if reason == "copy": return head + f"leaves {_say(n)} unrealized, but a COPY reads it from memory"
+    if reason == "pad": return head + f"fuses {_say(n)} into {kern}, which reads it through a pad: the padding would compute {n.op.name}(0), not 0"
+    why = ("that kernel computes another reduce already (a kernel holds one)" if self.fused is not None and self.fused is not n else
+           "another kernel reads it too (or reads a node between it and that kernel's root)" if n in self.in_place else
+           "that kernel reads it through a movement op that is not a reshape (expand, permute, pad, shrink, flip)")
+    return head + f"fuses {_say(n)} into {kern}, but {why}: the reduce's whole result must be in memory first, so realize it"
 
   def root_of(self, out: UOp) -> UOp | None:
     b = out.base
@@ -144,8 +190,9 @@ class Scheduler:
     return b
 
   def add_root(self, n: UOp, reason: str) -> UOp:
-    if n not in self.roots:
-      self.roots[n] = reason
+    if n not in self.out_buf:
+      if self.chosen is not None and n not in self.chosen and n in self.graph: raise BoundaryError(self.refused(n, reason))
+      self.roots.setdefault(n, reason)
       if n.op is Ops.BUFFER: raise RuntimeError("a buffer cannot be a root")
       # an assign done before whose memory was written again since (its value is gone): never done a second time (a lost write)
       if n.op is Ops.ASSIGN: check_fresh(n.src[0].base)
@@ -170,7 +217,7 @@ class Scheduler:
       work.extend(n for n in self.roots if n not in before)
       work.extend(n for n in self.deps[r] if n not in done)
     # an in-place write (ASSIGN) waits for every kernel that reads the old contents of its buffer
-    for r in self.roots:
+    for r in self.out_buf:
       if r.op is not Ops.ASSIGN: continue
       for x, bufs in self.reads.items():
         if x is not r and self.out_buf[r] in bufs and x not in self.deps[r] and not self._depends(x, r): self.deps[r].append(x)
@@ -278,6 +325,7 @@ class Scheduler:
         inside.add(n)
         while n.src[0].op in GroupOp.Movement: n = n.src[0]; inside.add(n); seen.add(n)  # noqa: E702
         stack.append(n.src[0])
+    self.in_place = reduces
     for r in reduces:
       # the nodes between r and the root; a use outside the region (a flip, a shrink, another reduce) reads r through a
       # view, so r gets a kernel of its own, and computing it here too would be the same work twice

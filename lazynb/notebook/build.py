@@ -13,7 +13,7 @@ The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no 
 you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
-import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, sys, tempfile
+import ast, collections, contextlib, functools, linecache, math, os, pathlib, subprocess, sys, tempfile
 from typing import Callable, Iterator
 from lazynb import pipeline
 from lazynb.gradient import gradient_rules
@@ -30,6 +30,7 @@ KEEP_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Ass
 # pieces the learner writes that are not stages of the pipeline: kept like a stage, used where the notebooks ask for them
 PIECES = {"graph": "a function node(op, dtype, src, arg) that builds hash-consed nodes: the same spec twice gives the same object",
           "toposort": "a function of a graph's root giving its nodes, each once and after all of its sources: under mine() it orders every kernel",
+          "boundaries": "a function of the outputs' UOps giving the set of nodes to realize: the scheduler's decision of what becomes a kernel",
           "views": "a function of (views, idxs) giving (index, valid): the index math lazynb's lower stage puts in kernels",
           "gradient": "a function returning a PatternMatcher of gradient rules, tried before lazynb's own (lazynb.gradient)",
           "optimizer": "an optimizer class like nn.optim.Adam: Opt(params, lr=...) with zero_grad() and step()"}
@@ -98,9 +99,6 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
   linearize (unless `names` are given). Yields {stage: your function}; with no stage kept yet it says so and runs on
   lazynb's own."""
   stages = kept()
-  if not stages and not names:
-    print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages"
-          + (", with your kept parts inside" if kept(["views", "toposort"]) else ""))
   if names:
     missing = [n for n in names if n not in stages]
     if missing: raise FileNotFoundError(f"not kept yet: {', '.join(missing)} (in {build_dir()}); run keep(name, fn) after its check passes")
@@ -110,10 +108,15 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
   if not names and "lower" not in stages and (views := kept(["views"]).get("views")) is not None:
     stages = {**stages, "lower": lower_with_index_math(views)}  # lazynb's lower, with your index math
     label += (", " if label else "") + "lower (lazynb's, with your index math)"
+  if not names and "schedule" not in stages and (decide := kept(["boundaries"]).get("boundaries")) is not None:
+    stages = {"schedule": schedule_with_boundaries(decide), **stages}  # lazynb's scheduler, with your decision of the kernels
+    label += (", " if label else "") + "schedule (lazynb's, with your kernel boundaries)"
   inside: dict[str, Callable] = {}  # lazynb's stages with your kept parts inside (not yielded as yours)
   if not names and (topo := kept(["toposort"]).get("toposort")) is not None:  # every graph the linearize stage walks, in your order
     (stages if "linearize" in stages else inside)["linearize"] = linearize_with_toposort(topo, stages.get("linearize"))
   if label: print(f"running on your stages: {label} (from {build_dir()}), NOOPT=1")
+  elif not names: print(f"no stage of yours is kept yet (in {build_dir()}): this block runs on lazynb's own stages"
+                        + (", with your kept parts inside" if inside else ""))
   if topo is not None: print(("your" if "linearize" in label else "lazynb's") + " linearize stage walks each kernel in the order of your toposort")
   if rules is not None: print("backward() uses your gradient rules first")
   with contextlib.ExitStack() as stack:
@@ -422,6 +425,66 @@ def _(my_index_math):
   need(callable(my_index_math), f"my_index_math must be a function of (views, idxs), got {type(my_index_math).__name__}.")
   _index_math_check(my_index_math)
   grade("lower", lower_with_index_math(my_index_math))
+# ---------------------------------------------------------------- Build 8: what becomes a kernel (a kept part, not a stage)
+def schedule_with_boundaries(fn: Callable) -> Callable:
+  """A schedule stage: lazynb's own, realizing the nodes fn(outs) decides (kernel_boundaries); a decision it cannot build
+  into kernels is an error that says why."""
+  from lazynb.engine.schedule import kernel_boundaries
+  ref = pipeline.reference("schedule")
+  def schedule(outs):
+    with kernel_boundaries(fn): return ref(outs)
+  schedule.__qualname__ = f"lazynb's schedule with your kernel boundaries ({getattr(fn, '__name__', fn)})"
+  return schedule
+
+def boundary_programs() -> list:
+  """Programs with what the graded corpus programs lack: an assign (also one that reads the memory it overwrites), a
+  tensor realized before and read again, a pad of exp, a reduce read by two kernels."""
+  import numpy as np
+  from lazynb import Tensor
+  from lazynb.corpus import Program
+  a = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+  def assign(flip: bool):
+    t = Tensor(a.copy()).contiguous().realize()
+    return t.assign(t.flip(0) * 2 + 1) if flip else t.assign(t * 2 + 1) + 1  # (the assign is read by a kernel, not an output)
+  def again():
+    t = (Tensor(a.copy()) * 2).realize()
+    return t.T, t.sum(0) + 1
+  def two():
+    s = Tensor(a.copy()).sum(1)
+    return s + 1, s * 2
+  return [Program("t.assign(t * 2 + 1) + 1", "boundaries", lambda: assign(False)), Program("t.assign(t.flip(0) * 2 + 1)", "boundaries", lambda: assign(True)),
+          Program("t = (a * 2).realize(), then t.T and t.sum(0) + 1", "boundaries", again),
+          Program("exp(a / 2) padded by a row above and below, summed over rows", "boundaries", lambda: (Tensor(a.copy()) * 0.5).exp().pad(((1, 1), (0, 0))).sum(0)),
+          Program("s = a.sum(1), then s + 1 and s * 2", "boundaries", two)]
+
+def kernels_made(p, schedule: Callable) -> collections.Counter:
+  """The items a program's schedule makes with `schedule` as the stage, as (kind, the realized node's op, its shape)."""
+  made: collections.Counter = collections.Counter()
+  def spy(outs):
+    items, becomes = schedule(outs)
+    made.update((si.kind, si.out.op.name, si.out.shape) for si in items)
+    return items, becomes
+  with Context(NOOPT=1), pipeline.use("schedule", spy): p.run()
+  return made
+
+def _nodes(c: collections.Counter, most: int = 5) -> str:
+  said = [f"{n} x {op} of shape {shape}" if n > 1 else f"{op} of shape {shape}" for (_, op, shape), n in c.items()]
+  return ", ".join(said[:most]) + (f" and {len(said) - most} more" if len(said) > most else "")
+
+@stage_exercise("b08.boundaries", "boundaries")
+def _(my_boundaries):
+  need(callable(my_boundaries), f"my_boundaries must be a function of the outputs' UOps, got {type(my_boundaries).__name__}.")
+  extra = boundary_programs()
+  grade("schedule", schedule_with_boundaries(my_boundaries), extra=tuple(extra))
+  # right values are not enough: realizing every node gives them too, with a kernel per node
+  for p in [p for ps in graded_programs().values() for p in ps] + extra:
+    want, got = kernels_made(p, pipeline.reference("schedule")), kernels_made(p, schedule_with_boundaries(my_boundaries))
+    if got == want: continue
+    counts = f"your decision makes {got.total()} kernels and copies for '{p.name}' ({p.kind}), lazynb's {want.total()}"
+    need(got.total() <= want.total(), f"{counts}: the values are right, but you also realize {_nodes(got - want)}; lazynb computes those inside "
+                                      "the kernels that read them. Too many kernels: realize a node only when no kernel can compute it where it is read.")
+    raise Fail(f"{counts}: you realize {_nodes(got - want) or 'nothing else'} where lazynb realizes {_nodes(want - got)}.")
+
 # ---------------------------------------------------------------- b04: simplify, graded by values and by what it leaves
 def simplify_programs() -> list:
   """Programs whose index math the graded corpus programs lack: a % of an index that stays below its divisor, a
