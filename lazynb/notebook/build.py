@@ -10,7 +10,7 @@ it as a file, and from then on runs the course on it.
     assemble()                       the kept stages in one file, my_compiler.py: the compiler you wrote, in pipeline order
 
 The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no threads), which is what the stages
-you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
+you write here handle; the one opt you write (Build 9, an UNROLL of a reduce loop) keeps them plain loops. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
 import ast, contextlib, functools, linecache, math, os, pathlib, subprocess, tempfile
@@ -92,7 +92,8 @@ def kept_pieces() -> dict[str, Callable]:
 @contextlib.contextmanager
 def mine(*names: str) -> Iterator[dict[str, Callable]]:
   """`with mine(): ...` runs everything realized inside on your kept stages (only `names`, if given: each must be kept),
-  with NOOPT=1, and backward() with your kept gradient rules first (unless `names` are given). Yields {stage: your
+  with NOOPT=1 (lazynb's own opts off: your optimize stage, if kept, chooses its own, its search held to a budget per
+  kernel), and backward() with your kept gradient rules first (unless `names` are given). Yields {stage: your
   function}; with no stage kept yet it says so and runs on lazynb's own."""
   stages = kept()
   if not stages and not names:
@@ -106,6 +107,7 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
   if not names and "lower" not in stages and (views := kept(["views"]).get("views")) is not None:
     stages = {**stages, "lower": lower_with_index_math(views)}  # lazynb's lower, with your index math
     label += (", " if label else "") + "lower (lazynb's, with your index math)"
+  if "optimize" in stages: stages = {**stages, "optimize": budgeted(stages["optimize"])}
   if stages: print(f"running on your stages: {label} (from {build_dir()}), NOOPT=1")
   if rules is not None: print("backward() uses your gradient rules first")
   with contextlib.ExitStack() as stack:
@@ -566,6 +568,17 @@ def _(my_linearize):
 SEARCH_BUDGET_S = 2.0  # mine(): seconds of timing one kernel's search may spend; past it time_kernel gives inf (not timed)
 _spent: dict = {}       # the kernel's AST -> seconds its search has spent timing (inside mine())
 
+def budgeted(fn: Callable) -> Callable:
+  """Your optimize stage as mine() runs it: a search (no opts given) may spend SEARCH_BUDGET_S seconds timing each
+  kernel; past that time_kernel gives inf (not timed), so the search keeps what it has."""
+  @functools.wraps(fn)
+  def optimize(ast, renderer, opts=None):
+    if opts is not None: return fn(ast, renderer, opts)
+    _spent[ast] = 0.0
+    try: return fn(ast, renderer, opts)
+    finally: _spent.pop(ast, None)
+  return optimize
+
 def time_kernel(k, runs: int = 3) -> float:
   """Seconds one run of Kernel `k` takes, on scratch buffers of random data: k is compiled through the pipeline with its
   opts given to the optimize stage (inside mine(): all your stages), then run once to warm up and `runs` times (the
@@ -667,7 +680,13 @@ def _optimize_check(fn) -> None:
     want = Kernel(a, r)
     for o in opts: want.apply_opt(o)
     try: got = fn(a, r, opts, time_fn=no_search)
-    except KernelOptError as e: raise Fail(f"your my_optimize refused the legal opts {opts} for a kernel of loops {said(Kernel(a, r))}: {e}") from None
+    except KernelOptError as e:
+      raise Fail(f"your my_optimize refused the legal opts {opts} for a kernel of loops {said(Kernel(a, r))}: {e}" + (" (after an opt, the axes "
+                 "the kernel had keep their numbers: the new axis goes after them)" if len(opts) > 1 else "")) from None
+    except (Fail, NotImplementedError): raise
+    except Exception as e:
+      raise Fail(f"given the legal opts {opts} for the kernel of loops {said(Kernel(a, r))}, your my_optimize raised {type(e).__name__}: {e} (every "
+                 "ShapeTracker is split, the output's too, which has size 1 on a reduce axis)") from None
     need(isinstance(got, Kernel), f"my_optimize must return a Kernel, got {type(got).__name__}.")
     need(list(got.applied_opts) == opts, f"given the opts {opts}, your kernel's applied_opts are {got.applied_opts}: record each opt you apply.")
     need(loops(got) == loops(want), f"given the opts {opts} for the kernel of loops {said(Kernel(a, r))}, your kernel's loops are "
@@ -695,9 +714,12 @@ def _optimize_check(fn) -> None:
     if (mine_ := _key(out)) == best: continue
     if len(set(calls)) > 1 and mine_ == max(calls, key=lambda c: _made_up(table, c)): why = "that is the slowest it timed: keep the fastest"
     elif best == (): why = "\"no opt\" (the kernel you started from) stays a candidate: the beam keeps the fastest of everything timed so far"
-    elif rounds > 1 and mine_ == reachable(k, width, 1, _fake(table, [])): why = "that is where the first round ends: do all the rounds"
-    else: why = (f"the beam keeps the {width} fastest of everything timed so far (the kernels it held included), and each round tries every "
-                 "legal unroll on each of them")
+    else:
+      ends = [w for w, yes in (("the first round ends (do all the rounds)", rounds > 1 and mine_ == reachable(k, width, 1, _fake(table, []))),
+                               (f"a beam of width 1 ends (the beam keeps the {width} fastest)", width > 1 and mine_ == reachable(k, 1, rounds, _fake(table, []))))
+              if yes]
+      why = (f"that is where {' and where '.join(ends)}" if ends else f"the beam keeps the {width} fastest of everything timed so far (the kernels "
+             "it held included), and each round tries every legal unroll on each of them")
     times = ", ".join(f"{list(o) or 'no opt'}: {t}" for o, t in table.items())
     raise Fail(f"with width {width} and {rounds} rounds, {what} (made-up times in seconds, by opts as (axis, amount): {times or 'none'}; any other: 50 "
                f"to 60), the beam ends at {list(best) or 'no opt'}; yours returned {list(mine_) or 'no opt'} ({why}).")
