@@ -882,8 +882,9 @@ def _round(order=1, only_new=False, memo=True, last=None):
     pool = new if only_new and new else list(kernels.values())
     return sorted(pool, key=lambda c: order * times[tuple(c.applied_opts)])[:width]
   return step
-def _unroll_with(check_type=True, check_divides=True, size_one=True, last=True):
-  """my_unroll without one of its checks, or splitting a size-1 view into (0, amt), or leaving the new axis in place."""
+def _unroll_with(check_type=True, check_divides=True, size_one=True, last=True, move_views=True):
+  """my_unroll without one of its checks, or splitting a size-1 view into (0, amt), or leaving the new axis in place
+  (everywhere, or only in the views)."""
   from lazynb.codegen.kernel import Opt, OptOps, AxisType, KernelOptError
   def my_unroll(k, axis, amt):
     if not 0 <= axis < len(k.full_shape) or check_type and k.axis_types[axis] is not AxisType.REDUCE: raise KernelOptError("not a reduce axis")
@@ -894,7 +895,7 @@ def _unroll_with(check_type=True, check_divides=True, size_one=True, last=True):
     order = [i for i in range(n) if i != axis + 1] + [axis + 1] if last else list(range(n))
     types = k.axis_types[:axis + 1] + [AxisType.UNROLL] + k.axis_types[axis + 1:]
     nk = k.copy()
-    nk.sts = [st.reshape(split(st.shape)).permute(tuple(order)) for st in k.sts]
+    nk.sts = [st.reshape(split(st.shape)).permute(tuple(order if move_views else range(n))) for st in k.sts]
     nk.full_shape, nk.axis_types = tuple(split(k.full_shape)[i] for i in order), [types[i] for i in order]
     nk.applied_opts = k.applied_opts + [Opt(OptOps.UNROLL, axis, amt)]
     return nk
@@ -904,6 +905,8 @@ wrong("b09.optimize", "unrolls a global axis as if it were a reduce axis", "axis
 wrong("b09.optimize", "splits the output's size-1 view into (0, amt)", "has size 1 on a reduce axis", _search_with(unroll=_unroll_with(size_one=False)))
 wrong("b09.optimize", "leaves the new axis in place (the axes after it renumbered)", "your my_optimize refused the legal opts",
       _search_with(unroll=_unroll_with(last=False)))
+wrong("b09.optimize", "moves the new axis last in the loops but not in the views", "view must follow the loops",
+      _search_with(unroll=_unroll_with(move_views=False)))
 wrong("b09.optimize", "keeps the slowest", "slowest", _search_with(step=_round(order=-1)))
 wrong("b09.optimize", "stops after one round", "first round ends", _search_with(step=_round(last=1)))
 wrong("b09.optimize", "keeps only the new candidates (no opt never stays)", "stays a candidate", _search_with(step=_round(only_new=True)))

@@ -676,7 +676,8 @@ def _optimize_check(fn) -> None:
   def no_search(k): raise Fail("given opts, your my_optimize searched (it called time_fn): with opts, apply them and return the kernel.")
   # given opts: the same loops as lazynb's own UNROLL; an illegal one raises KernelOptError
   U = OptOps.UNROLL
-  for (a, r), opts in ((mm, [Opt(U, 2, 4)]), (mm, [Opt(U, 2, 4), Opt(U, 2, 2)]), (two, [Opt(U, 2, 4)]), (two, [Opt(U, 1, 2), Opt(U, 2, 8)])):
+  for (a, r), opts in ((mm, [Opt(U, 2, 4)]), (mm, [Opt(U, 2, 4), Opt(U, 2, 2)]), (two, [Opt(U, 1, 2)]), (two, [Opt(U, 2, 4)]),
+                       (two, [Opt(U, 1, 2), Opt(U, 2, 8)])):
     want = Kernel(a, r)
     for o in opts: want.apply_opt(o)
     try: got = fn(a, r, opts, time_fn=no_search)
@@ -686,11 +687,14 @@ def _optimize_check(fn) -> None:
     except (Fail, NotImplementedError): raise
     except Exception as e:
       raise Fail(f"given the legal opts {opts} for the kernel of loops {said(Kernel(a, r))}, your my_optimize raised {type(e).__name__}: {e} (every "
-                 "ShapeTracker is split, the output's too, which has size 1 on a reduce axis)") from None
+                 "ShapeTracker is split and moved like the loops, the output's too, which has size 1 on a reduce axis)") from None
     need(isinstance(got, Kernel), f"my_optimize must return a Kernel, got {type(got).__name__}.")
     need(list(got.applied_opts) == opts, f"given the opts {opts}, your kernel's applied_opts are {got.applied_opts}: record each opt you apply.")
     need(loops(got) == loops(want), f"given the opts {opts} for the kernel of loops {said(Kernel(a, r))}, your kernel's loops are "
                                     f"{said(got)}; they should be {said(want)}.")
+    need(all(len(v.shape) == len(got.full_shape) and all(n in (1, f) for n, f in zip(v.shape, got.full_shape)) for v in got.sts),
+         f"given the opts {opts}, your kernel's loops are {said(got)} but its views' shapes are {', '.join(str(v.shape) for v in got.sts)}: each "
+         "view must follow the loops (split and moved the same way; size 1 where its buffer does not move along a loop).")
   for (a, r), opt, why in ((mm, Opt(U, 2, 3), "3 does not divide the axis's 16"), (mm, Opt(U, 0, 2), "axis 0 is not a reduce axis"),
                              (mm, Opt(U, 5, 2), "the kernel has 3 axes"), (asts["sym"], Opt(U, 1, 2), "axis 1's size is a variable")):
     try: fn(a, r, [opt], time_fn=no_search)
