@@ -151,7 +151,7 @@ from lazynb.notebook.build import time_kernel
 AMOUNTS = (2, 4)
 
 def my_unroll(k, axis, amt):
-  """A new Kernel: k's reduce axis `axis` split into (size // amt, amt), the inner part unrolled; k is left as it is."""
+  """k's reduce axis `axis` unrolled by amt, as a new Kernel (k stays as it is)."""
   raise NotImplementedError  # YOUR CODE
 
 def my_optimize(ast, renderer, opts=None, width=2, rounds=2, time_fn=time_kernel):
