@@ -284,3 +284,39 @@ def test_the_toposort_seam_is_per_block_and_the_function_walks_lazynbs_way():
   with pytest.raises(ZeroDivisionError):
     with toposort_with(lambda r: 1 // 0): b.toposort()
   assert b.toposort() == [a, b]
+
+def test_a_kept_optimize_stage_chooses_the_loops_mine_runs_and_its_search_has_a_budget(build_dir, monkeypatch):
+  """b09: the kept optimize stage runs inside mine() although mine() sets NOOPT=1, and the opts it chooses reach the
+  renderer (here its timer is made up, so the choice is known: the deepest unroll, 256 steps as 16 x 4 x 4). time_kernel
+  gives inf for a kernel with variable sizes and, inside a search mine() runs, once the kernel's budget is spent."""
+  from lazynb.codegen.kernel import Kernel
+  build.keep("optimize", load_solution("b09_search").my_optimize)
+  monkeypatch.setattr(build, "time_kernel", lambda k, runs=3: 1 / (1 + k.upcast_size()))  # the kept file imports it when mine() loads it
+  names: list[str] = []
+  def spy(name, uops, renderer):
+    names.append(name)
+    return pipeline.reference("render")(name, uops, renderer)
+  a = np.random.default_rng(0).random((64, 256), dtype=np.float32)
+  with build.mine() as yours, pipeline.use("render", spy):
+    assert "optimize" in yours
+    np.testing.assert_allclose(Tensor(a).sum(axis=1).numpy(), a.sum(axis=1), rtol=1e-5)
+  assert names == ["r_64_16_4_4"], names
+  monkeypatch.undo()
+  asts: list = []
+  def record(ast, renderer, opts=None):
+    asts.append((ast, renderer))
+    return pipeline.reference("optimize")(ast, renderer, opts)
+  with pipeline.use("optimize", record): Tensor(a).sum(axis=1).realize()
+  k = Kernel(*asts[0])
+  assert 0 < build.time_kernel(k) < float("inf") and k.ast not in build._spent
+  monkeypatch.setattr(build, "SEARCH_BUDGET_S", 0.0)
+  timings: list[float] = []
+  def search(ast, renderer, opts=None):
+    timings.extend(build.time_kernel(Kernel(ast, renderer)) for _ in range(2))  # the first spends the budget, the second is not timed
+    return Kernel(ast, renderer)
+  build.budgeted(search)(k.ast, k.renderer)
+  assert timings[0] < float("inf") and timings[1] == float("inf") and k.ast not in build._spent
+  sym = [p for p in build.symbolic_programs()][0]
+  asts.clear()
+  with pipeline.use("optimize", record): sym.run()
+  assert build.time_kernel(Kernel(*asts[-1])) == float("inf")

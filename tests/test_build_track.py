@@ -55,6 +55,8 @@ def test_each_notebooks_mine_cell_runs_on_the_stages_kept_so_far(solved_run):
   assert re.search(r"kernels: (\d+) from your decision, \1 from lazynb's", said["b08_schedule"][0]), said["b08_schedule"]
   assert "running on your stages: simplify, linearize, render, compile, load " in said["b04_simplify"][0]
   assert "running on your stages: linearize, render, compile, load " in said["b03_linearize"][0]
+  assert "running on your stages: optimize, simplify, linearize, render, compile, load, lower " in said["b09_search"][0]
+  assert "opts chosen: [Opt(UNROLL, 1, " in said["b09_search"][0] and "with plain loops" in said["b09_search"][0]
 
 def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembled_file(solved_run):
   d, nbs = solved_run

@@ -912,6 +912,111 @@ def _linearize_hoisted(sink):
   if assign is not None: out += [assign] + [end(r) for r in reversed(red_loops)]
   return out + [u for u in body if u in late] + [end(r) for r in reversed(outer)]
 
+# ---------------------------------------------------------------- b09.optimize
+
+def _search_with(unroll=None, step=None):
+  """The reference my_optimize with its my_unroll replaced by `unroll`, or its search's round replaced by
+  step(beam, times, kernels, width, unroll) -> the next beam (and rounds, if step says how many are done)."""
+  sol = _solution("b09_search")
+  if unroll is not None: sol.my_unroll = unroll
+  if step is None: return sol.my_optimize
+  def my_optimize(ast, renderer, opts=None, width=2, rounds=2, time_fn=sol.time_kernel):
+    from lazynb.codegen.kernel import Kernel
+    k = Kernel(ast, renderer)
+    if opts is not None:
+      for o in opts: k = sol.my_unroll(k, o.axis, o.arg)
+      return k
+    times, kernels, beam = {(): time_fn(k)}, {(): k}, [k]
+    for i in range(rounds):
+      beam = step(beam, times, kernels, width, sol.my_unroll, time_fn, i)
+    return beam[0]
+  return my_optimize
+def _candidates(beam, unroll):
+  from lazynb.codegen.kernel import KernelOptError
+  for b in beam:
+    for axis in range(len(b.full_shape)):
+      for amt in (2, 4):
+        try: yield unroll(b, axis, amt)
+        except KernelOptError: pass
+def _round(order=1, only_new=False, memo=True, last=None):
+  def step(beam, times, kernels, width, unroll, time_fn, i):
+    if last is not None and i >= last: return beam
+    new = []
+    for c in _candidates(beam, unroll):
+      key = tuple(c.applied_opts)
+      if memo and key in times: continue
+      times[key], kernels[key] = time_fn(c), c
+      new.append(c)
+    pool = new if only_new and new else list(kernels.values())
+    return sorted(pool, key=lambda c: order * times[tuple(c.applied_opts)])[:width]
+  return step
+def _unroll_with(check_type=True, check_divides=True, size_one=True, last=True, move_views=True):
+  """my_unroll without one of its checks, or splitting a size-1 view into (0, amt), or leaving the new axis in place
+  (everywhere, or only in the views)."""
+  from lazynb.codegen.kernel import Opt, OptOps, AxisType, KernelOptError
+  def my_unroll(k, axis, amt):
+    if not 0 <= axis < len(k.full_shape) or check_type and k.axis_types[axis] is not AxisType.REDUCE: raise KernelOptError("not a reduce axis")
+    size = k.full_shape[axis]
+    if not isinstance(size, int) or not 1 < amt < size or check_divides and size % amt: raise KernelOptError("does not divide")
+    def split(shape): return shape[:axis] + ((shape[axis] // amt, amt) if shape[axis] != 1 or not size_one else (1, 1)) + shape[axis + 1:]
+    n = len(k.full_shape) + 1
+    order = [i for i in range(n) if i != axis + 1] + [axis + 1] if last else list(range(n))
+    types = k.axis_types[:axis + 1] + [AxisType.UNROLL] + k.axis_types[axis + 1:]
+    nk = k.copy()
+    nk.sts = [st.reshape(split(st.shape)).permute(tuple(order if move_views else range(n))) for st in k.sts]
+    nk.full_shape, nk.axis_types = tuple(split(k.full_shape)[i] for i in order), [types[i] for i in order]
+    nk.applied_opts = k.applied_opts + [Opt(OptOps.UNROLL, axis, amt)]
+    return nk
+  return my_unroll
+wrong("b09.optimize", "an unroll that ignores divisibility", "3 does not divide", _search_with(unroll=_unroll_with(check_divides=False)))
+wrong("b09.optimize", "unrolls a global axis as if it were a reduce axis", "axis 0 is not a reduce axis", _search_with(unroll=_unroll_with(check_type=False)))
+wrong("b09.optimize", "splits the output's size-1 view into (0, amt)", "has size 1 on a reduce axis", _search_with(unroll=_unroll_with(size_one=False)))
+wrong("b09.optimize", "leaves the new axis in place (the axes after it renumbered)", "your my_optimize refused the legal opts",
+      _search_with(unroll=_unroll_with(last=False)))
+wrong("b09.optimize", "moves the new axis last in the loops but not in the views", "view must follow the loops",
+      _search_with(unroll=_unroll_with(move_views=False)))
+wrong("b09.optimize", "keeps the slowest", "slowest", _search_with(step=_round(order=-1)))
+wrong("b09.optimize", "stops after one round", "first round ends", _search_with(step=_round(last=1)))
+wrong("b09.optimize", "keeps only the new candidates (no opt never stays)", "stays a candidate", _search_with(step=_round(only_new=True)))
+wrong("b09.optimize", "times a kernel again when a round meets it again", "time a kernel only once", _search_with(step=_round(memo=False)))
+wrong("b09.optimize", "a beam of one, whatever the width", "the beam keeps the 2 fastest",
+      _search_with(step=lambda beam, times, kernels, width, unroll, time_fn, i: _round()(beam, times, kernels, 1, unroll, time_fn, i)))
+wrong("b09.optimize", "takes no time_fn (always time_kernel)", "must take", lambda ast, renderer, opts=None, width=2, rounds=2: None)
+def _search_by_frontier():
+  """Another search: the beam as (seconds, order, kernel) triples in a heap; candidates from the legal amounts, not from
+  catching KernelOptError; the new axis put right after the last reduce axis (lazynb's own order)."""
+  import heapq
+  from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError
+  from lazynb.notebook.build import time_kernel
+  def unroll(k, axis, amt):
+    if axis not in k.axes_of(AxisType.REDUCE) or k.is_sym(axis) or amt < 2 or k.full_shape[axis] <= amt or k.full_shape[axis] % amt:
+      raise KernelOptError(f"cannot unroll axis {axis} by {amt}")
+    at = max(k.axes_of(AxisType.REDUCE)) + 1  # where the new axis goes, counted before the split
+    nk = k.copy()
+    for name in ("sts",):
+      setattr(nk, name, [st.reshape(st.shape[:axis] + ((st.shape[axis] // amt, amt) if st.shape[axis] > 1 else (1, 1)) + st.shape[axis + 1:])
+                         .permute(tuple(list(range(axis + 1)) + list(range(axis + 2, at + 1)) + [axis + 1] + list(range(at + 1, len(st.shape) + 1))))
+                         for st in k.sts])
+    shape = list(k.full_shape[:axis]) + [k.full_shape[axis] // amt] + list(k.full_shape[axis + 1:at]) + [amt] + list(k.full_shape[at:])
+    types = list(k.axis_types[:at]) + [AxisType.UNROLL] + list(k.axis_types[at:])
+    nk.full_shape, nk.axis_types, nk.applied_opts = tuple(shape), types, [*k.applied_opts, Opt(OptOps.UNROLL, axis, amt)]
+    return nk
+  def my_optimize(ast, renderer, opts=None, width=2, rounds=2, time_fn=time_kernel):
+    k = Kernel(ast, renderer)
+    for o in opts or []: k = unroll(k, o.axis, o.arg)
+    if opts is not None: return k
+    seen = {(): (time_fn(k), 0, k)}
+    for _ in range(rounds):
+      for _, _, b in heapq.nsmallest(width, seen.values(), key=lambda e: (e[0], e[1])):
+        for a in b.axes_of(AxisType.REDUCE):
+          for amt in (2, 4):
+            if b.is_sym(a) or b.full_shape[a] <= amt or b.full_shape[a] % amt: continue
+            c = unroll(b, a, amt)
+            if (key := tuple(c.applied_opts)) not in seen: seen[key] = (time_fn(c), len(seen), c)
+    return min(seen.values(), key=lambda e: (e[0], e[1]))[2]
+  return my_optimize
+right("b09.optimize", "a heap of (seconds, order, kernel), legal amounts listed, the new axis after the last reduce axis", _search_by_frontier())
+
 # ---------------------------------------------------------------- the tests
 
 # ---------------------------------------------------------------- b00.node, b00.toposort: the graph, hash-consed, and its order

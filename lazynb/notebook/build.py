@@ -10,12 +10,12 @@ it as a file, and from then on runs the course on it.
     assemble()                       the kept stages in one file, my_compiler.py: the compiler you wrote, in pipeline order
 
 The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no threads), which is what the stages
-you write here handle. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
+you write here handle; the one opt you write (Build 9, an UNROLL of a reduce loop) keeps them plain loops. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
 import ast, collections, contextlib, functools, linecache, math, os, pathlib, subprocess, sys, tempfile
 from typing import Callable, Iterator
-from lazynb import pipeline
+from lazynb import pipeline, trace
 from lazynb.gradient import gradient_rules
 from lazynb.dtype import dtypes
 from lazynb.helpers import Context
@@ -95,9 +95,10 @@ def kept_pieces() -> dict[str, Callable]:
 @contextlib.contextmanager
 def mine(*names: str) -> Iterator[dict[str, Callable]]:
   """`with mine(): ...` runs everything realized inside on your kept stages (only `names`, if given: each must be kept),
-  with NOOPT=1, and backward() with your kept gradient rules first, your index math in lower and your toposort in
-  linearize (unless `names` are given). Yields {stage: your function}; with no stage kept yet it says so and runs on
-  lazynb's own."""
+  with NOOPT=1 (lazynb's own opts off: your optimize stage, if kept, chooses its own, its search held to a budget per
+  kernel), and backward() with your kept gradient rules first, your index math in lower, your kernel boundaries in the
+  scheduler and your toposort in linearize (unless `names` are given). Yields {stage: your function}; with no stage kept
+  yet it says so and runs on lazynb's own."""
   stages = kept()
   if names:
     missing = [n for n in names if n not in stages]
@@ -108,6 +109,7 @@ def mine(*names: str) -> Iterator[dict[str, Callable]]:
   if not names and "lower" not in stages and (views := kept(["views"]).get("views")) is not None:
     stages = {**stages, "lower": lower_with_index_math(views)}  # lazynb's lower, with your index math
     label += (", " if label else "") + "lower (lazynb's, with your index math)"
+  if "optimize" in stages: stages = {**stages, "optimize": budgeted(stages["optimize"])}
   if not names and "schedule" not in stages and (decide := kept(["boundaries"]).get("boundaries")) is not None:
     stages = {"schedule": schedule_with_boundaries(decide), **stages}  # lazynb's scheduler, with your decision of the kernels
     label += (", " if label else "") + "schedule (lazynb's, with your kernel boundaries)"
@@ -793,3 +795,177 @@ class _Counted:
   def src(self):
     _Counted.reads += 1
     return self._src
+
+# ---------------------------------------------------------------- Build 9: one opt (UNROLL) and a beam search: the optimize stage
+SEARCH_BUDGET_S = 2.0  # mine(): seconds of timing one kernel's search may spend; past it time_kernel gives inf (not timed)
+_spent: dict = {}       # the kernel's AST -> seconds its search has spent timing (inside mine())
+
+def budgeted(fn: Callable) -> Callable:
+  """Your optimize stage as mine() runs it: a search (no opts given) may spend SEARCH_BUDGET_S seconds timing each
+  kernel; past that time_kernel gives inf (not timed), so the search keeps what it has."""
+  @functools.wraps(fn)
+  def optimize(ast, renderer, opts=None):
+    if opts is not None: return fn(ast, renderer, opts)
+    _spent[ast] = 0.0
+    try: return fn(ast, renderer, opts)
+    finally: _spent.pop(ast, None)
+  return optimize
+
+def time_kernel(k, runs: int = 3) -> float:
+  """Seconds one run of Kernel `k` takes, on scratch buffers of random data: k is compiled through the pipeline with its
+  opts given to the optimize stage (inside mine(): all your stages), then run once to warm up and `runs` times (the
+  median counts; a kernel whose warm-up takes over 50 ms runs once more only). inf: not timed (its sizes are variables,
+  or inside mine() its search has used its budget, SEARCH_BUDGET_S), so a search keeps what it has."""
+  import statistics, time
+  from lazynb.codegen import get_program
+  from lazynb.engine.realize import CompiledRunner
+  from lazynb.engine.search import scratch_buffers
+  if any(k.is_sym(i) for i in range(len(k.full_shape))) or _spent.get(k.ast, 0.0) > SEARCH_BUDGET_S: return float("inf")
+  st = time.perf_counter()
+  with trace.muted():
+    runner, bufs = CompiledRunner(get_program(k.ast, k.renderer, list(k.applied_opts))), scratch_buffers(k)
+    ts = [runner(bufs)]
+    ts = [runner(bufs) for _ in range(1 if ts[0] > 0.05 else runs)]
+  if k.ast in _spent: _spent[k.ast] += time.perf_counter() - st
+  return statistics.median(ts)
+
+def _legal_unrolls(k, amounts=(2, 4)) -> list:
+  """The UNROLL opts b09's search tries on k: each amount that divides a reduce axis of fixed size and is smaller than it."""
+  from lazynb.codegen.kernel import Opt, OptOps, AxisType
+  return [Opt(OptOps.UNROLL, a, amt) for a in k.axes_of(AxisType.REDUCE) if not k.is_sym(a) for amt in amounts
+          if amt < k.full_shape[a] and k.full_shape[a] % amt == 0]
+
+def _key(k) -> tuple: return tuple((o.axis, o.arg) for o in k.applied_opts)
+
+def reachable(k, width: int, rounds: int, seconds: Callable) -> tuple:
+  """The opts (as (axis, amount) pairs) b09's beam search ends with from Kernel k: each round every kernel in the beam
+  gets each legal unroll, each new kernel is timed once (seconds(kernel)), the beam becomes the `width` fastest timed
+  so far (the kernels it held included: "no opt" stays a candidate); after `rounds` rounds the fastest wins."""
+  times, kernels = {(): seconds(k)}, {(): k}
+  beam = [k]
+  for _ in range(rounds):
+    for b in beam:
+      for o in _legal_unrolls(b):
+        (c := b.copy()).apply_opt(o)
+        if _key(c) not in times: times[_key(c)], kernels[_key(c)] = seconds(c), c
+    beam = sorted(kernels.values(), key=lambda c: times[_key(c)])[:width]
+  return _key(beam[0])
+
+def _search_asts() -> dict:
+  """{name: (ast, renderer)}: "mm" a matmul (one reduce axis of 16), "two" a sum over two reduce axes (8 and 16) that
+  cannot merge, "ew" an elementwise kernel (nothing to unroll), "sym" a kernel whose reduce axis is a variable."""
+  import numpy as np
+  from lazynb import Tensor
+  got: list = []
+  ref = pipeline.reference("optimize")
+  def spy(ast, renderer, opts=None):
+    got.append((ast, renderer))
+    return ref(ast, renderer, opts)
+  x = np.arange(12 * 8 * 16, dtype=np.float32).reshape(8, 12, 16) / 100
+  builds = {"mm": lambda: (Tensor(x[:, 0, :].copy()) @ Tensor(x[0].T.copy())).realize(), "two": lambda: Tensor(x).sum((0, 2)).realize(),
+            "ew": lambda: (Tensor(x) * 2).realize(), "sym": symbolic_programs()[0].run}
+  out = {}
+  with Context(NOOPT=1), pipeline.use("optimize", spy):
+    for name, build in builds.items():
+      got.clear()
+      build()
+      out[name] = got[-1]
+  return out
+
+def _made_up(table: dict, key: tuple) -> float:
+  """The grader's made-up seconds for a kernel with the opts `key` ((axis, amount) pairs): from `table`, else a time
+  between 50 and 60 that depends only on the opts."""
+  import hashlib
+  return table.get(key, 50 + int(hashlib.sha256(repr(key).encode()).hexdigest()[:6], 16) % 10000 / 1000)
+
+def _fake(table: dict, calls: list) -> Callable:
+  """A timer for the grader: a kernel's made-up seconds; every call's opts are recorded in `calls`."""
+  def seconds(k) -> float:
+    calls.append(_key(k))
+    return _made_up(table, _key(k))
+  return seconds
+
+SEARCH_CASES: tuple[tuple[str, int, int, dict, str], ...] = (  # (the kernel, width, rounds, made-up seconds by opts, what the case is about)
+  ("mm", 2, 2, {(): 1.0}, "no opt is the fastest"),
+  ("mm", 2, 2, {(): 10.0, ((2, 2),): 5.0, ((2, 4),): 6.0, ((2, 4), (2, 2)): 1.0}, "the second best of round 1 leads to the best"),
+  ("mm", 1, 2, {(): 10.0, ((2, 2),): 5.0, ((2, 4),): 6.0, ((2, 4), (2, 2)): 1.0}, "a beam of width 1"),
+  ("two", 2, 3, {(): 10.0, ((1, 4),): 5.0, ((1, 4), (2, 4)): 3.0, ((1, 4), (2, 4), (2, 2)): 1.0}, "the best takes three rounds"),
+  ("ew", 2, 2, {}, "an elementwise kernel: nothing to unroll"), ("sym", 2, 2, {}, "a reduce axis whose size is a variable"))
+
+def _optimize_check(fn) -> None:
+  import inspect
+  from lazynb.codegen.kernel import Kernel, Opt, OptOps, KernelOptError, AxisType
+  try: params = inspect.signature(fn).parameters
+  except (TypeError, ValueError): params = {}  # type: ignore[assignment]
+  need(all(p in params for p in ("opts", "width", "rounds", "time_fn")),
+       f"my_optimize must take (ast, renderer, opts=None, width=..., rounds=..., time_fn=...); yours takes ({', '.join(params)}).")
+  asts = _search_asts()
+  mm, two = asts["mm"], asts["two"]
+  def loops(k) -> tuple:
+    return (tuple((s, t.name) for s, t in zip(k.full_shape, k.axis_types) if t is not AxisType.UNROLL),
+            sorted(s for s, t in zip(k.full_shape, k.axis_types) if t is AxisType.UNROLL))
+  def said(k) -> str: return str(list(zip(k.full_shape, [t.name for t in k.axis_types])))
+  def no_search(k): raise Fail("given opts, your my_optimize searched (it called time_fn): with opts, apply them and return the kernel.")
+  # given opts: the same loops as lazynb's own UNROLL; an illegal one raises KernelOptError
+  U = OptOps.UNROLL
+  for (a, r), opts in ((mm, [Opt(U, 2, 4)]), (mm, [Opt(U, 2, 4), Opt(U, 2, 2)]), (two, [Opt(U, 1, 2)]), (two, [Opt(U, 2, 4)]),
+                       (two, [Opt(U, 1, 2), Opt(U, 2, 8)])):
+    want = Kernel(a, r)
+    for o in opts: want.apply_opt(o)
+    try: got = fn(a, r, opts, time_fn=no_search)
+    except KernelOptError as e:
+      raise Fail(f"your my_optimize refused the legal opts {opts} for a kernel of loops {said(Kernel(a, r))}: {e}" + (" (after an opt, the axes "
+                 "the kernel had keep their numbers: the new axis goes after them)" if len(opts) > 1 else "")) from None
+    except (Fail, NotImplementedError): raise
+    except Exception as e:
+      raise Fail(f"given the legal opts {opts} for the kernel of loops {said(Kernel(a, r))}, your my_optimize raised {type(e).__name__}: {e} (every "
+                 "ShapeTracker is split and moved like the loops, the output's too, which has size 1 on a reduce axis)") from None
+    need(isinstance(got, Kernel), f"my_optimize must return a Kernel, got {type(got).__name__}.")
+    need(list(got.applied_opts) == opts, f"given the opts {opts}, your kernel's applied_opts are {got.applied_opts}: record each opt you apply.")
+    need(loops(got) == loops(want), f"given the opts {opts} for the kernel of loops {said(Kernel(a, r))}, your kernel's loops are "
+                                    f"{said(got)}; they should be {said(want)}.")
+    need(all(len(v.shape) == len(got.full_shape) and all(n in (1, f) for n, f in zip(v.shape, got.full_shape)) for v in got.sts),
+         f"given the opts {opts}, your kernel's loops are {said(got)} but its views' shapes are {', '.join(str(v.shape) for v in got.sts)}: each "
+         "view must follow the loops (split and moved the same way; size 1 where its buffer does not move along a loop).")
+  for (a, r), opt, why in ((mm, Opt(U, 2, 3), "3 does not divide the axis's 16"), (mm, Opt(U, 0, 2), "axis 0 is not a reduce axis"),
+                             (mm, Opt(U, 5, 2), "the kernel has 3 axes"), (asts["sym"], Opt(U, 1, 2), "axis 1's size is a variable")):
+    try: fn(a, r, [opt], time_fn=no_search)
+    except KernelOptError: continue
+    except Fail: raise
+    except Exception as e: raise Fail(f"the illegal {opt} ({why}) raised {type(e).__name__}: {e}; raise KernelOptError, which a search catches to skip it.") from None
+    raise Fail(f"your my_optimize applied the illegal {opt} ({why}): an opt that cannot apply must raise KernelOptError, not make a kernel.")
+  # the search, with made-up times: it must end where the beam can reach, timing each kernel once
+  for name, width, rounds, table, what in SEARCH_CASES:
+    (a, r), calls = asts[name], list[tuple]()
+    k = Kernel(a, r)
+    best = reachable(k, width, rounds, _fake(table, []))
+    try: out = fn(a, r, None, width=width, rounds=rounds, time_fn=_fake(table, calls))
+    except (Fail, NotImplementedError): raise
+    except Exception as e: raise Fail(f"with width {width} and {rounds} rounds ({what}), your search raised {type(e).__name__}: {e}") from None
+    need(isinstance(out, Kernel), f"my_optimize must return a Kernel, got {type(out).__name__}.")
+    need(calls or not _legal_unrolls(k), "your search never called the time_fn it was given: time every candidate with it.")
+    twice = next(((c, n) for c in calls if (n := calls.count(c)) > 1), None)
+    need(twice is None, f"your search timed the kernel with opts {list(twice[0]) or 'none' if twice else ''} {twice and twice[1]} times: keep each time you "
+                        "measure (a dict by opt list) and time a kernel only once.")
+    if (mine_ := _key(out)) == best: continue
+    if len(set(calls)) > 1 and mine_ == max(calls, key=lambda c: _made_up(table, c)): why = "that is the slowest it timed: keep the fastest"
+    elif best == (): why = "\"no opt\" (the kernel you started from) stays a candidate: the beam keeps the fastest of everything timed so far"
+    else:
+      ends = [w for w, yes in (("the first round ends (do all the rounds)", rounds > 1 and mine_ == reachable(k, width, 1, _fake(table, []))),
+                               (f"a beam of width 1 ends (the beam keeps the {width} fastest)", width > 1 and mine_ == reachable(k, 1, rounds, _fake(table, []))))
+              if yes]
+      why = (f"that is where {' and where '.join(ends)}" if ends else f"the beam keeps the {width} fastest of everything timed so far (the kernels "
+             "it held included), and each round tries every legal unroll on each of them")
+    times = ", ".join(f"{list(o) or 'no opt'}: {t}" for o, t in table.items())
+    raise Fail(f"with width {width} and {rounds} rounds, {what} (made-up times in seconds, by opts as (axis, amount): {times or 'none'}; any other: 50 "
+               f"to 60), the beam ends at {list(best) or 'no opt'}; yours returned {list(mine_) or 'no opt'} ({why}).")
+
+@stage_exercise("b09.optimize", "optimize")
+def _(my_optimize):
+  need(callable(my_optimize), f"my_optimize must be a function of (ast, renderer, opts=None, ...), got {type(my_optimize).__name__}.")
+  _optimize_check(my_optimize)
+  def deepest(k) -> float: return 1 / (1 + k.upcast_size()) + sum(o.axis * 1e-4 + o.arg * 1e-5 for o in k.applied_opts)
+  # the values: each program's kernels unrolled as much as the search allows (the made-up timer favours unrolling)
+  def stage(ast, renderer, opts=None): return my_optimize(ast, renderer, opts, time_fn=deepest)
+  stage.__qualname__ = getattr(my_optimize, "__name__", "my_optimize")
+  grade("optimize", stage, extra=tuple(symbolic_programs()))
