@@ -56,6 +56,8 @@
 # | [b05_optimizers](b05_optimizers.ipynb) | SGD with momentum and Adam, as `Optimizer` subclasses that update in place and survive `TinyJit` |
 # | [b06_gradients](b06_gradients.ipynb) | the gradient rules of nine ops as pattern-matcher rules, used by `backward()` before lazynb's |
 # | [b07_views](b07_views.ipynb) | the index math of a stack of views: position and validity (masks), unflattening into the view below; used inside lazynb's lower stage |
+# | [b08_schedule](b08_schedule.ipynb) | the scheduler's decision of what becomes a kernel: the set of nodes to realize (outputs, copies/contiguous/assigns, reduces no kernel can compute where they are read, unsafe ops under a pad); lazynb builds the kernels from it |
+# | [b09_search](b09_search.ipynb) | one kernel opt (UNROLL: a reduce loop split and written out) and a small beam search that times candidates: the optimize stage |
 # | [b10_capstone](b10_capstone.ipynb) | nothing new: the course MLP trains on MNIST on every stage you kept (with your gradient rules and your Adam), then your parts in one file |
 #
 # The course text also draws on four companion pieces (an intro blog on UOps, a hacking guide, a first module with a
