@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Build 1: the runtime, yours
 #
-# The parts and projects so far showed you what lazynb does. The build track asks you to write it. lazynb's compiler
-# is a list of named **stages**, each a function with a contract: what it takes, what it gives. Any stage can be
-# swapped for a function of yours, and from then on everything you compute runs through it.
+# Build 0 had you write the graph every stage works on. From here on you write the stages themselves: lazynb's
+# compiler is a list of named **stages**, each a function with a contract: what it takes, what it gives. Any stage
+# can be swapped for a function of yours, and from then on everything you compute runs through it.
 #
 # ```
 # schedule -> optimize -> lower -> simplify -> linearize -> render -> compile -> load -> run

@@ -92,6 +92,8 @@ if yours:
 else: print("nothing kept yet: the build notebooks keep each stage whose check passes")
 
 # %% [markdown]
-# What you wrote is the back half of a compiler: from a kernel's UOps to machine code that runs. The front half
-# (the graph, the scheduler, the lowering of views to index math, the linearizer) is what lazynb still does for you
-# in this run; those stages come next in the build track, and this notebook will run on them too.
+# What you wrote is most of a compiler: the graph's hash-consing and toposort, the decision of what becomes a
+# kernel, one kernel opt with a search, the views' index math, the simplify rules, the linearizer, the renderer, the
+# runtime, and the gradient rules and optimizer that train the model. What lazynb still does for you in this run: the
+# Tensor front end that builds the lazy graph, turning your kernel decision into kernel ASTs, the rest of the lower
+# stage around your index math, and launching each kernel (the run stage).
