@@ -1,5 +1,5 @@
 """The text/html view of a trace (lazynb/notebook/html.py): content of each view, subsets, size bound, escaping."""
-import copy, html, re
+import copy, html, json, re
 import pytest
 from lazynb import Tensor
 from lazynb.trace import capture
@@ -191,7 +191,9 @@ def test_registered_once(doc):
     (a + 1).realize()
   bundle = tr._repr_mimebundle_()
   assert bundle["text/html"].startswith('<div class="lazynb-view"') and "application/vnd.lazynb.trace+json" in bundle
-  assert '<div class="lazynb-static"><div class="lzt"' in bundle["text/html"]  # the static view inside, for pages without scripts
+  assert '<div class="lazynb-static"><p><b>lazynb trace</b>' in bundle["text/html"]  # a view without JavaScript inside
+  from lazynb import viz
+  assert bundle["application/vnd.lazynb.trace+json"]["payload"] == "text/html" and viz.doc_of(bundle) == json.loads(json.dumps(tr.shown_json()))
 
 def test_graphviz_pure_fallback(doc, monkeypatch):
   import shutil

@@ -192,11 +192,12 @@ def load_ipython_extension(ip):
   for k, v in names.items(): ip.user_ns.setdefault(k, v)
 
 class TraceView:
-  """A trace with a chosen subset of views, displayed as one MIME bundle."""
-  def __init__(self, trace, show=None): self.trace, self.show = trace, tuple(show) if show else VIEWS
+  """A trace with a chosen subset of views, displayed as one MIME bundle (lazynb.notebook.html.bundle). `script`: whether
+  its text/html carries the view's script; None asks once, at the first display (the session's first output carries it)."""
+  def __init__(self, trace, show=None, script: bool | None = None):
+    self.trace, self.show, self.script = trace, tuple(show) if show else VIEWS, script
   def _repr_mimebundle_(self, include=None, exclude=None):
-    from lazynb.tracedoc import MIME
-    from lazynb.notebook.html import render_view
-    doc = dict(self.trace.shown_json(), show=list(self.show))
-    # the JSON first: JupyterLab with the extension renders it (rank 0); every other front end runs the text/html view
-    return {MIME: doc, "text/html": render_view(doc, set(self.show)), "text/plain": self.trace.summary()}
+    from lazynb import viz
+    from lazynb.notebook.html import bundle
+    if self.script is None: self.script = viz.script_once()
+    return bundle(dict(self.trace.shown_json(), show=list(self.show)), self.trace.summary(), self.script, dict(self.trace.to_json(), show=list(self.show)))
