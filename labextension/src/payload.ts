@@ -64,9 +64,7 @@ export async function documentOf(
   }
   const p = payloadOf(data['text/html']);
   if (p === null) {
-    throw new Error(
-      'this output has no trace document: its text/html lost it'
-    );
+    throw new Error('this output has no trace document: its text/html lost it');
   }
   return decodePayload(p.text, p.encoding);
 }
