@@ -79,13 +79,27 @@ def doc_of(data: dict) -> dict | None:
   return unpack(m.group(2)) if m.group(1) == PACKED else json.loads(m.group(2))
 
 _script_sent = False
+_carrier: str | None = None  # the notebook cell whose output carries the script, if the front end said which cell ran
+
+def _cell_id() -> str | None:
+  """The id of the notebook cell running now, as JupyterLab and Notebook 7 send it with each execute request (else None)."""
+  try:
+    from IPython import get_ipython
+    kernel = getattr(get_ipython(), "kernel", None)
+    cid = (kernel.get_parent().get("metadata") or {}).get("cellId") if kernel is not None else None
+    return cid if isinstance(cid, str) else None
+  except Exception: return None  # noqa: BLE001  (no IPython, an older kernel: no cell id)
 
 def script_once() -> bool:
-  """True the first time in this process (the first output of a kernel session carries the script), and always in Colab."""
-  global _script_sent
+  """True for the first output of this process (the first output of a kernel session carries the script), again for a
+  later output of that same cell (re-running it must not drop the script from the notebook), and always in Colab."""
+  global _script_sent, _carrier
   if "google.colab" in sys.modules: return True
-  first, _script_sent = not _script_sent, True
-  return first
+  cell = _cell_id()
+  if not _script_sent:
+    _script_sent, _carrier = True, cell
+    return True
+  return cell is not None and cell == _carrier
 
 def embed(doc: dict, fallback: str = "", script: bool = True, packed: bool = False) -> str:
   """One element: `fallback` (HTML shown without JavaScript), the trace document, and the loader that replaces the
