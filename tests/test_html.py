@@ -226,3 +226,19 @@ def test_header_names_the_learners_stages(doc):
   line = re.search(r'<div class="lzt-yours">(.*?)</div>', p).group(1)
   assert "Your stages" in line and "lower, render, " in line and p.index('class="lzt-yours"') < p.index('class="lzt-tabs')
   assert_inert(p)
+
+def test_bundle_is_bound_by_what_a_notebook_saves():
+  """Past its bound (json.dumps of the whole bundle, as a notebook saves it), an output's document is bounded again,
+  tighter, until the bundle fits; the kernel list stays whole and the view says what went."""
+  from lazynb import viz
+  from lazynb.notebook.html import bundle
+  with capture() as tr:
+    for n in range(6): (Tensor.rand(32, 32) @ Tensor.rand(32, 32) + n).realize()
+  full = json.loads(json.dumps(tr.to_json()))
+  free = bundle(full, "s", script=False)
+  assert viz.doc_of(free) == full and "truncated" not in full
+  limit = len(json.dumps(free)) // 2
+  out = bundle(full, "s", script=False, limit=limit)
+  assert len(json.dumps(out)) <= limit
+  doc = viz.doc_of(out)
+  assert doc["truncated"]["note"] in html.unescape(out["text/html"]) and len(doc["kernels"]) == len(full["kernels"])
