@@ -9,7 +9,7 @@ text/html output of a %%tinygrad cell (lazynb.notebook.html); `page(doc)` makes 
 In a notebook output the trace goes in once, compressed (`pack`: gzip, then base64; a small cell's 500 KB of JSON is
 about 70 KB), and the output's own application/vnd.lazynb.trace+json entry holds only `stub(doc)`: the kernel list
 and timings the session panel reads, and a pointer saying the document is in the text/html (the JupyterLab renderer
-reads it from there). The 70 KB script goes with the first output of a kernel session only (`script_once`): later
+reads it from there). The script (packed the same way: about 25 KB) goes with the first output of a kernel session only (`script_once`): later
 outputs' loaders queue their element until the script has run, so a page shows every output once any one of them
 carries the script (Colab, where each output has a frame of its own, gets it with every output). `doc_of(data)` reads
 the document back from an output's data, whichever form it has.
