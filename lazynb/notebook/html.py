@@ -1,7 +1,9 @@
-"""The text/html views of a trace document (see lazynb.tracedoc): `render_view(doc)` for an output, `render_html(doc)`.
+"""The text/html views of a trace document (see lazynb.tracedoc): `bundle(doc)` for an output, `render_html(doc)`.
 
-`render_view` is what a %%tinygrad output carries as text/html: the interactive view (lazynb.viz.embed: the JupyterLab
-renderer's code as one script), with `render_html`'s static view inside for pages where scripts do not run.
+`bundle` is what a %%tinygrad output carries: a stub under the trace MIME type and, as text/html (`render_view`), the
+document once, packed, with the loader of the interactive view (lazynb.viz.embed: the JupyterLab renderer's code as one
+script, which only the session's first output carries) and a short view for pages where scripts do not run
+(lazynb.viz.text_fallback). `render_html`, the static Python view below, is no longer part of an output.
 
 `render_html`, the static view, is one self-contained <div> with a scoped <style>: no scripts, no network, no external
 fonts, so it renders the same in JupyterLab, classic Notebook 7, nbviewer, VS Code and GitHub. Views are CSS-only tabs (radio inputs + labels with
