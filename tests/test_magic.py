@@ -170,3 +170,17 @@ def test_magic_escapes_user_text_in_every_html_output(monkeypatch):
   pages = [h for b in boxes for h in html_of(b)] + [o._repr_mimebundle_()["text/html"] for o in shown if isinstance(o, magic.TraceView)]
   assert any("CUDA:&lt;img" in p for p in pages) and any("&lt;img src=x" in p for p in pages[2:])
   for p in pages: assert "<img src=x" not in p, p
+
+def test_slider_rerun_keeps_the_script_where_it_was():
+  """A slider re-run replaces the output in place: the new output carries the view's script exactly when the one it
+  replaces did (else a notebook whose first output is re-run by a slider would lose its only script)."""
+  pytest.importorskip("ipywidgets")
+  from lazynb.notebook.widgets import TraceControls
+  for had in (True, False):
+    tc = TraceControls("x = (Tensor([1.0, 2.0]) + 1).realize()", {"Tensor": Tensor}, effective(Settings(controls=True)))
+    tc.view = magic.TraceView(tc.last.trace, script=had)
+    updated = []
+    tc.handle = type("Handle", (), {"update": lambda self, obj: updated.append(obj)})()
+    tc.debug.value = 1   # re-runs the cell
+    assert len(updated) == 1 and updated[0].script is had
+    assert ("data-lazynb-script=" in updated[0]._repr_mimebundle_()["text/html"]) is had
