@@ -24,6 +24,8 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
   timing     {total_s, compile_s, run_s}
   error      null, or {type, message} if the block raised
 Everything is plain data (strings, numbers, lists): the renderers treat it as untrusted text.
+A %%tinygrad output saves this document once, packed inside its text/html; its MIME entry under this type is then a
+stub ({version, payload: "text/html", settings, timing, error, show, kernels: [names and times]}): see lazynb.viz.
 """
 from __future__ import annotations
 import json, re, time

@@ -6,19 +6,24 @@ labextension/webpack.standalone.js into one script, lazynb/static/lazynb-view.js
 as JSON and that script; when the script runs it replaces the fallback with the view. The notebook layer puts it in the
 text/html output of a %%tinygrad cell (lazynb.notebook.html); `page(doc)` makes a whole HTML file of it.
 
-The bundle goes into every element rather than once per notebook: Colab shows each output in its own frame, a
-reloaded or converted notebook has no "first output" to lean on, and 55 KB is small next to a trace. Where
-several outputs share a page the script runs once (it checks `window.lazynbView`) and each output only mounts.
+In a notebook output the trace goes in once, compressed (`pack`: gzip, then base64; a small cell's 500 KB of JSON is
+about 70 KB), and the output's own application/vnd.lazynb.trace+json entry holds only `stub(doc)`: the kernel list
+and timings the session panel reads, and a pointer saying the document is in the text/html (the JupyterLab renderer
+reads it from there). The script (packed the same way: about 25 KB) goes with the first output of a kernel session only (`script_once`): later
+outputs' loaders queue their element until the script has run, so a page shows every output once any one of them
+carries the script (Colab, where each output has a frame of its own, gets it with every output). `doc_of(data)` reads
+the document back from an output's data, whichever form it has.
 
 VIZ=1 (`VIZ=1 python script.py`): importing lazynb starts `record_run()`, which records the whole run on the trace bus
 and, at exit, writes one self-contained HTML file (`page`) to $LAZYNB_VIZ_DIR (default: <tmp>/lazynb-viz), prints its
 path, and opens it in a browser when there is one (not in CI, never waiting for it). VIZ_BROWSER=0 only writes.
 """
 from __future__ import annotations
-import atexit, hashlib, html, json, os, sys, tempfile, time, webbrowser
+import atexit, base64, gzip, hashlib, html, json, os, re, sys, tempfile, time, webbrowser
 from pathlib import Path
+from lazynb.helpers import plural
 from lazynb.trace import Recorder, subscribe, unsubscribe
-from lazynb.tracedoc import Trace
+from lazynb.tracedoc import Trace, MIME
 
 BUNDLE = Path(__file__).parent / "static" / "lazynb-view.js"
 _bundle: tuple[str, str] | None = None
@@ -42,27 +47,123 @@ def _script_text(js: str) -> str:
   """Bundle text that cannot end its <script> element early."""
   return js.replace("</script", "<\\/script").replace("<!--", "<\\!--")
 
-def embed(doc: dict, fallback: str = "") -> str:
-  """One element: `fallback` (HTML shown without JavaScript), the trace JSON, and the script that replaces the
-  fallback with the interactive view."""
+PACKED = "gzip+base64"
+
+def pack(doc: dict) -> str:
+  """The document as base64 text of its gzipped compact JSON (mtime 0: the same document gives the same text)."""
+  return base64.b64encode(gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), 9, mtime=0)).decode()
+
+def unpack(text: str) -> dict:
+  return json.loads(gzip.decompress(base64.b64decode(text)))
+
+_STUB_KERNEL = ("id", "name", "display_name", "name_parts", "device", "language", "time_s", "runs", "compile_s", "gflops", "gbs")
+
+def stub(doc: dict) -> dict:
+  """What an output's trace MIME entry holds when the document itself is in its text/html: a pointer to it, and the
+  few fields the session panel lists (kernel names and times, the block's timing and error)."""
+  return {"version": doc.get("version"), "payload": "text/html", "settings": doc.get("settings"), "timing": doc.get("timing"),
+          "error": doc.get("error"), "show": doc.get("show"),
+          "kernels": [{f: k.get(f) for f in _STUB_KERNEL} for k in doc.get("kernels", []) if isinstance(k, dict)]}
+
+_PAYLOAD_RE = re.compile(r'<script type="[^"]*" class="lazynb-trace"(?: data-encoding="([^"]*)")?>(.*?)</script>', re.S)
+
+def doc_of(data: dict) -> dict | None:
+  """The trace document of an output's MIME data (a saved notebook's output "data", or a _repr_mimebundle_): the MIME
+  entry itself if it is the document, else the one in the text/html. None if the output has no trace."""
+  d = data.get(MIME)
+  if isinstance(d, dict) and d.get("payload") != "text/html": return d
+  page = data.get("text/html")
+  page = "".join(page) if isinstance(page, list) else page
+  m = _PAYLOAD_RE.search(page) if isinstance(page, str) else None
+  if m is None: return None
+  return unpack(m.group(2)) if m.group(1) == PACKED else json.loads(m.group(2))
+
+_packed_script: str | None = None
+
+def packed_script() -> str:
+  """The view's script, gzipped, in base64 (see `pack`)."""
+  global _packed_script
+  if _packed_script is None: _packed_script = base64.b64encode(gzip.compress(bundle()[0].encode(), 9, mtime=0)).decode()
+  return _packed_script
+
+_script_sent = False
+_carrier: str | None = None  # the notebook cell whose output carries the script, if the front end said which cell ran
+
+def _cell_id() -> str | None:
+  """The id of the notebook cell running now, as JupyterLab and Notebook 7 send it with each execute request (else None)."""
+  try:
+    from IPython import get_ipython
+    kernel = getattr(get_ipython(), "kernel", None)
+    cid = (kernel.get_parent().get("metadata") or {}).get("cellId") if kernel is not None else None
+    return cid if isinstance(cid, str) else None
+  except Exception: return None  # noqa: BLE001  (no IPython, an older kernel: no cell id)
+
+def script_once() -> bool:
+  """True for the first output of this process (the first output of a kernel session carries the script), again for a
+  later output of that same cell (re-running it must not drop the script from the notebook), and always in Colab."""
+  global _script_sent, _carrier
+  if "google.colab" in sys.modules: return True
+  cell = _cell_id()
+  if not _script_sent:
+    _script_sent, _carrier = True, cell
+    return True
+  return cell is not None and cell == _carrier
+
+def embed(doc: dict, fallback: str = "", script: bool = True, packed: bool = False) -> str:
+  """One element: `fallback` (HTML shown without JavaScript), the trace document, and the loader that replaces the
+  fallback with the interactive view. `script`: the loader carries the view's script; else it waits for one that
+  another element on the page carries. `packed`: the document as `pack` text, else as JSON."""
   js, build = bundle()
   host = "lazynb-view-" + hashlib.sha256(f"{time.perf_counter_ns()} {id(doc)} {os.getpid()}".encode()).hexdigest()[:12]
-  loader = (f'(function(){{var w=window;if(!w.lazynbView||w.lazynbView.build!=="{build}"){{\n{_script_text(js)}\n'
-            f'w.lazynbView.build="{build}";}}w.lazynbView.mount(document.getElementById("{host}"));}})();')
-  return (f'<div class="lazynb-view" id="{host}"><div class="lazynb-static">{fallback}</div>'
-          f'<script type="application/json" class="lazynb-trace">{_json_for_script(doc)}</script>'
-          f'<script type="text/javascript">{loader}</script></div>')
+  # every loader mounts its element if a script of this build has run, else queues it (the script mounts the queue)
+  mount = (f'var w=window,h=document.getElementById("{host}");if(w.lazynbView&&w.lazynbView.build==="{build}"){{w.lazynbView.mount(h);return;}}'
+           '(w.lazynbQueue=w.lazynbQueue||[]).push(h);')
+  if not script: loader, mark = f"(function(){{{mount}}})();", ""
+  elif not packed:
+    loader = (f'(function(){{var w=window;if(!w.lazynbView||w.lazynbView.build!=="{build}"){{\n{_script_text(js)}\n'
+              f'w.lazynbView.build="{build}";}}w.lazynbView.mount(document.getElementById("{host}"));}})();')
+    mark = f' data-lazynb-script="{build}"'
+  else:  # the script packed too (70 KB -> 25 KB): unpacked, then run as an inline script, as the plain one would be
+    loader = (f'(function(){{{mount}if(w.lazynbLoading==="{build}")return;w.lazynbLoading="{build}";'
+              f'var b=atob("{packed_script()}"),u=new Uint8Array(b.length);for(var i=0;i<b.length;i++)u[i]=b.charCodeAt(i);'
+              'new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(function(t){'
+              f'var s=document.createElement("script");s.textContent=t+\'\\nwindow.lazynbView.build="{build}";\';document.head.appendChild(s);}});}})();')
+    mark = f' data-lazynb-script="{build}"'
+  data = (f'<script type="application/octet-stream" class="lazynb-trace" data-encoding="{PACKED}">{pack(doc)}</script>' if packed else
+          f'<script type="application/json" class="lazynb-trace">{_json_for_script(doc)}</script>')
+  return (f'<div class="lazynb-view" id="{host}"><div class="lazynb-static">{fallback}</div>{data}'
+          f'<script type="text/javascript"{mark}>{loader}</script></div>')
 
-def text_fallback(doc: dict) -> str:
-  """A view without JavaScript for pages that have no HTML renderer at hand: the kernel list and each kernel's source."""
+FALLBACK_SOURCE_BYTES = 40_000  # kernel source text in one output's no-JavaScript view
+
+def text_fallback(doc: dict, source_bytes: int = FALLBACK_SOURCE_BYTES) -> str:
+  """The view without JavaScript (GitHub, an untrusted notebook, a page without the script): a summary line, the schedule,
+  and each kernel's source (up to `source_bytes` in all, each cut at a line end)."""
+  esc = html.escape
   kernels = [k for k in doc.get("kernels", []) if isinstance(k, dict)]
-  rows = "".join(f'<details><summary><code>{html.escape(str(k.get("display_name") or k.get("name")))}</code> '
-                 f'({html.escape(str(k.get("device")))}, {k.get("runs", 0)} runs)</summary>'
-                 f'<pre>{html.escape(str(k.get("source", "")))}</pre></details>' for k in kernels)
+  names = {k.get("id"): str(k.get("name")) for k in kernels}
+  sched = [s for s in doc.get("schedule", []) if isinstance(s, dict)]
+  rows = "".join(f'<tr><td>{esc(str(s.get("index")))}</td><td>{esc(str(s.get("kind")))}</td>'
+                 f'<td><code>{esc(names.get(s.get("kernel"), "-"))}</code></td><td>{esc(str(s.get("reason") or "-"))}</td></tr>'
+                 for s in sched[:200])
+  table = ('<table><tr><th>#</th><th>kind</th><th>kernel</th><th>reason</th></tr>' + rows + "</table>" if rows else "")
+  if len(sched) > 200: table += f"<p>(showing 200 of {len(sched)} schedule items)</p>"
+  srcs, left = [], source_bytes
+  for k in kernels:
+    src = str(k.get("source") or "")
+    cut = src if len(src) <= left else src[:max(0, src.rfind("\n", 0, left))] + f"\n... ({len(src) - max(0, src.rfind(chr(10), 0, left))} more characters)"
+    left -= min(len(src), left)
+    srcs.append(f'<details><summary><code>{esc(names[k.get("id")])}</code> ({esc(str(k.get("device")))}, {k.get("runs", 0)} runs)</summary>'
+                + (f"<pre>{esc(cut)}</pre>" if left > 0 or cut.strip() else "") + "</details>")
   note = (doc.get("truncated") or {}).get("note")
-  return (f'<p><b>lazynb trace</b>: {len(doc.get("schedule", []))} schedule items, {len(kernels)} kernels. '
-          'This page draws the full view with JavaScript; without it, the kernels and their source:</p>'
-          + (f'<p class="lazynb-truncated">{html.escape(note)}</p>' if note else "") + rows)
+  err = doc.get("error")
+  t = doc.get("timing") or {}
+  run = f", {t['run_s'] * 1e3:.3f} ms running" if isinstance(t.get("run_s"), (int, float)) else ""
+  return (f'<p><b>lazynb trace</b>: {plural(len(sched), "schedule item")}, {plural(len(kernels), "kernel")}{run}. '
+          'The interactive views (graphs, ShapeTracker, rewrites) need JavaScript and the lazynb script, which the first '
+          'lazynb output of the notebook carries, or the lazynb JupyterLab extension. The schedule and each kernel\'s source:</p>'
+          + (f'<p class="lazynb-error"><b>{esc(str(err.get("type")))}</b>: {esc(str(err.get("message")))}</p>' if isinstance(err, dict) else "")
+          + (f'<p class="lazynb-truncated">{esc(note)}</p>' if note else "") + table + "".join(srcs))
 
 def page(doc: dict, title: str = "lazynb trace") -> str:
   """A whole self-contained HTML file: no server, no network."""

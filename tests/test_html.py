@@ -1,5 +1,5 @@
 """The text/html view of a trace (lazynb/notebook/html.py): content of each view, subsets, size bound, escaping."""
-import copy, html, re
+import copy, html, json, re
 import pytest
 from lazynb import Tensor
 from lazynb.trace import capture
@@ -191,7 +191,9 @@ def test_registered_once(doc):
     (a + 1).realize()
   bundle = tr._repr_mimebundle_()
   assert bundle["text/html"].startswith('<div class="lazynb-view"') and "application/vnd.lazynb.trace+json" in bundle
-  assert '<div class="lazynb-static"><div class="lzt"' in bundle["text/html"]  # the static view inside, for pages without scripts
+  assert '<div class="lazynb-static"><p><b>lazynb trace</b>' in bundle["text/html"]  # a view without JavaScript inside
+  from lazynb import viz
+  assert bundle["application/vnd.lazynb.trace+json"]["payload"] == "text/html" and viz.doc_of(bundle) == json.loads(json.dumps(tr.shown_json()))
 
 def test_graphviz_pure_fallback(doc, monkeypatch):
   import shutil
@@ -224,3 +226,19 @@ def test_header_names_the_learners_stages(doc):
   line = re.search(r'<div class="lzt-yours">(.*?)</div>', p).group(1)
   assert "Your stages" in line and "lower, render, " in line and p.index('class="lzt-yours"') < p.index('class="lzt-tabs')
   assert_inert(p)
+
+def test_bundle_is_bound_by_what_a_notebook_saves():
+  """Past its bound (json.dumps of the whole bundle, as a notebook saves it), an output's document is bounded again,
+  tighter, until the bundle fits; the kernel list stays whole and the view says what went."""
+  from lazynb import viz
+  from lazynb.notebook.html import bundle
+  with capture() as tr:
+    for n in range(6): (Tensor.rand(32, 32) @ Tensor.rand(32, 32) + n).realize()
+  full = json.loads(json.dumps(tr.to_json()))
+  free = bundle(full, "s", script=False)
+  assert viz.doc_of(free) == full and "truncated" not in full
+  limit = len(json.dumps(free)) // 2
+  out = bundle(full, "s", script=False, limit=limit)
+  assert len(json.dumps(out)) <= limit
+  doc = viz.doc_of(out)
+  assert doc["truncated"]["note"] in html.unescape(out["text/html"]) and len(doc["kernels"]) == len(full["kernels"])

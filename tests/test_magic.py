@@ -1,7 +1,7 @@
 """The %%tinygrad magic: argument parsing, running code under settings, the widget controls, and real
 notebooks executed with nbclient (outputs checked as saved)."""
 import json, pytest
-from lazynb import Tensor, Device
+from lazynb import Tensor, Device, viz
 from lazynb.notebook import magic
 from lazynb.notebook.magic import parse_args, run_code, effective, Settings, UsageError, VIEWS
 
@@ -109,8 +109,7 @@ def test_magic_in_a_real_notebook(tmp_path):
   bundle = next(o for o in outs[1] if o.output_type == "display_data")
   mime = "application/vnd.lazynb.trace+json"
   assert {mime, "text/html", "text/plain"} <= set(bundle.data)
-  doc = bundle.data[mime]
-  doc = doc if isinstance(doc, dict) else json.loads(doc)
+  doc = viz.doc_of(bundle.data)
   assert doc["version"] == 1 and len(doc["kernels"]) == 1
   assert len([s for s in doc["schedule"] if s["kind"] == "kernel"]) == len(doc["kernels"])
   k = doc["kernels"][0]
@@ -121,13 +120,32 @@ def test_magic_in_a_real_notebook(tmp_path):
   assert "UsageError" in text and "should not run" not in text
   # an exception: the normal traceback plus the trace up to the failure
   assert any(o.output_type == "error" and o.ename == "RuntimeError" for o in outs[3])
-  failed = next(o for o in outs[3] if o.output_type == "display_data").data[mime]
-  failed = failed if isinstance(failed, dict) else json.loads(failed)
+  failed = viz.doc_of(next(o for o in outs[3] if o.output_type == "display_data").data)
   assert failed["error"]["type"] == "RuntimeError" and len(failed["kernels"]) == 1
   # session defaults from %tinygrad apply to the next cell
-  last = next(o for o in outs[5] if o.output_type == "display_data").data[mime]
-  last = last if isinstance(last, dict) else json.loads(last)
+  last = viz.doc_of(next(o for o in outs[5] if o.output_type == "display_data").data)
   assert "for (" in last["kernels"][0]["source"] and last["settings"]["NOOPT"] == 1
+
+SMALL_CELL = "%%tinygrad\na = Tensor.rand(16, 16)\nb = (a @ a).relu().sum(axis=1)\nc = (b - b.max()).exp().realize()"
+
+@pytest.mark.integration
+def test_small_cell_outputs_are_small(tmp_path):
+  """Issue 32: a small %%tinygrad cell (three kernels, all views, the sliders on) saves at most 200 KB of outputs; the
+  trace document is in each output once (the MIME entry is its stub), and the view's script (25 KB packed) is in one output only."""
+  nb = _run_notebook(["%load_ext lazynb", SMALL_CELL, SMALL_CELL, SMALL_CELL.replace("16, 16", "8, 8")], tmp_path)
+  mime = "application/vnd.lazynb.trace+json"
+  scripts = 0
+  for cell in nb.cells[1:]:
+    assert len(json.dumps(cell.outputs)) <= 200_000, [len(json.dumps(o)) for o in cell.outputs]
+    data = [o.data for o in cell.outputs if o.output_type == "display_data" and mime in o.data]
+    assert len(data) == 1
+    doc, html = viz.doc_of(data[0]), data[0]["text/html"]
+    assert len(doc["kernels"]) >= 3 and doc["graphs"] and doc["rewrites"] and doc["views"]  # as rich as the document always was
+    assert data[0][mime]["payload"] == "text/html" and "graphs" not in data[0][mime] and "uops" not in json.dumps(data[0][mime])
+    assert html.count('class="lazynb-trace"') == 1 and '"graphs"' not in html and '"nodes"' not in html  # packed, once
+    assert doc["kernels"][0]["name"] in html  # the view without JavaScript lists the kernels
+    scripts += html.count("data-lazynb-script=")
+  assert scripts == 1
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -152,3 +170,17 @@ def test_magic_escapes_user_text_in_every_html_output(monkeypatch):
   pages = [h for b in boxes for h in html_of(b)] + [o._repr_mimebundle_()["text/html"] for o in shown if isinstance(o, magic.TraceView)]
   assert any("CUDA:&lt;img" in p for p in pages) and any("&lt;img src=x" in p for p in pages[2:])
   for p in pages: assert "<img src=x" not in p, p
+
+def test_slider_rerun_keeps_the_script_where_it_was():
+  """A slider re-run replaces the output in place: the new output carries the view's script exactly when the one it
+  replaces did (else a notebook whose first output is re-run by a slider would lose its only script)."""
+  pytest.importorskip("ipywidgets")
+  from lazynb.notebook.widgets import TraceControls
+  for had in (True, False):
+    tc = TraceControls("x = (Tensor([1.0, 2.0]) + 1).realize()", {"Tensor": Tensor}, effective(Settings(controls=True)))
+    tc.view = magic.TraceView(tc.last.trace, script=had)
+    updated = []
+    tc.handle = type("Handle", (), {"update": lambda self, obj: updated.append(obj)})()
+    tc.debug.value = 1   # re-runs the cell
+    assert len(updated) == 1 and updated[0].script is had
+    assert ("data-lazynb-script=" in updated[0]._repr_mimebundle_()["text/html"]) is had

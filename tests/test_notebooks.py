@@ -11,6 +11,7 @@ from notebook_prose import explained_early, mismatches
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
+MAX_NOTEBOOK_BYTES = 2_000_000
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 def executed(path: pathlib.Path, saved: pathlib.Path, monkeypatch):
@@ -40,3 +41,10 @@ def test_notebook_runs(path, executed_notebooks, monkeypatch):
   assert not wrong, "the text states a number the run contradicts:\n" + "\n".join(wrong)
   early = explained_early(path.stem, nb)
   assert not early, "a quiz answer shows before it is asked for:\n" + "\n".join(early)
+  # issue 32: after Run All a course notebook stays small enough to keep; the trace view's script is in one output at most
+  size = len(nbformat.writes(nb))
+  assert size <= MAX_NOTEBOOK_BYTES, f"{path.name} weighs {size / 1e6:.2f} MB after Run All, over {MAX_NOTEBOOK_BYTES / 1e6:.1f} MB: " + \
+    ", ".join(f"cell {i}: {n // 1000} KB" for n, i in sorted(((len(nbformat.writes(nbformat.v4.new_notebook(cells=[c]))), i)
+                                                              for i, c in enumerate(nb.cells)), reverse=True)[:5])
+  carriers = [i for i, c in enumerate(nb.cells) for o in c.get("outputs", []) if "data-lazynb-script=" in "".join(o.get("data", {}).get("text/html", ""))]
+  assert len(carriers) <= 1, f"the view's script is in the outputs of cells {carriers}"

@@ -9,6 +9,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import { warmUp } from './layoutClient';
 import { playgroundExtension } from './optview';
+import { documentOf } from './payload';
 import { TraceView } from './traceview';
 import { MIME_TYPE, readTrace } from './types';
 
@@ -21,7 +22,12 @@ export class TraceRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    this.view.render(readTrace(model.data[this.options.mimeType ?? MIME_TYPE]));
+    // a %%tinygrad output keeps the document once, in its text/html; this entry then only points there
+    const data = await documentOf(
+      model.data as Record<string, unknown>,
+      this.options.mimeType ?? MIME_TYPE
+    );
+    this.view.render(readTrace(data));
   }
 }
 

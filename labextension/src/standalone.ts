@@ -14,6 +14,7 @@
  */
 import css from '../style/base.css';
 import { TraceView } from './traceview';
+import { decodePayload } from './payload';
 import { readTrace } from './types';
 
 /** JupyterLab's light theme values for the variables base.css uses, for pages that have no JupyterLab theme. */
@@ -77,8 +78,9 @@ export function render(host: HTMLElement, data: unknown): TraceView {
 
 /**
  * Replace the static view in `host` with the interactive one. The trace comes from the host's
- * <script type="application/json" class="lazynb-trace">. Returns false (the static view stays) if
- * the host has no trace or was mounted already.
+ * <script class="lazynb-trace"> (JSON, or packed: see payload.ts). Returns false (the static view stays) if
+ * the host has no trace or was mounted already; a packed trace is drawn once it is unpacked, and if that fails the
+ * static view stays and the host's data-lazynb-error says why.
  */
 export function mount(host: HTMLElement | null): boolean {
   if (!host || host.getAttribute('data-lazynb-mounted') === 'true') {
@@ -88,13 +90,23 @@ export function mount(host: HTMLElement | null): boolean {
   if (!script) {
     return false;
   }
-  const data: unknown = JSON.parse(script.textContent ?? 'null');
   host.setAttribute('data-lazynb-mounted', 'true');
-  render(host, data);
-  for (const el of Array.from(
-    host.querySelectorAll(':scope > .lazynb-static')
-  )) {
-    el.remove();
+  const show = (data: unknown): void => {
+    render(host, data);
+    for (const el of Array.from(
+      host.querySelectorAll(':scope > .lazynb-static')
+    )) {
+      el.remove();
+    }
+  };
+  const encoding = script.getAttribute('data-encoding') ?? '';
+  const text = script.textContent ?? 'null';
+  if (encoding === '') {
+    show(JSON.parse(text));
+  } else {
+    decodePayload(text, encoding).then(show, (e: unknown) =>
+      host.setAttribute('data-lazynb-error', String(e))
+    );
   }
   return true;
 }
@@ -103,7 +115,14 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/naming-convention -- adds to the DOM's own Window, whose name is fixed
   interface Window {
     lazynbView?: { build?: string; mount: typeof mount; render: typeof render };
+    /** outputs whose loader ran before any output's script: mounted when the script runs */
+    lazynbQueue?: (HTMLElement | null)[];
   }
 }
 
 window.lazynbView = { mount, render };
+const queued = window.lazynbQueue ?? [];
+window.lazynbQueue = [];
+for (const host of queued) {
+  mount(host);
+}

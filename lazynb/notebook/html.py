@@ -1,7 +1,9 @@
-"""The text/html views of a trace document (see lazynb.tracedoc): `render_view(doc)` for an output, `render_html(doc)`.
+"""The text/html views of a trace document (see lazynb.tracedoc): `bundle(doc)` for an output, `render_html(doc)`.
 
-`render_view` is what a %%tinygrad output carries as text/html: the interactive view (lazynb.viz.embed: the JupyterLab
-renderer's code as one script), with `render_html`'s static view inside for pages where scripts do not run.
+`bundle` is what a %%tinygrad output carries: a stub under the trace MIME type and, as text/html (`render_view`), the
+document once, packed, with the loader of the interactive view (lazynb.viz.embed: the JupyterLab renderer's code as one
+script, which only the session's first output carries) and a short view for pages where scripts do not run
+(lazynb.viz.text_fallback). `render_html`, the static Python view below, is no longer part of an output.
 
 `render_html`, the static view, is one self-contained <div> with a scoped <style>: no scripts, no network, no external
 fonts, so it renders the same in JupyterLab, classic Notebook 7, nbviewer, VS Code and GitHub. Views are CSS-only tabs (radio inputs + labels with
@@ -12,7 +14,7 @@ Every string in the document is untrusted: it only reaches the page through `esc
 limits, and drawn graphs and kernel sources share byte budgets, so a huge graph still gives a small page.
 """
 from __future__ import annotations
-import base64, io, re, secrets
+import base64, io, json, re, secrets
 from lazynb import viz as _viz
 from lazynb.helpers import plural
 from lazynb.notebook import graphviz as gv
@@ -551,13 +553,29 @@ def _pg_beam(b: dict) -> str:
                f'<table><tr><th>opts</th><th>time</th><th>runs</th></tr>{rows}</table></details>')
   return '<div class="lzt-pg-beam">' + "".join(out) + "</div>"
 
-def render_view(doc: dict, show=None) -> str:
-  """The text/html of a trace output: the interactive view (the JupyterLab renderer's code, see lazynb.viz) with
-  render_html's static view inside as the fallback where scripts do not run (GitHub, an untrusted notebook)."""
-  return _viz.embed(doc, render_html(doc, show))
+def render_view(doc: dict, show=None, script: bool = True) -> str:
+  """The text/html of a trace output: the document once (packed, see lazynb.viz), the loader of the interactive view
+  (with its script if `script`), and a short view without JavaScript (summary, schedule, kernel sources)."""
+  return _viz.embed(doc, _viz.text_fallback(doc), script=script, packed=True)
 
-# registered once, so Trace._repr_mimebundle_ shows this view next to the JSON
+MAX_OUTPUT_BYTES = 600_000  # one trace output as saved (json.dumps of its bundle); see also tracedoc.MAX_DOC_BYTES
+
+def bundle(doc: dict, summary: str, script: bool | None = None, full: dict | None = None, limit: int = MAX_OUTPUT_BYTES) -> dict:
+  """A trace output's MIME bundle: the document once, in the text/html; the trace entry is its stub (see lazynb.viz).
+  `script`: whether this output carries the view's script (default: only the first output of the kernel session).
+  If the bundle's JSON is over `limit` bytes, the document is bounded again (tracedoc.bounded, from `full` if given) to
+  a smaller size until it fits."""
+  from lazynb.tracedoc import MIME, MAX_DOC_BYTES, bounded
+  script = _viz.script_once() if script is None else script
+  def make(d: dict) -> dict: return {MIME: _viz.stub(d), "text/html": render_view(d, script=script), "text/plain": summary}
+  out, doc_limit = make(doc), MAX_DOC_BYTES
+  while len(json.dumps(out)) > limit and doc_limit > 10_000:
+    doc_limit //= 2
+    out = make(dict(bounded(full if full is not None else doc, doc_limit), **({"show": doc["show"]} if "show" in doc else {})))
+  return out
+
+# registered once, so Trace._repr_mimebundle_ shows this view (and the document once, in it)
 from lazynb import trace as _trace  # noqa: E402
-def _mime(tr) -> dict: return {"text/html": render_view(tr.shown_json())}
+def _mime(tr) -> dict: return bundle(tr.shown_json(), tr.summary(), full=tr.to_json())
 _mime._lazynb_html = True  # type: ignore[attr-defined]  # (a mark on the function: mypy does not model those)
 if not any(getattr(r, "_lazynb_html", False) for r in _trace.mime_renderers): _trace.mime_renderers.append(_mime)

@@ -110,8 +110,10 @@ def run_code(code: str, namespace: dict, s: Settings, runner=None) -> CellRun:
     tr.error = err
   return CellRun(tr, err, s)
 
-# optional packages of the [notebook] extra: (import name, pip name, what is missing without it)
-EXTRAS = (("ipywidgets", "ipywidgets", "the DEBUG/NOOPT/BEAM/device sliders"), ("matplotlib", "matplotlib", "the timing chart"))
+# optional packages of the [notebook] extra that a %%tinygrad cell uses: (import name, pip name, what is missing without it).
+# (matplotlib and Graphviz only feed notebook/html.py's static view, which an output no longer carries: the view's own
+# script draws the graphs and the timing.)
+EXTRAS = (("ipywidgets", "ipywidgets", "the DEBUG/NOOPT/BEAM/device sliders"),)
 _has: dict[str, bool] = {}
 _told = False
 
@@ -124,18 +126,15 @@ def has_module(name: str) -> bool:
   return _has[name]
 
 def missing_extras() -> list[tuple[str, str]]:
-  """(pip name, what it adds) for each optional part that is missing here: ipywidgets, matplotlib, a Graphviz `dot`."""
-  from lazynb.notebook import graphviz as gv
-  out = [(pip, what) for mod, pip, what in EXTRAS if not has_module(mod)]
-  if not gv.available(): out.append(("graphviz-pure", "drawn graphs (the graph tabs list nodes as text)"))
-  return out
+  """(pip name, what it adds) for each optional package of a %%tinygrad cell that is missing here."""
+  return [(pip, what) for mod, pip, what in EXTRAS if not has_module(mod)]
 
 def extras_message() -> str | None:
   """One paragraph: what %%tinygrad does without the missing packages, and the one command that adds them."""
   missing = missing_extras()
   if not missing: return None
-  return ("lazynb: %%tinygrad shows the static trace view; missing here: " + "; ".join(f"{what} ({pip})" for pip, what in missing) +
-          f". To add them: pip install {' '.join(pip for pip, _ in missing)}  (or, in the lazynb checkout, pip install -e \".[notebook]\")"
+  return ("lazynb: %%tinygrad shows the trace view without " + "; ".join(f"{what} ({pip})" for pip, what in missing) +
+          f" here. To add them: pip install {' '.join(pip for pip, _ in missing)}  (or, in the lazynb checkout, pip install -e \".[notebook]\")"
           ", then restart the kernel.")
 
 def tell_missing_once():
@@ -192,11 +191,12 @@ def load_ipython_extension(ip):
   for k, v in names.items(): ip.user_ns.setdefault(k, v)
 
 class TraceView:
-  """A trace with a chosen subset of views, displayed as one MIME bundle."""
-  def __init__(self, trace, show=None): self.trace, self.show = trace, tuple(show) if show else VIEWS
+  """A trace with a chosen subset of views, displayed as one MIME bundle (lazynb.notebook.html.bundle). `script`: whether
+  its text/html carries the view's script; None asks once, at the first display (the session's first output carries it)."""
+  def __init__(self, trace, show=None, script: bool | None = None):
+    self.trace, self.show, self.script = trace, tuple(show) if show else VIEWS, script
   def _repr_mimebundle_(self, include=None, exclude=None):
-    from lazynb.tracedoc import MIME
-    from lazynb.notebook.html import render_view
-    doc = dict(self.trace.shown_json(), show=list(self.show))
-    # the JSON first: JupyterLab with the extension renders it (rank 0); every other front end runs the text/html view
-    return {MIME: doc, "text/html": render_view(doc, set(self.show)), "text/plain": self.trace.summary()}
+    from lazynb import viz
+    from lazynb.notebook.html import bundle
+    if self.script is None: self.script = viz.script_once()
+    return bundle(dict(self.trace.shown_json(), show=list(self.show)), self.trace.summary(), self.script, dict(self.trace.to_json(), show=list(self.show)))

@@ -35,6 +35,7 @@ class TraceControls:
     for c in (self.debug, self.noopt, self.beam, self.device): c.observe(self._changed, names="value")
     self.box = w.VBox([w.HBox([self.debug, self.noopt]), w.HBox([self.beam, self.device]), self.status, self.log])
     self.handle = None
+    self.view: TraceView | None = None
 
   def _status(self) -> str:
     doc = self.last.trace.to_json()
@@ -57,7 +58,7 @@ class TraceControls:
       self.last = run_code(self.code, self.namespace, s)
     self.runs += 1
     self.status.value = self._status()
-    if self.handle is not None: self.handle.update(TraceView(self.last.trace, s.show))
+    if self.handle is not None: self.handle.update(TraceView(self.last.trace, s.show, self.view.script if self.view else None))  # the script stays where it was
     return self.last
 
   def _changed(self, change): self.rerun()
@@ -65,5 +66,6 @@ class TraceControls:
   def show(self):
     from IPython.display import display
     display(self.box)
-    self.handle = display(TraceView(self.last.trace, self.settings.show), display_id=True)
+    self.view = TraceView(self.last.trace, self.settings.show)
+    self.handle = display(self.view, display_id=True)
     return self

@@ -27,10 +27,10 @@ def trace_doc(code: str) -> dict:
   return json.loads(json.dumps(tr.to_json()))
 
 def trace_output(doc: dict) -> dict:
-  """A display_data output as the %%tinygrad magic makes it: the trace, the HTML fallback and plain text."""
-  from lazynb.notebook.html import render_html
-  return {"output_type": "display_data", "metadata": {},
-          "data": {MIME: doc, "text/html": render_html(doc), "text/plain": f"lazynb trace: {len(doc.get('kernels', []))} kernels"}}
+  """A display_data output as the %%tinygrad magic makes it: the trace's stub, the document packed in the text/html with
+  the view without JavaScript, and plain text (no script: JupyterLab's extension renders it)."""
+  from lazynb.notebook.html import bundle
+  return {"output_type": "display_data", "metadata": {}, "data": bundle(doc, f"lazynb trace: {len(doc.get('kernels', []))} kernels", script=False)}
 
 def dismiss_dialogs(pg, prefer: str = "Select") -> None:
   dlg = pg.query_selector(".jp-Dialog")
@@ -83,7 +83,9 @@ def save_and_read(pg, lab, name: str, want_outputs: int, timeout: float = 30) ->
   raise TimeoutError(f"{name} was not saved with {want_outputs} trace outputs")
 
 def trace_docs(nb: dict) -> list[dict]:
-  return [o["data"][MIME] for c in nb["cells"] for o in c.get("outputs", []) if MIME in o.get("data", {})]
+  """The trace documents of a saved notebook's outputs (in each output's text/html when its MIME entry is a stub)."""
+  from lazynb import viz
+  return [viz.doc_of(o["data"]) for c in nb["cells"] for o in c.get("outputs", []) if MIME in o.get("data", {})]
 
 def trace_views(pg, root_selector: str) -> list[dict]:
   """Per trace view on the page: tab names, summary text, schedule rows' text (to compare two front ends' views)."""
