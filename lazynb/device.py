@@ -133,6 +133,8 @@ class _Device:
     return self._default
   @DEFAULT.setter
   def DEFAULT(self, device: str): self._default = self.canonicalize(device)
+  @property
+  def default(self) -> Compiled: return self[self.DEFAULT]  # the default device itself (tinygrad 0.10's Device.default)
   def available(self, device: str) -> tuple[bool, str]:
     """(True, "") when kernels can run on `device` here, else (False, the reason)."""
     try: return self[device].can_run()

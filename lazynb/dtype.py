@@ -172,6 +172,21 @@ def _upward(d: DType) -> frozenset:
 def least_upper_dtype(*ds: DType) -> DType:
   return min(frozenset.intersection(*[_upward(d) for d in ds]))
 
+def least_upper_float(d: DType) -> DType:
+  """d if it is a float, else the dtype an int or bool becomes in a float op (the default float, at least)."""
+  return d if dtypes.is_float(d) else least_upper_dtype(d, dtypes.default_float)
+
+def truncate_fp16(x) -> float:
+  """x as a half would hold it (a Python float), inf where it overflows."""
+  with np.errstate(over="ignore"): return float(np.float16(x))
+
+def truncate_bf16(x) -> float:
+  """x as a bfloat16 made by cutting a float32's low 16 bits (toward zero, as tinygrad's host-side conversion), inf
+  where it overflows."""
+  with np.errstate(over="ignore"): f = np.float32(x)
+  if abs(float(x)) > 3.3895313892515355e38: return math.copysign(math.inf, float(x))  # the largest finite bfloat16
+  return float(np.array(np.array(f).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32))
+
 def sum_acc_dtype(d: DType, n: int = 1) -> DType:
   """The dtype sum() accumulates in, as tinygrad: bools and signed ints at least int32, unsigned ints at least uint32.
   Where n terms of the largest value would overflow that (only possible for the widened small types), the 64-bit
@@ -197,3 +212,7 @@ def truncate(d: DType, x):
     if d is dtypes.float32: return float(np.float32(x))
     if d is dtypes.bfloat16: return float(from_storage(to_storage(np.float32(x), d), d))
   return float(x)
+
+# tinygrad 0.10's tables of dtypes by name (its tests iterate over them): every concrete dtype, aliases included
+DTYPES_DICT: dict[str, DType] = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "void", "index"))}
+INVERSE_DTYPES_DICT: dict[str, str] = {**{v.name: k for k, v in DTYPES_DICT.items()}, "void": "void"}

@@ -47,6 +47,11 @@ def toposort_with(fn: Callable) -> Iterator[None]:
   try: yield
   finally: _toposort_fn.reset(token)
 
+def track_rewrites(named: bool = False, name_fxn: Callable | None = None) -> Callable[[Callable], Callable]:
+  """tinygrad 0.10's decorator that names a block of rewrites for its VIZ server. lazynb's trace bus records every
+  graph_rewrite pass (named by its matcher) whether or not a function is decorated, so this returns the function."""
+  return lambda fn: fn
+
 _KERNEL_LEVEL = {Ops.RANGE, Ops.SPECIAL, Ops.DEFINE_GLOBAL, Ops.DEFINE_ACC, Ops.LOAD, Ops.INDEX, Ops.VIEW}
 
 _unique_counter = itertools.count()
