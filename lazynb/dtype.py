@@ -196,6 +196,11 @@ def sum_acc_dtype(d: DType, n: int = 1) -> DType:
   if d.itemsize >= 4: return least_upper_dtype(d, base)
   return base if n * int(dtypes.max(d)) <= dtypes.max(base) else dtypes.uint64 if base is dtypes.uint32 else dtypes.int64
 
+def wrap_int(x: int, d: DType) -> int:
+  """A Python int as int dtype d holds it after a C cast: its low bits, read signed or unsigned."""
+  x %= 1 << 8 * d.itemsize
+  return x - (1 << 8 * d.itemsize) if not dtypes.is_unsigned(d) and x >= 1 << (8 * d.itemsize - 1) else x
+
 def int_fits(x, d: DType) -> bool:
   """Whether a Python int is a value of int dtype `d` (so making it a constant of `d` would not wrap around)."""
   return dtypes.min(d) <= x <= dtypes.max(d)

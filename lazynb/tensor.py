@@ -9,7 +9,7 @@ import contextlib, math, weakref
 from typing import Any, Callable, TYPE_CHECKING
 import numpy as np
 from lazynb import pipeline
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, UnsupportedDTypeError
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, wrap_int, UnsupportedDTypeError
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
@@ -19,7 +19,7 @@ from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute, custom_gradient
-from lazynb.shape.sizes import broadcast_shape
+from lazynb.shape.sizes import broadcast_shape, ArgumentError
 from lazynb import tensor_create, tensor_movement, tensor_reduce, tensor_nn, tensor_loss, tensor_index, tensor_math, tensor_dtype
 from lazynb.tensor_create import _np_cast, _list_to_numpy
 from lazynb.tensor_movement import replay
@@ -50,7 +50,9 @@ class Tensor(OpMixin, elementwise_eq=True):
     if isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None or dt == data.dtype else data.cast(dt).uop
     elif isinstance(data, (bool, int, float, np.integer, np.floating, np.bool_)) and not isinstance(data, np.ndarray):
-      dt0, data = (dtypes.from_np(data.dtype), data.item()) if isinstance(data, np.generic) else (dtypes.from_py(data), data)  # numpy scalars keep their dtype
+      if isinstance(data, np.generic): dt0, data = dtypes.from_np(data.dtype), data.item()  # numpy scalars keep their dtype
+      else: dt0 = dt or dtypes.from_py(data)  # (a given dtype first: 2**64-1 is a uint64 though no int64)
+      if dt is not None and dtypes.is_int(dt) and type(data) is int and not int_fits(data, dt): data = wrap_int(data, dt)  # as a list's ints
       uop = Tensor._const_uop(data, dt or dt0, dev, ())
     elif isinstance(data, (list, tuple)): uop = Tensor._from_numpy(_list_to_numpy(data, dt), dev)
     elif isinstance(data, np.ndarray): uop = Tensor._from_numpy(_np_cast(data, dt or dtypes.from_np(data.dtype)), dev)
@@ -579,7 +581,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     y = 1.0 - poly * (-(a * a)).exp()
     return (x < 0).where(-y, y)
   def clip(self, min_=None, max_=None) -> Tensor:
-    if min_ is None and max_ is None: raise ValueError("clip needs min_ or max_")
+    if min_ is None and max_ is None: raise ArgumentError("clip needs min_ or max_")
     x = self
     if min_ is not None: x = x.maximum(min_)
     if max_ is not None: x = x.minimum(max_)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod
-from lazynb.shape.sizes import broadcast_shape
+from lazynb.shape.sizes import broadcast_shape, ArgumentError
 from lazynb.gradient import custom_gradient
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
@@ -96,9 +96,9 @@ def _setitem_index(self: Tensor, idx: tuple, value) -> None:
 def _check_index(self: Tensor, dim: int, index: Tensor, name: str) -> int:
   d = self._resolve_axis(dim)
   if not dtypes.is_int(index.dtype): raise TypeError(f"{name}: the index must be an int tensor, got {index.dtype}")
-  if index.ndim != self.ndim: raise ValueError(f"{name}: index has {index.ndim} dims, the tensor {self.ndim}")
+  if index.ndim != self.ndim: raise ArgumentError(f"{name}: index has {index.ndim} dims, the tensor {self.ndim}")
   if any(i > s for k, (i, s) in enumerate(zip(index.shape, self.shape)) if k != d):
-    raise ValueError(f"{name}: index shape {index.shape} is larger than {self.shape} outside dim {d}")
+    raise ArgumentError(f"{name}: index shape {index.shape} is larger than {self.shape} outside dim {d}")
   return d
 def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
   """out[..., j, ...] = self[..., index[..., j, ...], ...] along dim (as torch.gather)."""

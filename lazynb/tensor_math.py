@@ -9,6 +9,7 @@ import numpy as np
 from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, UnsupportedDTypeError
 from lazynb.helpers import prod
 from lazynb.uop.ops import Ops
+from lazynb.shape.sizes import ArgumentError
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 def _log1p(u: Tensor) -> Tensor:
@@ -228,9 +229,9 @@ def einsum(formula: str, *operands, dtype=None) -> Tensor:
   size: dict[str, int] = {}
   aligned = []
   for s, t in zip(ins, ops):
-    if len(s) != t.ndim: raise ValueError(f"einsum: operand {s!r} has {len(s)} letters for shape {t.shape}")
+    if len(s) != t.ndim: raise ArgumentError(f"einsum: operand {s!r} has {len(s)} letters for shape {t.shape}")
     for c, n in zip(s, t.shape):
-      if size.setdefault(c, n) != n and n != 1 and size[c] != 1: raise ValueError(f"einsum: {c!r} is {size[c]} and {n}")
+      if size.setdefault(c, n) != n and n != 1 and size[c] != 1: raise ArgumentError(f"einsum: {c!r} is {size[c]} and {n}")
       size[c] = max(size[c], n)
     while len(set(s)) < len(s):  # a repeated letter: keep the diagonal of its two axes
       c = next(c for c in s if s.count(c) > 1)
@@ -298,6 +299,7 @@ def contiguous_backward(self: Tensor) -> Tensor: return self  # tinygrad's hint 
 def linspace(cls: type[Tensor], start, stop, steps: int, dtype=None, device=None, **kw) -> Tensor:
   if steps < 0: raise ValueError("number of steps must be non-negative")
   dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+  if dt is dtypes.bool: raise ValueError("linspace cannot make bools (as torch): use a number dtype")
   if steps <= 1: return cls.full((steps,), start, dtype=dt, device=device, **kw)
   i = cls.arange(steps, device=device)
   ret = i.eq(steps - 1).where(float(stop), i.cast(dtypes.float32) * ((stop - start) / (steps - 1)) + start)  # the end exact

@@ -8,7 +8,7 @@ import numpy as np
 from lazynb.dtype import dtypes, least_upper_dtype
 from lazynb.helpers import prod, ceildiv, all_same
 from lazynb.uop.ops import UOp, Ops, sym_eq, variables, sym_canon
-from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge
+from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge, ArgumentError
 from lazynb.tensor_create import _check_int
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
@@ -35,7 +35,10 @@ def _as_vector(self: Tensor, fn, *axes):
   return tuple(r.reshape(()) for r in ret) if isinstance(ret, tuple) else ret.reshape(())
 def reshape(self: Tensor, *shape) -> Tensor:
   shape = _shape_arg(shape)
-  if shape.count(-1) > 1: raise ValueError(f"reshape {shape}: only one dimension can be -1")
+  if None in shape:  # None at place i keeps axis i's size (tinygrad's reshape)
+    if any(n is None and i >= self.ndim for i, n in enumerate(shape)): raise ArgumentError(f"reshape {shape}: a None past the last axis of {self.shape}")
+    shape = tuple(self.shape[i] if n is None else n for i, n in enumerate(shape))
+  if shape.count(-1) > 1: raise ArgumentError(f"reshape {shape}: only one dimension can be -1")
   known = prod(s for s in shape if s != -1)
   if -1 in shape:
     if known == 0 or self.numel() % known: raise ValueError(f"cannot reshape {self.shape} to {shape}")
@@ -46,7 +49,7 @@ def reshape(self: Tensor, *shape) -> Tensor:
 def view(self: Tensor, *shape) -> Tensor: return self.reshape(*shape)
 def permute(self: Tensor, *order) -> Tensor:
   order = tuple(self._resolve_axis(a) for a in _shape_arg(order))
-  if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute {order} is not a permutation of the {self.ndim} axes of {self.shape}")
+  if sorted(order) != list(range(self.ndim)): raise ArgumentError(f"permute {order} is not a permutation of the {self.ndim} axes of {self.shape}")
   return self._mv(("permute", order))
 def expand(self: Tensor, *shape) -> Tensor:
   shape = _shape_arg(shape)
@@ -118,7 +121,9 @@ def shrink(self: Tensor, arg) -> Tensor:
       raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}" + (" for some value of its variables" if variables((arg, self.shape)) else ""))
   return self._mv(("shrink", arg))
 def flip(self: Tensor, axis) -> Tensor:
-  axes = {self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+  given = [self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)]
+  if len(set(given)) != len(given): raise ArgumentError(f"flip {axis}: an axis given twice (on a tensor of shape {self.shape})")
+  axes = set(given)
   return self._mv(("flip", tuple(i in axes for i in range(self.ndim))))
 def _mv(self: Tensor, *ops: tuple, link: bool = True) -> Tensor:
   """The movement ops `ops` ((name, arg) pairs) applied to this tensor. The result is a view (unless link=False): as in
@@ -154,6 +159,8 @@ def unsqueeze(self: Tensor, dim: int) -> Tensor:
   return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
 
 def __getitem__(self: Tensor, idx) -> Tensor:
+  # a list that holds more than ints is a tuple of indices (torch, tinygrad: x[[a, 1]] is x[a, 1]); a list of ints selects
+  if isinstance(idx, list) and not all(isinstance(i, (int, np.integer)) for i in idx): idx = tuple(idx)
   if not isinstance(idx, tuple): idx = (idx,)
   idx = tuple(list(i) if isinstance(i, tuple) else i for i in idx)  # a tuple inside the index selects as a list does (numpy)
   for i in idx:

@@ -9,6 +9,7 @@ from lazynb.dtype import dtypes
 from lazynb.device import Device
 from lazynb.helpers import ceildiv, prod, MATMUL_PACK, NOOPT, PLAIN
 from lazynb.gradient import custom_gradient
+from lazynb.shape.sizes import ArgumentError
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 ROWS_MIN_MACS = 1 << 22
@@ -51,9 +52,9 @@ def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
   """Matrix product as a broadcast multiply and a sum over the shared axis."""
   if not isinstance(w, type(self)): w = type(self)(w, device=self.device)
   n1, n2 = self.ndim, w.ndim
-  if n1 == 0 or n2 == 0: raise ValueError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
+  if n1 == 0 or n2 == 0: raise ArgumentError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
   k = self.shape[-1]
-  if k != w.shape[-min(n2, 2)]: raise ValueError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
+  if k != w.shape[-min(n2, 2)]: raise ArgumentError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
   if (p := self._panel_width(w)): return self._dot_packed(w, p, dtype)
   x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + (k,))
   w2 = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
@@ -97,7 +98,7 @@ def _pool(self: Tensor, k_: tuple[int, ...], stride=1, dilation=1) -> Tensor:
   d_ = (dilation,) * nd if isinstance(dilation, int) else tuple(dilation)
   noop, i_ = self.shape[:-nd], self.shape[-nd:]
   o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
-  if any(o <= 0 for o in o_): raise ValueError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
+  if any(o <= 0 for o in o_): raise ArgumentError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
   n = len(noop)
   if s_ == k_ and d_ == (1,) * nd:  # windows that tile the input: a cut and a reshape (and their gradient a pad)
     x = self.shrink(tuple((0, s) for s in noop) + tuple((0, o * k) for o, k in zip(o_, k_)))

@@ -52,8 +52,9 @@ def var(self: Tensor, axis=None, keepdim: bool = False, correction: int = 1) -> 
   x = self._float()
   n = helpers.prod(self.shape[a] for a in self._axes(axis))
   d = (x - x.mean(axis, keepdim=True)).square().sum(axis, keepdim)
-  if isinstance(n, UOp): return d / type(self)._sym_count(n - correction, self.device)  # a variable count (NaN where it is <= 0)
-  return d / builtins.max(0, n - correction) if n - correction > 0 else d * math.nan
+  # divided by max(0, n - correction), as torch: with no degrees of freedom left, inf (NaN where every value is the mean)
+  if isinstance(n, UOp): return d / type(self)._sym_count(n - correction, self.device)  # a variable count
+  return d / builtins.max(0, n - correction)
 def std(self: Tensor, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
 def softmax(self: Tensor, axis: int = -1) -> Tensor:
   x = self._float()

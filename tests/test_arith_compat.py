@@ -53,3 +53,34 @@ def test_tuple_inside_an_index_selects_as_a_list(idx):
                                         ("uint16", [[1, 2], [3, 70000]]), ("uint32", [-1, 2**32 + 5])])
 def test_ints_that_do_not_fit_wrap_as_tinygrad(dtype, data):
   assert Tensor(data, dtype=dtype).tolist() == tinygrad.Tensor(data, dtype=dtype).tolist()
+
+@pytest.mark.parametrize("dtype,value", [("int8", 300), ("uint8", -1), ("int64", 2**64 - 1), ("uint64", 2**64 - 1), ("int16", -40000)])
+def test_scalar_ints_wrap_as_tinygrad(dtype, value):
+  assert Tensor(value, dtype=dtype).tolist() == tinygrad.Tensor(value, dtype=dtype).tolist()
+
+@pytest.mark.parametrize("axis,correction", [((0, 3), 1), ((0, 3), 5), ((0, 4), 5), ((0, 4), 6), ((0, 4), 1), ((0, 3), 0)])
+def test_var_with_no_degrees_of_freedom_as_torch(axis, correction):
+  """var divides by max(0, n - correction), as torch: inf when nothing is left, NaN where also every value is the mean."""
+  a = np.random.default_rng(0).standard_normal((1, 2, 3, 1, 5)).astype(np.float32)
+  want = torch.tensor(a).var(dim=axis, correction=correction).numpy()
+  np.testing.assert_allclose(Tensor(a).var(axis=axis, correction=correction).numpy(), want, rtol=1e-5)
+  np.testing.assert_allclose(Tensor(a).std(axis=axis, correction=correction).numpy(), np.sqrt(want), rtol=1e-5)
+
+def test_reshape_none_keeps_an_axis():
+  assert Tensor.ones(4, 3, 6, 6).reshape((None, None, 36)).shape == (4, 3, 36)
+
+_X = np.random.default_rng(0).standard_normal((2, 5, 6, 5, 3, 4)).astype(np.float32)
+_I = {n: np.random.default_rng(i).integers(0, s, (1, 1, 1)) for i, (n, s) in enumerate(zip("abcde", (2, 5, 6, 5, 3)))}
+FANCY = {  # a list that holds more than ints is a tuple of indices; tuples inside an index select as lists (torch)
+  "[[0]]": lambda m, t: m[[[0]]], "[[0],b,c,d,:]": lambda m, t: m[[0], t("b"), t("c"), t("d"), :],
+  "[[[[0]]],b,c,d,[[1]]]": lambda m, t: m[[[[0]]], t("b"), t("c"), t("d"), [[1]]], "[[a]]": lambda m, t: m[[t("a")]],
+  "[[a,1]]": lambda m, t: m[[t("a"), 1]], "[[a,[1,1]]]": lambda m, t: m[[t("a"), [1, 1]]], "[[a,(1,1)]]": lambda m, t: m[[t("a"), (1, 1)]],
+  "[[a,b,c,d,e]]": lambda m, t: m[[t("a"), t("b"), t("c"), t("d"), t("e")]], "[1,b,None,d,1]": lambda m, t: m[1, t("b"), None, t("d"), 1],
+  "[...,1,e,None]": lambda m, t: m[..., 1, t("e"), None], "[(((0,),),)]": lambda m, t: m[(((0,),),)], "[[1,0]]": lambda m, t: m[[1, 0]],
+  "[(1,0),b,c,d,:]": lambda m, t: m[(1, 0), t("b"), t("c"), t("d"), :]}
+
+@pytest.mark.parametrize("case", FANCY)
+def test_list_and_tuple_indices_as_torch(case):
+  want = FANCY[case](torch.tensor(_X), lambda n: torch.tensor(_I[n])).numpy()
+  got = FANCY[case](Tensor(_X), lambda n: Tensor(_I[n].astype(np.int32))).numpy()
+  assert got.shape == want.shape and np.array_equal(got, want)

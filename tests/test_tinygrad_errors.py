@@ -12,6 +12,19 @@ CASES = {
   "bitwise and of floats": lambda T: (T([1.0]) & T([2.0])).tolist(),
   "bitwise or of a float and an int": lambda T: (T([1.0]) | T([1])).tolist(),
   "an unknown rounding mode": lambda T: T([7]).div(2, rounding_mode="round").tolist(),
+  "matmul inner sizes differ": lambda T: T.ones(2, 4) @ T.ones(1, 3),
+  "matmul of a vector and a mismatched matrix": lambda T: T.ones(4).matmul(T.ones(1, 2)),
+  "matmul of a 0-d tensor": lambda T: T(2.0) @ T.ones(3, 3),
+  "permute with an axis missing": lambda T: T.ones(3, 4, 5, 6).permute((0, 2)),
+  "permute with an axis twice": lambda T: T.ones(3, 4, 5, 6).permute((0, 0, 1, 2)),
+  "flip of an axis twice": lambda T: T.ones(3, 4).flip((1, -1)),
+  "reshape with two -1": lambda T: T.ones(3, 4).reshape((-1, -1, 2)),
+  "gather index of other rank": lambda T: T.ones(4, 5, 6).gather(0, T([1], dtype="int32")),
+  "scatter index larger than the tensor": lambda T: T.ones(2, 3, 10).scatter(1, T.zeros(10, 3, 10, dtype="int32"), T.ones(10, 3, 10)),
+  "conv kernel larger than the input": lambda T: T.ones(1, 1, 6, 7).conv2d(T.ones(6, 1, 3, 3), dilation=3),
+  "einsum sizes of a letter differ": lambda T: T.einsum("ij,jk->ik", T.ones(2, 3), T.ones(4, 5)),
+  "clip with neither bound": lambda T: T.ones(3).clip(None, None),
+  "linspace of bools": lambda T: T.linspace(5, 10, 3, dtype="bool"),
 }
 WORDS = {"two ellipses": "single ellipsis"}
 
