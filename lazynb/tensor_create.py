@@ -177,6 +177,7 @@ def _check_int(value, dtype: DType):
 def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
   """A host-side cast with the kernels' rule (numpy's float -> int cast of NaN or out-of-range values is x86's INT_MIN)."""
   if arr.dtype.kind != "f" or not dtypes.is_int(dt): return arr.astype(dt.np)
+  if dt.itemsize < 4: return _np_cast(arr, dtypes.int32).astype(dt.np)  # through int32, wrapping (as the kernels' rule)
   a, lo, hi = arr.astype(np.float64), dtypes.min(dt), dtypes.max(dt)
   out = np.where(np.isnan(a) | (a >= hi) | (a <= lo), 0, a).astype(dt.np)
   out[a >= hi], out[a <= lo] = hi, lo

@@ -3,7 +3,7 @@ device, at every opt level and after constant folding - never a plausible wrong 
 
 The rules chosen where references differ are documented in docs/architecture.md ("Numerics"): NaN propagates
 through max/min/maximum/minimum/relu/clip and argmax/argmin point at the first NaN (numpy); a float->int cast
-saturates to the int range with NaN -> 0 (C leaves it undefined).
+saturates to the int range with NaN -> 0 (C leaves it undefined), to 8 and 16 bits through int32 (its low bits wrap).
 """
 import math
 import numpy as np
@@ -118,9 +118,22 @@ def test_argmax_is_always_in_range():
 CAST_VALUES = [inf, -inf, nan, 3e9, -3e9, 1e20, -1e20, 300.0, 255.5, -5.5, -0.5, 2.7, 0.0]
 
 def _saturate(vals, dt) -> np.ndarray:
-  """The documented rule: NaN -> 0, else truncate toward zero and clip to the dtype's range (Python ints: exact)."""
+  """The documented rule: NaN -> 0, else truncate toward zero and clip to the dtype's range (Python ints: exact); to an
+  8- or 16-bit int through int32, whose low bits wrap (-5.5 -> uint8 251, as numpy, torch and tinygrad on x86)."""
+  if dt.itemsize < 4: return _saturate(vals, dtypes.int32).astype(dt.np)
   lo, hi = int(np.iinfo(dt.np).min), int(np.iinfo(dt.np).max)
   return np.array([0 if math.isnan(v) else hi if v >= hi else lo if v <= lo else math.trunc(v) for v in map(float, vals)], dtype=dt.np)
+
+@pytest.mark.parametrize("dt", [dtypes.uint8, dtypes.int8, dtypes.uint16, dtypes.int16], ids=str)
+def test_small_int_casts_as_numpy_and_torch(dt):
+  """Within int32's range the rule is what numpy, torch (and tinygrad) give on x86: a wrap of the int32 value."""
+  import torch
+  vals = np.float32([-300.5, -257.0, -1.5, -0.5, 0.5, 1.7, 255.9, 256.0, 300.2, 1000.0, -1e9, 1e9, 40000.5, -40000.5])
+  want = torch.tensor(vals).to(getattr(torch, dt.np.__name__)).numpy()
+  np.testing.assert_array_equal(vals.astype(dt.np), want)
+  np.testing.assert_array_equal(Tensor(vals).realize().cast(dt).numpy(), want)
+  np.testing.assert_array_equal([Tensor(float(v)).cast(dt).item() for v in vals], want)
+  np.testing.assert_array_equal(Tensor(vals, dtype=dt).numpy(), want)
 
 @pytest.mark.parametrize("dt", [dtypes.int32, dtypes.int64, dtypes.uint8], ids=str)
 @pytest.mark.parametrize("device", DEVICES)
@@ -192,7 +205,7 @@ BIG = [2**31, -2**31 - 1, 2**40, -2**40]
 def test_big_python_int_arithmetic_raises_instead_of_wrapping(v):
   t = Tensor([1, 2, 3])
   for f in (lambda: t + v, lambda: v - t, lambda: t * v, lambda: t // v, lambda: (t > 1).where(t, v), lambda: (t > 1).where(v, t),
-            lambda: Tensor.full((2,), v, dtype=dtypes.int32), lambda: Tensor(v, dtype=dtypes.int32), lambda: t.pad((1, 1), value=v),
+            lambda: Tensor.full((2,), v, dtype=dtypes.int32), lambda: t.pad((1, 1), value=v),
             lambda: Tensor([1], dtype=dtypes.uint8) + 256, lambda: t.maximum(v)):
     with pytest.raises(OverflowError, match="does not fit"): f().realize()
 

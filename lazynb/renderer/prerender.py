@@ -3,7 +3,8 @@ renderer (C, OpenCL, CUDA, LLVM IR) only prints ops. The render stage runs them 
 linearized list:
 
   MAX          NaN-propagating on floats, WHERE(a!=a, a, WHERE(b<a, a, b)); WHERE(b<a, a, b) on ints
-  float -> int saturating, NaN -> 0 (C and LLVM leave the rest undefined; constant folding, cast_scalar, agrees)
+  float -> int saturating, NaN -> 0 (C and LLVM leave the rest undefined; constant folding, cast_scalar, agrees); to
+               8 and 16 bits through int32, whose low bits wrap (-1.5 -> uint8 255), as numpy, torch and tinygrad
   16-bit float a type the device computes in float32 (bfloat16 everywhere; float16 where the C compiler has no
                _Float16) stays 16 bits in memory; each operation on it is done in float32 and rounded back:
                ADD(a, b) -> CAST(ADD(CAST(a, float), CAST(b, float)), bfloat16), and casts go through float32
@@ -58,6 +59,8 @@ def _max(m: UOp, a: UOp, b: UOp) -> UOp:
 def _saturate(ctx: _Rules, c: UOp, x: UOp) -> UOp | None:
   """float -> int: NaN -> 0, past the int's range -> its ends, else the plain cast (then in range: defined everywhere)."""
   if c in ctx.saturated or not dtypes.is_float(x.dtype) or not dtypes.is_int(c.dtype): return None
+  # to an 8- or 16-bit int through int32, whose low bits wrap (-1.5 -> uint8 255), as numpy, torch and tinygrad on x86
+  if c.dtype.itemsize < 4: return x.cast(dtypes.int32).cast(c.dtype)
   ctx.saturated.add(c)  # the cast inside the guard is c itself: it must not be guarded again
   lo, hi = dtypes.min(c.dtype), dtypes.max(c.dtype)
   # hi+1 and lo are 0 or powers of two: exact in any float type, or inf past a 16-bit float's range (still right)

@@ -88,6 +88,7 @@ def cast_scalar(x, dtype: DType):
   if dtype is dtypes.bool: return bool(x)
   if dtypes.is_int(dtype):
     if isinstance(x, float):
+      if dtype.itemsize < 4: return truncate(dtype, cast_scalar(x, dtypes.int32))  # through int32, wrapping (as prerender's rule)
       return 0 if math.isnan(x) else dtypes.max(dtype) if x >= dtypes.max(dtype) else dtypes.min(dtype) if x <= dtypes.min(dtype) else int(x)
     return truncate(dtype, int(x))
   return truncate(dtype, float(x))
