@@ -37,7 +37,8 @@ def _advanced(self: Tensor, idx: tuple):
   """Split x[idx] with int tensors among the indices: ints, slices and None apply first (the view x[basic]); each
   tensor then indexes one axis of that view (dims), all tensors broadcast together to a shape B. As numpy, B replaces
   the tensors' axes when they are next to each other in idx, else it comes first: the result is the view's other axes
-  R with B inserted at p. (An int counts as a basic index here, as in tinygrad.) Negative indices count from the end."""
+  R with B inserted at p. (An int counts as a basic index here, as in tinygrad: x[None, b, 2, d] keeps b and d next to
+  each other.) Negative indices count from the end."""
   T = type(self)
   idx, inds = self._index_tensors(idx)
   basic = tuple(slice(None) if isinstance(i, T) else i for i in idx)
@@ -48,8 +49,7 @@ def _advanced(self: Tensor, idx: tuple):
   view = self[basic]
   B = broadcast_shape(*[t.shape for t in inds])
   inds = [(t < 0).where(t + view.shape[d], t)._broadcast_to(B) for t, d in zip(inds, dims)]
-  tpos = [j for j, i in enumerate(idx) if isinstance(i, T)]
-  p = dims[0] if tpos == list(range(tpos[0], tpos[-1] + 1)) else 0
+  p = dims[0] if dims == list(range(dims[0], dims[-1] + 1)) else 0  # next to each other once the ints are gone (torch)
   return view, dims, inds, B, p
 
 def _gather_index(self: Tensor, idx: tuple) -> Tensor:
@@ -119,7 +119,7 @@ def _src(self: Tensor, index: Tensor, src, name: str) -> Tensor:
   if not isinstance(src, T): return T.full(index.shape, src, dtype=self.dtype, device=self.device)
   if src.dtype != self.dtype: raise RuntimeError(f"{name}: src dtype {src.dtype} must equal the tensor's dtype {self.dtype}")
   if src.ndim != self.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
-    raise ValueError(f"{name}: src {src.shape} is smaller than index {index.shape}")
+    raise ArgumentError(f"{name}: src {src.shape} is smaller than index {index.shape}")
   return src.shrink(tuple((0, i) for i in index.shape))
 def _fill_out(self: Tensor, d: int, region: Tensor, value) -> Tensor:
   """region (the index's shape, but self's size along d) padded to self's shape with value."""

@@ -77,7 +77,9 @@ FANCY = {  # a list that holds more than ints is a tuple of indices; tuples insi
   "[[a,1]]": lambda m, t: m[[t("a"), 1]], "[[a,[1,1]]]": lambda m, t: m[[t("a"), [1, 1]]], "[[a,(1,1)]]": lambda m, t: m[[t("a"), (1, 1)]],
   "[[a,b,c,d,e]]": lambda m, t: m[[t("a"), t("b"), t("c"), t("d"), t("e")]], "[1,b,None,d,1]": lambda m, t: m[1, t("b"), None, t("d"), 1],
   "[...,1,e,None]": lambda m, t: m[..., 1, t("e"), None], "[(((0,),),)]": lambda m, t: m[(((0,),),)], "[[1,0]]": lambda m, t: m[[1, 0]],
-  "[(1,0),b,c,d,:]": lambda m, t: m[(1, 0), t("b"), t("c"), t("d"), :]}
+  "[(1,0),b,c,d,:]": lambda m, t: m[(1, 0), t("b"), t("c"), t("d"), :],
+  "[None,a,2,d,None]": lambda m, t: m[None, t("a"), 2, t("d"), None], "[a,:,2,d]": lambda m, t: m[t("a"), :, 2, t("d")],
+  "[:,b,1,d,e]": lambda m, t: m[:, t("b"), 1, t("d"), t("e")], "[a,None,b]": lambda m, t: m[t("a"), None, t("b")]}
 
 @pytest.mark.parametrize("case", FANCY)
 def test_list_and_tuple_indices_as_torch(case):

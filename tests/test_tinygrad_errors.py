@@ -24,6 +24,7 @@ CASES = {
   "conv kernel larger than the input": lambda T: T.ones(1, 1, 6, 7).conv2d(T.ones(6, 1, 3, 3), dilation=3),
   "einsum sizes of a letter differ": lambda T: T.einsum("ij,jk->ik", T.ones(2, 3), T.ones(4, 5)),
   "clip with neither bound": lambda T: T.ones(3).clip(None, None),
+  "scatter src smaller than the index": lambda T: T.ones(10, 3, 10).scatter(1, T.zeros(10, 3, 10, dtype="int32"), T.ones(3, 3, 5)),
   "linspace of bools": lambda T: T.linspace(5, 10, 3, dtype="bool"),
 }
 WORDS = {"two ellipses": "single ellipsis"}
