@@ -215,6 +215,9 @@ class Buffer:
     if self._buf is None: raise RuntimeError("reading a buffer that was never written")
     if self.nbytes: self.allocator.copyout(data, self._buf)
     return data
+  def as_buffer(self) -> memoryview:
+    """A host copy of the contents as a byte memoryview (tinygrad 0.10's name): .cast("I") etc. reads it as a type."""
+    return self.copyout(memoryview(bytearray(self.nbytes)))
   def numpy(self) -> np.ndarray:
     out = np.empty(self.size, dtype=np_storage(self.dtype))  # bfloat16: its 16 bits
     self.copyout(out.view(np.uint8).data)

@@ -46,6 +46,9 @@ class CompiledRunner:
     if self.p.checked and (slot := chk.numpy())[0]:
       raise out_of_bounds(self.p.name, int(slot[1]), int(slot[2]), sizes[int(slot[1])], bool(slot[3]))
     return t
+  def exec(self, rawbufs: list[Buffer], var_vals: dict[str, int] | None = None) -> float:
+    """tinygrad 0.10's spelling of a call (docs/abstractions2.py: fxn.exec([out, a, b])): the buffers are allocated first."""
+    return self([b.allocate() for b in rawbufs], var_vals)
 
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
@@ -155,6 +158,15 @@ class ExecItem:
     self.si, self.bufs = si, list(si.bufs)
     self.prg = get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
   def run(self) -> float: return exec_item(self.si)
+
+def lower_schedule_item(si: ScheduleItem) -> ExecItem:
+  """One schedule item made ready to run (tinygrad 0.10's name; lower_schedule does a list and compiles its kernels in one batch)."""
+  return ExecItem(si)
+
+def get_kernel(renderer, ast: UOp):
+  """tinygrad 0.10's name (docs/abstractions2.py): the Kernel for a kernel AST with its opts chosen (hand-coded, or BEAM,
+  or none with NOOPT), as lazynb's optimize stage makes it. kernel.linearize().to_program() is its ProgramSpec."""
+  return pipeline.call("optimize", ast, renderer, None)
 
 def lower_schedule(items: list[ScheduleItem]):
   """The schedule's items made ready to run, one at a time; its new kernels are compiled together first."""
