@@ -457,3 +457,13 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
       if n.op is Ops.ASSIGN and (v := assigns.get(n.src[0].base)) is not None: becomes.setdefault(n, v)
   trace.emit("schedule", items=items, outs=outs, constants=sum(1 for o in s.outs if s.root_of(o) is None and o.base.op is Ops.CONST))
   return items, becomes
+
+def create_schedule_with_vars(sink: UOp) -> tuple[list[ScheduleItem], dict[str, int], dict[UOp, UOp]]:
+  """tinygrad 0.10's form of the schedule stage (docs/abstractions2.py): the items for a SINK's sources, the values of
+  their variables (by name: lazynb's var_vals are keyed by name, tinygrad's by the Variable), and the becomes map."""
+  if sink.op is not Ops.SINK: raise TypeError(f"create_schedule_with_vars takes a SINK of the values to schedule, got {sink.op}")
+  from lazynb import pipeline
+  items, becomes = pipeline.call("schedule", list(sink.src))
+  var_vals: dict[str, int] = {}
+  for si in items: var_vals.update(si.var_vals)
+  return items, var_vals, becomes
