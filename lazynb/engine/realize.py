@@ -126,8 +126,11 @@ def exec_item(si: ScheduleItem) -> float:
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
     GlobalCounters.time_sum_s += t
     GlobalCounters.global_mem += si.bufs[0].nbytes
+    si.done = True
     return t
-  if si.bufs[0].size == 0: return 0.0
+  if si.bufs[0].size == 0:
+    si.done = True
+    return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
   if state.capturing is not None: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
   t = runner(list(si.bufs), si.var_vals)
@@ -139,6 +142,7 @@ def exec_item(si: ScheduleItem) -> float:
   trace.emit("exec", name=runner.p.name, display_name=runner.p.display_name, device=si.bufs[0].device, kind="kernel", seconds=t,
              global_size=tuple(sym_eval(g, si.var_vals) for g in runner.p.global_size), local_size=runner.p.local_size, op_estimate=sym_eval(runner.p.op_estimate, si.var_vals),
              mem_estimate=mem, bufs=si.bufs, item=si, program=runner.p, var_vals=si.var_vals)
+  si.done = True
   return t
 
 def run_schedule(items: list[ScheduleItem]) -> None:

@@ -53,6 +53,7 @@ class ScheduleItem:
   buf_uops: tuple[UOp, ...] = field(default_factory=tuple)
   view_origins: dict = field(default_factory=dict)  # VIEW uop -> movement ops (name, arg) that produced it
   var_vals: dict = field(default_factory=dict)      # variable name -> its bound value in this run (symbolic sizes)
+  done: bool = False            # it has run (Tensor.schedule's tensors run only the items not done when they are read)
   def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
