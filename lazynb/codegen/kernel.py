@@ -56,19 +56,6 @@ class Kernel:
     self._drop_ones()
     self._merge_adjacent()
 
-  # tinygrad 0.10's Kernel makes its own program: k.linearize().to_program() (docs/abstractions2.py). Here the codegen
-  # pipeline does it, from this kernel's AST and the opts applied to it (codegen.get_program), so the result is the same
-  # program lazynb would run.
-  def linearize(self) -> Kernel:
-    """Make the program now (its linear list of UOps is `self.uops`); to_program() returns it."""
-    from lazynb.codegen import get_program
-    self._program = get_program(self.ast, self.renderer, list(self.applied_opts))
-    self.uops = self._program.uops
-    return self
-  def to_program(self):
-    """This kernel as a ProgramSpec (source and launch sizes), ready for CompiledRunner."""
-    return getattr(self, "_program", None) or self.linearize()._program
-
   def copy(self) -> Kernel:
     k = Kernel.__new__(Kernel)
     k.__dict__.update(self.__dict__)

@@ -8,7 +8,7 @@ from lazynb.device import Device, Buffer, CompileError, Runner, out_of_bounds  #
 from lazynb.dtype import dtypes
 from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK
 from lazynb import pipeline
-from lazynb.codegen import get_program
+from lazynb.codegen import get_program, Kernel
 from lazynb.renderer import ProgramSpec, CHECK_HEAD
 from lazynb.uop.ops import UOp, Ops, sym_eval
 from lazynb.engine.schedule import ScheduleItem
@@ -167,10 +167,25 @@ def lower_schedule_item(si: ScheduleItem) -> ExecItem:
   """One schedule item made ready to run (tinygrad 0.10's name; lower_schedule does a list and compiles its kernels in one batch)."""
   return ExecItem(si)
 
-def get_kernel(renderer, ast: UOp):
+class ProgramKernel(Kernel):
+  """A Kernel that makes its own program, as tinygrad 0.10's does: k.linearize().to_program() (docs/abstractions2.py).
+  The codegen pipeline does the work, from the kernel's AST and the opts applied to it (get_program), so the program is
+  the one lazynb would run."""
+  def linearize(self) -> ProgramKernel:
+    """Make the program now (its linear list of UOps is `self.uops`); to_program() returns it."""
+    self.program = get_program(self.ast, self.renderer, list(self.applied_opts))
+    self.uops = self.program.uops
+    return self
+  def to_program(self) -> ProgramSpec:
+    """The kernel as a ProgramSpec (source and launch sizes), ready for CompiledRunner."""
+    return getattr(self, "program", None) or self.linearize().program
+
+def get_kernel(renderer, ast: UOp) -> ProgramKernel:
   """tinygrad 0.10's name (docs/abstractions2.py): the Kernel for a kernel AST with its opts chosen (hand-coded, or BEAM,
-  or none with NOOPT), as lazynb's optimize stage makes it. kernel.linearize().to_program() is its ProgramSpec."""
-  return pipeline.call("optimize", ast, renderer, None)
+  or none with NOOPT), as lazynb's optimize stage makes it."""
+  k = pipeline.call("optimize", ast, renderer, None)
+  k.__class__ = ProgramKernel  # the same kernel, with tinygrad's two methods
+  return k
 
 def lower_schedule(items: list[ScheduleItem]):
   """The schedule's items made ready to run, one at a time; its new kernels are compiled together first."""

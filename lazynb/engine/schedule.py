@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib, contextvars
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from lazynb import trace
+from lazynb import trace, pipeline
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup, unwrap
@@ -60,6 +60,8 @@ def new_buffer(device: str, size: int, dtype) -> UOp:
   u = UOp(Ops.BUFFER, dtype, (new_unique(), UOp(Ops.DEVICE, dtypes.void, (), device)), size)
   state.buffers[u] = Buffer(device, size, dtype)
   return u
+# tinygrad 0.10 spells it UOp.new_buffer (docs/abstractions2.py); the ir layer below cannot make Buffers, so it is attached here
+UOp.new_buffer = staticmethod(new_buffer)  # type: ignore[attr-defined]
 
 def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
@@ -463,7 +465,6 @@ def create_schedule_with_vars(sink: UOp) -> tuple[list[ScheduleItem], dict[str, 
   """tinygrad 0.10's form of the schedule stage (docs/abstractions2.py): the items for a SINK's sources, the values of
   their variables (by name: lazynb's var_vals are keyed by name, tinygrad's by the Variable), and the becomes map."""
   if sink.op is not Ops.SINK: raise TypeError(f"create_schedule_with_vars takes a SINK of the values to schedule, got {sink.op}")
-  from lazynb import pipeline
   items, becomes = pipeline.call("schedule", list(sink.src))
   var_vals: dict[str, int] = {}
   for si in items: var_vals.update(si.var_vals)

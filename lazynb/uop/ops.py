@@ -88,11 +88,6 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
       memo[n] = n if src == n.src else n.replace(src=src)
     return memo[self]
   def sink(*srcs: UOp) -> UOp: return UOp(Ops.SINK, dtypes.void, tuple(srcs))
-  @staticmethod
-  def new_buffer(device: str, size: int, dtype) -> UOp:
-    """A BUFFER node with its (not yet allocated) Buffer: `.buffer.allocate().copyin(...)` fills it."""
-    from lazynb.engine.schedule import new_buffer
-    return new_buffer(device, size, dtype)
 
   # ---- constants
   @staticmethod
