@@ -324,6 +324,15 @@ class Tensor(OpMixin, elementwise_eq=True):
     # a new tensor each call (the UNIQUE source keeps equal copies apart): its buffer is its own, written in place
     return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device), new_unique())))
   def clone(self) -> Tensor: return self.contiguous()
+  def shard(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor:
+    """tinygrad's multi-device split. lazynb has no multi-device tensors: sharding over one device is the whole tensor on
+    it (tinygrad's one-GPU examples run), over more it is an error rather than a silent copy to one device."""
+    if isinstance(devices, str) or not devices: raise TypeError(f"shard takes a tuple of device names, got {devices!r}")
+    if axis is not None: self._resolve_axis(axis)  # a bad axis is an error, as in tinygrad
+    devs = {Device.canonicalize(d) for d in devices}
+    if len(devs) > 1:
+      raise NotImplementedError(f"lazynb has no multi-device tensors: shard over {sorted(devs)} is not supported; use .to(device) for one device")
+    return self.to(devs.pop())
 
   def _buffer(self) -> Buffer:
     t = self.realize()
