@@ -199,6 +199,13 @@ class Buffer:
       GlobalCounters.mem_used += self.nbytes
       if POISON and self.nbytes: self.allocator.copyin(self._buf, memoryview(b"\xff" * self.nbytes))
     return self
+  def deallocate(self):
+    """Give the memory back (to the pool); allocate() gets new memory, with undefined contents."""
+    if self._buf is None: return
+    GlobalCounters.mem_used -= self.nbytes
+    if not _pool_give((self.device, max(self.nbytes, 1)), self._buf): self.allocator.free(self._buf, max(self.nbytes, 1))
+    self._buf = None
+    self.version += 1  # its contents are gone: a value cached in it (the expression cache) is stale
   def __del__(self):
     if getattr(self, "_buf", None) is not None:
       GlobalCounters.mem_used -= self.nbytes
