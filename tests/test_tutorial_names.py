@@ -127,3 +127,11 @@ def test_free_intermediates_keeps_state():
     if i >= 3: jf.captured.free_intermediates()
     np.testing.assert_allclose(jf(Tensor(np.full(3, i, np.float32))).numpy(), const + i, rtol=1e-6)
   np.testing.assert_allclose(acc.numpy(), np.full(3, sum(range(6)), np.float32))
+
+def test_jit_inside_jit_is_an_error():
+  """A TinyJit called while another captures: a clear RuntimeError (tinygrad 0.10's words), not a crash in the capture."""
+  f = TinyJit(lambda t: t + 1)
+  g = TinyJit(lambda t: f(t) * 3)
+  assert g(Tensor([1])).item() == 6  # the first (warm-up) call does not capture
+  with pytest.raises(RuntimeError, match="having TinyJit inside another TinyJit is not supported"): g(Tensor([1]))
+  assert g.fxn(Tensor([2])).item() == 9  # nothing left capturing

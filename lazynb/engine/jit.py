@@ -129,6 +129,8 @@ class CapturedJit:
     for i, (b, scratch) in first.items():
       if scratch and i not in held: b.deallocate()
 
+_capture_call = [False]  # a TinyJit is in its capturing call (the second): a TinyJit called inside it is an error
+
 class TinyJit:
   def __init__(self, fxn, captured=None, prune: bool = False):
     if captured is not None: raise NotImplementedError("TinyJit(captured=...) (a saved capture) is not supported; capture by calling")
@@ -171,6 +173,10 @@ class TinyJit:
     return named, frozen
 
   def __call__(self, *args, **kwargs):
+    if state.capturing is not None:  # another TinyJit is watching this call: in its warm-up this one runs plainly
+      if _capture_call[0]: raise JitError("having TinyJit inside another TinyJit is not supported: jit the outer function only (call the inner "
+                                          "one plainly, e.g. through its .fxn)")
+      return self.fxn(*args, **kwargs)
     named, frozen = self._inputs(args, kwargs)
     inputs = [t for _, t in named]
     bufs = [t.uop.base.buffer for t in inputs]  # (before the function runs: an assign may give an input a graph of its own)
@@ -185,6 +191,7 @@ class TinyJit:
     pending = set(state.pending_assigns)
     # a result computed from these inputs before (the expression cache) would not be recorded: it is computed again
     state.capturing, state.realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
+    _capture_call[0] = self.cnt == 1
     try:
       ret = self.fxn(*args, **kwargs)
       # an input the function gave a new graph (an assign to a view whose base is gone takes the value's graph) gets its value
@@ -194,7 +201,7 @@ class TinyJit:
       # a replay redoes what the capture ran: the returned tensors, and the writes the function left pending (assigns to
       # inputs or globals; a plain call does them when they are read)
       Tensor.realize_all(*_tensors_in(ret), *_pending_assigns(lambda a: a not in pending), *[inputs[i] for i in moved])
-    finally: log, state.capturing, state.realized.volatile = state.capturing, None, set()
+    finally: log, state.capturing, state.realized.volatile, _capture_call[0] = state.capturing, None, set(), False
     data = [(e[1], e[3]) for e in log if e[0] == "data"]
     if self.cnt == 0:
       # the memory it wrote (True) and read: an input by its place, other memory (globals) by a weak reference
