@@ -59,6 +59,8 @@ CHECK = ContextVar("LAZYNB_CHECK", 0)
 # 1: new device memory is filled with 0xff bytes (NaN floats, -1 ints) instead of whatever it held: a kernel that reads
 # memory nothing wrote shows it (pipeline.check grades a replaced stage this way)
 POISON = ContextVar("LAZYNB_POISON", 0)
+# 0: TinyJit calls its function plainly every time (nothing captured, jit_cache empty), as tinygrad's JIT=0
+JIT = ContextVar("JIT", 1)
 
 class Nesting:
   """A block that can nest: `with n:` ... inside any of them `bool(n)` is True (trace.muted, BEAM's quiet compiler)."""

@@ -135,3 +135,10 @@ def test_jit_inside_jit_is_an_error():
   assert g(Tensor([1])).item() == 6  # the first (warm-up) call does not capture
   with pytest.raises(RuntimeError, match="having TinyJit inside another TinyJit is not supported"): g(Tensor([1]))
   assert g.fxn(Tensor([2])).item() == 9  # nothing left capturing
+
+def test_jit_zero_runs_plainly():
+  from lazynb.helpers import Context
+  add = TinyJit(lambda a, b: (a + b).realize())
+  with Context(JIT=0):
+    for i in range(4): assert add(Tensor([i]), Tensor([2 * i])).item() == 3 * i
+  assert add.jit_cache == [] and add.captured is None

@@ -32,7 +32,7 @@ import functools, weakref
 from typing import Any
 from lazynb import trace
 from lazynb.device import Buffer
-from lazynb.helpers import GlobalCounters
+from lazynb.helpers import GlobalCounters, JIT
 from lazynb.uop.ops import Ops, GroupOp, UOp, unbind, variables
 from lazynb.engine import realize as _realize
 from lazynb.engine.schedule import chain_st, new_buffer
@@ -173,6 +173,7 @@ class TinyJit:
     return named, frozen
 
   def __call__(self, *args, **kwargs):
+    if not JIT: return self.fxn(*args, **kwargs)
     if state.capturing is not None:  # another TinyJit is watching this call: in its warm-up this one runs plainly
       if _capture_call[0]: raise JitError("having TinyJit inside another TinyJit is not supported: jit the outer function only (call the inner "
                                           "one plainly, e.g. through its .fxn)")
