@@ -142,3 +142,11 @@ def test_jit_zero_runs_plainly():
   with Context(JIT=0):
     for i in range(4): assert add(Tensor([i]), Tensor([2 * i])).item() == 3 * i
   assert add.jit_cache == [] and add.captured is None
+
+def test_jit_misuse_is_what_tinygrad_raises():
+  """tinygrad 0.10 raises AssertionError for a jit's changed input shapes or an input passed twice: code catching it still does."""
+  add = TinyJit(lambda a, b: (a + b).realize())
+  for _ in range(3): add(Tensor.ones(4), Tensor.ones(4))
+  with pytest.raises(AssertionError, match="inputs changed"): add(Tensor.ones(5), Tensor.ones(5))
+  x = Tensor.ones(4).realize()
+  with pytest.raises(AssertionError, match="shares its memory"): TinyJit(lambda a, b: (a + b).realize())(x, x)

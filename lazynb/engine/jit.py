@@ -39,7 +39,8 @@ from lazynb.engine.schedule import chain_st, new_buffer
 from lazynb.runstate import state
 from lazynb.tensor import Tensor
 
-class JitError(RuntimeError): pass
+class JitError(RuntimeError, AssertionError):
+  """A TinyJit misuse. tinygrad 0.10 raises AssertionError for most of these (RuntimeError for a jit in a jit): both catch it."""
 
 def _tensors_in(ret: Any) -> list[Tensor]:
   """The tensors a function returned: itself, or inside a tuple, list or dict (one level deep, as tinygrad)."""
