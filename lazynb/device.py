@@ -201,6 +201,13 @@ class Buffer:
       GlobalCounters.mem_used += self.nbytes
       if POISON and self.nbytes: self.allocator.copyin(self._buf, memoryview(b"\xff" * self.nbytes))
     return self
+  def deallocate(self):
+    """Give the memory back (to the pool); allocate() gets new memory, with undefined contents."""
+    if self._buf is None: return
+    GlobalCounters.mem_used -= self.nbytes
+    if not _pool_give((self.device, max(self.nbytes, 1)), self._buf): self.allocator.free(self._buf, max(self.nbytes, 1))
+    self._buf = None
+    self.version += 1  # its contents are gone: a value cached in it (the expression cache) is stale
   def __del__(self):
     if getattr(self, "_buf", None) is not None:
       GlobalCounters.mem_used -= self.nbytes
@@ -217,6 +224,9 @@ class Buffer:
     if self._buf is None: raise RuntimeError("reading a buffer that was never written")
     if self.nbytes: self.allocator.copyout(data, self._buf)
     return data
+  def as_buffer(self) -> memoryview:
+    """A host copy of the contents as a byte memoryview (tinygrad 0.10's name): .cast("I") etc. reads it as a type."""
+    return self.copyout(memoryview(bytearray(self.nbytes)))
   def numpy(self) -> np.ndarray:
     out = np.empty(self.size, dtype=np_storage(self.dtype))  # bfloat16: its 16 bits
     self.copyout(out.view(np.uint8).data)

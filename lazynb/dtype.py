@@ -22,7 +22,8 @@ class DType:
   name: str
   fmt: str | None   # struct format character
   count: int = 1    # > 1 for vector types
-  def __repr__(self): return f"dtypes.{self.name}"
+  # printed with the C names, as tinygrad 0.10 prints them (dtypes.uchar, dtypes.int, dtypes.half...); uint8 keeps its name inside
+  def __repr__(self): return f"dtypes.{'uchar' if self.name == 'uint8' else self.name}"
   def __lt__(self, o: DType): return (self.priority, self.itemsize, self.name) < (o.priority, o.itemsize, o.name)
   def ptr(self) -> PtrDType: return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, _base=self)
   @property

@@ -4,7 +4,7 @@ Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it st
 environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`.
 """
 from __future__ import annotations
-import contextlib, functools, os, pathlib, re, threading, time, warnings
+import contextlib, functools, os, pathlib, re, sys, threading, time, warnings
 from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
@@ -59,6 +59,8 @@ CHECK = ContextVar("LAZYNB_CHECK", 0)
 # 1: new device memory is filled with 0xff bytes (NaN floats, -1 ints) instead of whatever it held: a kernel that reads
 # memory nothing wrote shows it (pipeline.check grades a replaced stage this way)
 POISON = ContextVar("LAZYNB_POISON", 0)
+# 0: TinyJit calls its function plainly every time (nothing captured, jit_cache empty), as tinygrad's JIT=0
+JIT = ContextVar("JIT", 1)
 
 class Nesting:
   """A block that can nest: `with n:` ... inside any of them `bool(n)` is True (trace.muted, BEAM's quiet compiler)."""
@@ -146,3 +148,33 @@ class Timing(contextlib.ContextDecorator):
     self.et = time.perf_counter_ns() - self.st
     if self.enabled: print(f"{self.prefix}{self.et * 1e-6:6.2f} ms" + (self.on_exit(self.et) if self.on_exit else ""))
 
+
+class tqdm:
+  """A small progress bar on stderr (tinygrad 0.10's helpers.tqdm, used by its tutorials): wrap an iterable, or call
+  update(n) by hand; `disable` turns the printing off. It redraws at most every 0.1 s and once at the end."""
+  def __init__(self, iterable=None, desc: str = "", disable: bool = False, unit: str = "it", unit_scale=False, total: int | None = None, rate: int = 100):
+    self.iterable, self.desc, self.disable, self.unit = iterable, desc, disable, unit
+    self.total = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
+    self.n, self.st, self._drawn = 0, time.perf_counter(), 0.0
+  def __iter__(self):
+    for x in self.iterable if self.iterable is not None else ():
+      yield x
+      self.update(1)
+    self.close()
+  def __enter__(self): return self
+  def __exit__(self, *exc): self.close()
+  def set_description(self, desc: str): self.desc = desc
+  def update(self, n: int = 1, close: bool = False):
+    self.n += n
+    if close or time.perf_counter() - self._drawn >= 0.1: self._draw()
+  def close(self):
+    if not self.disable and self.n: self._draw(end="\n")
+    self.disable = True
+  def _draw(self, end: str = ""):
+    if self.disable: return
+    self._drawn = now = time.perf_counter()
+    rate = self.n / max(now - self.st, 1e-9)
+    done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+    pct = f"{100 * self.n / self.total:3.0f}% " if self.total else ""
+    sys.stderr.write(f"\r{self.desc + ': ' if self.desc else ''}{pct}{done} [{now - self.st:.2f}s, {rate:.2f} {self.unit}/s]{end}")
+    sys.stderr.flush()

@@ -38,7 +38,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   # _view: (weakref to base, ops, seen) for a view of the tensor `base` (see tensor_movement._mv): the movement ops from base's
   # graph to this one, and the graph of base they were applied to (when base's graph changes, the view is rebuilt); () for
   # a new tensor made by movement ops (a pad: it may read another tensor's memory, but owns none); None for any other
-  __slots__ = ("_uop", "_view", "_pre", "_requires_grad", "grad", "__weakref__")
+  __slots__ = ("_uop", "_view", "_pre", "_requires_grad", "grad", "_scheduled", "__weakref__")
   __hash__ = object.__hash__
   if TYPE_CHECKING:  # OpMixin makes == and != elementwise for Tensor (elementwise_eq=True): to a type checker, they return a Tensor
     def __eq__(self, x) -> Tensor: ...  # type: ignore[override]  # (object's == returns a bool; Tensor's is numpy's kind)
@@ -191,7 +191,11 @@ class Tensor(OpMixin, elementwise_eq=True):
   # ---------------------------------------------------------------- running
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
     """The kernels that realize() would run, without running them."""
-    items, _ = pipeline.call("schedule", [t.uop for t in (self,) + lst])
+    ts = (self,) + lst
+    items, becomes = pipeline.call("schedule", [t.uop for t in ts])
+    # the items may be run by hand (`for si in items: lower_schedule_item(si).run()`, tinygrad's tutorial): the tensors remember
+    # them, so reading one later takes what they computed, or runs the ones not run yet, never schedules its graph again
+    for t in ts: t._scheduled = (t.uop, items, becomes) if t.uop in becomes else None
     return items
   @staticmethod
   def _sym_count(n: UOp, device: str) -> Tensor: return Tensor(UOp.const(dtypes.float32, n.maximum(0), (UOp(Ops.DEVICE, dtypes.void, (), device),)))
@@ -204,11 +208,27 @@ class Tensor(OpMixin, elementwise_eq=True):
     return self
   @staticmethod
   def realize_all(*tensors: Tensor):
+    Tensor._finish_scheduled(tensors)
     todo = [t for t in tensors if not t.uop.is_realized]
     if not todo: return
     todo += Tensor._readers_of_overwritten(todo)
     items, becomes = pipeline.call("schedule", [t.uop for t in todo])
     run_schedule(items)
+    Tensor._adopt(becomes, todo)
+  @staticmethod
+  def _finish_scheduled(tensors):
+    """Tensors whose kernels Tensor.schedule() handed out: run those not run yet, in order, and take the results. Scheduling
+    the graph again would be wrong: its assigns were already counted as writes (the old memory is superseded)."""
+    for t in tensors:
+      if (sch := getattr(t, "_scheduled", None)) is None: continue
+      t._scheduled = None
+      orig, items, becomes = sch
+      if t._uop is not orig: continue  # the tensor changed since
+      run_schedule([si for si in items if not si.done])
+      Tensor._adopt(becomes, [t])
+  @staticmethod
+  def _adopt(becomes: dict[UOp, UOp], todo: list[Tensor]):
+    """After a schedule ran: each scheduled node is now the buffer (view) that holds it, for these tensors and any graph."""
     for orig, new in becomes.items():
       # a graph of constants only stays a constant (folding beats loading it back from memory)
       if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): state.realized.set(orig, new, reads)
@@ -306,6 +326,15 @@ class Tensor(OpMixin, elementwise_eq=True):
     # a new tensor each call (the UNIQUE source keeps equal copies apart): its buffer is its own, written in place
     return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device), new_unique())))
   def clone(self) -> Tensor: return self.contiguous()
+  def shard(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor:
+    """tinygrad's multi-device split. lazynb has no multi-device tensors: sharding over one device is the whole tensor on
+    it (tinygrad's one-GPU examples run), over more it is an error rather than a silent copy to one device."""
+    if isinstance(devices, str) or not devices: raise TypeError(f"shard takes a tuple of device names, got {devices!r}")
+    if axis is not None: self._resolve_axis(axis)  # a bad axis is an error, as in tinygrad
+    devs = {Device.canonicalize(d) for d in devices}
+    if len(devs) > 1:
+      raise NotImplementedError(f"lazynb has no multi-device tensors: shard over {sorted(devs)} is not supported; use .to(device) for one device")
+    return self.to(devs.pop())
 
   def _buffer(self) -> Buffer:
     t = self.realize()

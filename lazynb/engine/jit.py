@@ -32,14 +32,15 @@ import functools, weakref
 from typing import Any
 from lazynb import trace
 from lazynb.device import Buffer
-from lazynb.helpers import GlobalCounters
+from lazynb.helpers import GlobalCounters, JIT
 from lazynb.uop.ops import Ops, GroupOp, UOp, unbind, variables
 from lazynb.engine import realize as _realize
 from lazynb.engine.schedule import chain_st, new_buffer
 from lazynb.runstate import state
 from lazynb.tensor import Tensor
 
-class JitError(RuntimeError): pass
+class JitError(RuntimeError, AssertionError):
+  """A TinyJit misuse. tinygrad 0.10 raises AssertionError for most of these (RuntimeError for a jit in a jit): both catch it."""
 
 def _tensors_in(ret: Any) -> list[Tensor]:
   """The tensors a function returned: itself, or inside a tuple, list or dict (one level deep, as tinygrad)."""
@@ -94,6 +95,43 @@ def _same_value(a: Any, b: Any) -> bool:
   try: return bool(a is b or type(a) is type(b) and a == b)
   except Exception: return False  # noqa: BLE001 (objects whose == is not a plain yes/no: identity only)
 
+class JitItem:
+  """One step a TinyJit replays, as tinygrad 0.10's jit_cache shows it: `prg` (a CompiledRunner for a kernel, a CopyStep or
+  a RandomStep) and `bufs` (output first)."""
+  def __init__(self, prg, bufs: list[Buffer]): self.prg, self.bufs = prg, bufs
+  def __repr__(self): return f"JitItem({getattr(self.prg, 'p', self.prg)!r:.60}, bufs={len(self.bufs)})"
+
+class CopyStep:
+  """A replayed copy between devices (tinygrad's BufferCopy)."""
+  def __repr__(self): return "CopyStep()"
+
+class RandomStep:
+  """Fresh random numbers written from the host on each replay (lazynb draws them on the host; tinygrad runs a kernel)."""
+  def __init__(self, refill): self.refill = refill
+  def __repr__(self): return "RandomStep()"
+
+class CapturedJit:
+  """What a TinyJit captured (tinygrad 0.10's jit.captured): its steps as `jit_cache`, and free_intermediates(). A cached
+  expression whose value was in freed memory is dropped (deallocate counts as a write: Buffer.version)."""
+  def __init__(self, jit: TinyJit): self.jit = jit
+  @property
+  def jit_cache(self) -> list[JitItem]:
+    return [JitItem(what if kind == "kernel" else CopyStep() if kind == "copy" else RandomStep(what), list(bufs)) for kind, what, bufs, *_ in self.jit.steps]
+  def free_intermediates(self):
+    """Free the memory of buffers only the capture uses (neither an input, nor held by a tensor or graph): the next replay
+    allocates them again. Memory a tensor can still read (the outputs, globals it assigns) is kept."""
+    # held: the inputs, and memory a live tensor's graph names (its value, a global it assigns, a constant it reads)
+    held = {id(b) for b in self.jit.input_bufs} | {id(n.buffer) for t in state.live for n in t._uop.toposort() if n.op is Ops.BUFFER and n in state.buffers}
+    first: dict[int, tuple[Buffer, bool]] = {}  # buffer -> (it, is its first use a write that does not read it?)
+    for kind, _, bufs, ast, *_ in self.jit.steps:
+      own = kind == "kernel" and any(u.op is Ops.LOAD and u.src[0].op is Ops.DEFINE_GLOBAL and u.src[0].arg == 0 for u in ast.toposort())
+      for j, b in enumerate(bufs): first.setdefault(id(b), (b, j == 0 and not own))
+    # only memory each replay writes before reading it: a buffer read first holds state (a pruned kernel's result, an accumulator)
+    for i, (b, scratch) in first.items():
+      if scratch and i not in held: b.deallocate()
+
+_capture_call = [False]  # a TinyJit is in its capturing call (the second): a TinyJit called inside it is an error
+
 class TinyJit:
   def __init__(self, fxn, captured=None, prune: bool = False):
     if captured is not None: raise NotImplementedError("TinyJit(captured=...) (a saved capture) is not supported; capture by calling")
@@ -102,7 +140,7 @@ class TinyJit:
     functools.update_wrapper(self, fxn)
   def reset(self):
     """Forget the capture: the next two calls warm up and capture again (e.g. for new input shapes)."""
-    self.cnt, self.captured, self.ret = 0, [], None
+    self.cnt, self.steps, self.ret = 0, [], None
     self.ret_views: dict[int, tuple[int, tuple | None]] = {}
     self.moved: dict[int, UOp] = {}
     self.warm_touched: list[tuple[bool, Any]] = []
@@ -136,6 +174,11 @@ class TinyJit:
     return named, frozen
 
   def __call__(self, *args, **kwargs):
+    if not JIT: return self.fxn(*args, **kwargs)
+    if state.capturing is not None:  # another TinyJit is watching this call: in its warm-up this one runs plainly
+      if _capture_call[0]: raise JitError("having TinyJit inside another TinyJit is not supported: jit the outer function only (call the inner "
+                                          "one plainly, e.g. through its .fxn)")
+      return self.fxn(*args, **kwargs)
     named, frozen = self._inputs(args, kwargs)
     inputs = [t for _, t in named]
     bufs = [t.uop.base.buffer for t in inputs]  # (before the function runs: an assign may give an input a graph of its own)
@@ -150,6 +193,7 @@ class TinyJit:
     pending = set(state.pending_assigns)
     # a result computed from these inputs before (the expression cache) would not be recorded: it is computed again
     state.capturing, state.realized.volatile = [], {id(t.uop.base.buffer) for t in inputs}
+    _capture_call[0] = self.cnt == 1
     try:
       ret = self.fxn(*args, **kwargs)
       # an input the function gave a new graph (an assign to a view whose base is gone takes the value's graph) gets its value
@@ -159,7 +203,7 @@ class TinyJit:
       # a replay redoes what the capture ran: the returned tensors, and the writes the function left pending (assigns to
       # inputs or globals; a plain call does them when they are read)
       Tensor.realize_all(*_tensors_in(ret), *_pending_assigns(lambda a: a not in pending), *[inputs[i] for i in moved])
-    finally: log, state.capturing, state.realized.volatile = state.capturing, None, set()
+    finally: log, state.capturing, state.realized.volatile, _capture_call[0] = state.capturing, None, set(), False
     data = [(e[1], e[3]) for e in log if e[0] == "data"]
     if self.cnt == 0:
       # the memory it wrote (True) and read: an input by its place, other memory (globals) by a weak reference
@@ -176,12 +220,21 @@ class TinyJit:
       raise JitError("TinyJit: nothing was jitted (the function ran no kernel): return or realize the tensors it computes")
     self.input_spec, self.input_bufs, self.frozen_args, self.ret_views = spec, bufs, frozen, views
     self.moved = {i: inputs[i].uop for i in moved}
-    self.captured = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
+    self.steps = self._pruned(log) if self.prune else [e for e in log if e[0] != "data"]
     self.ret, self.cnt = ret, 2
     trace.emit("jit", phase="capture", name=getattr(self.fxn, "__name__", "jit"), kernels=self._kernels(), var_vals=dict(self.var_vals))
     return ret
 
-  def _kernels(self) -> int: return sum(e[0] == "kernel" for e in self.captured)
+  @property
+  def captured(self) -> CapturedJit | None:
+    """The capture (None before the second call): .jit_cache lists its steps, .free_intermediates() frees scratch memory."""
+    return CapturedJit(self) if self.cnt >= 2 else None
+  @property
+  def jit_cache(self) -> list[JitItem]:
+    """The captured steps (empty before the capture): each a JitItem with .prg and .bufs."""
+    return self.captured.jit_cache if self.captured is not None else []
+
+  def _kernels(self) -> int: return sum(e[0] == "kernel" for e in self.steps)
 
   def _replay(self, spec, inputs, frozen):
     if [s[:4] for s in spec] != [s[:4] for s in self.input_spec] or spec != self.input_spec:
@@ -195,8 +248,9 @@ class TinyJit:
     for i, nb in fresh.items():
       swap[id(self.moved[i].base.buffer)] = nb.buffer.allocate()
       if self.moved[i].base in state.owned: state.owned.add(nb)
-    _settle([(j == 0, swap.get(id(b), b)) for e in self.captured for j, b in enumerate(e[2])])
-    for kind, what, bufs, *rest in self.captured:
+    _settle([(j == 0, swap.get(id(b), b)) for e in self.steps for j, b in enumerate(e[2])])
+    for b in {id(b): b for e in self.steps for b in e[2]}.values(): b.allocate()  # free_intermediates() may have freed some
+    for kind, what, bufs, *rest in self.steps:
       bufs = [swap.get(id(b), b) for b in bufs]
       if kind == "copy": _realize.run_copy(bufs[0], bufs[1])
       elif kind == "random": _realize.write_host(bufs[0], what())

@@ -19,17 +19,23 @@ class KernelArg:
     n = len([u for u in self.ast.toposort() if u.op is Ops.STORE])
     return f"<KERNEL {self.ast.op.name if self.ast.op is Ops.COPY else 'SINK'} stores={n} reason={self.reason}>"
 
-def kernelize(tensors: list) -> None:
-  todo = [t for t in tensors if not t.uop.is_realized and t.uop.base.op is not Ops.ASSIGN]
-  if not todo: return
-  items, becomes = pipeline.call("schedule", [t.uop for t in todo])
+def get_becomes_map(sink: UOp) -> dict[UOp, UOp]:
+  """The kernel decision for each source of `sink`: source -> its ASSIGN(BUFFER, KERNEL(*inputs)) (or a view of it).
+  tinygrad 0.10 calls this engine.grouper.get_becomes_map (docs/abstractions2.py); nothing runs and no memory is allocated."""
+  if sink.op is not Ops.SINK: raise TypeError(f"get_becomes_map takes a SINK of the values to group into kernels, got {sink.op}")
+  items, becomes = pipeline.call("schedule", list(sink.src))
   assign_of: dict[UOp, UOp] = {}
   for si in items:
     out, ins = si.buf_uops[0], si.buf_uops[1:]
     srcs = tuple(assign_of.get(b, b) for b in ins)
     k = UOp(Ops.KERNEL, out.dtype, srcs, KernelArg(si.ast, si.reason))
     assign_of[out] = UOp(Ops.ASSIGN, out.dtype, (out, k))
+  return {u: becomes[u].substitute(assign_of) for u in sink.src}
+
+def kernelize(tensors: list) -> None:
+  todo = [t for t in tensors if not t.uop.is_realized and t.uop.base.op is not Ops.ASSIGN]
+  if not todo: return
+  becomes = get_becomes_map(UOp.sink(*[t.uop for t in todo]))
   for t in todo:
-    new = becomes[t.uop].substitute(assign_of)
-    state.realized[t.uop] = new
-    t.uop = new
+    state.realized[t.uop] = becomes[t.uop]
+    t.uop = becomes[t.uop]

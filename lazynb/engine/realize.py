@@ -8,7 +8,7 @@ from lazynb.device import Device, Buffer, CompileError, Runner, out_of_bounds  #
 from lazynb.dtype import dtypes
 from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK
 from lazynb import pipeline
-from lazynb.codegen import get_program
+from lazynb.codegen import get_program, Kernel
 from lazynb.renderer import ProgramSpec, CHECK_HEAD
 from lazynb.uop.ops import UOp, Ops, sym_eval
 from lazynb.engine.schedule import ScheduleItem
@@ -46,6 +46,9 @@ class CompiledRunner:
     if self.p.checked and (slot := chk.numpy())[0]:
       raise out_of_bounds(self.p.name, int(slot[1]), int(slot[2]), sizes[int(slot[1])], bool(slot[3]))
     return t
+  def exec(self, rawbufs: list[Buffer], var_vals: dict[str, int] | None = None) -> float:
+    """tinygrad 0.10's spelling of a call (docs/abstractions2.py: fxn.exec([out, a, b])): the buffers are allocated first."""
+    return self([b.allocate() for b in rawbufs], var_vals)
 
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
@@ -123,8 +126,11 @@ def exec_item(si: ScheduleItem) -> float:
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
     GlobalCounters.time_sum_s += t
     GlobalCounters.global_mem += si.bufs[0].nbytes
+    si.done = True
     return t
-  if si.bufs[0].size == 0: return 0.0
+  if si.bufs[0].size == 0:
+    si.done = True
+    return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
   if state.capturing is not None: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
   t = runner(list(si.bufs), si.var_vals)
@@ -136,6 +142,7 @@ def exec_item(si: ScheduleItem) -> float:
   trace.emit("exec", name=runner.p.name, display_name=runner.p.display_name, device=si.bufs[0].device, kind="kernel", seconds=t,
              global_size=tuple(sym_eval(g, si.var_vals) for g in runner.p.global_size), local_size=runner.p.local_size, op_estimate=sym_eval(runner.p.op_estimate, si.var_vals),
              mem_estimate=mem, bufs=si.bufs, item=si, program=runner.p, var_vals=si.var_vals)
+  si.done = True
   return t
 
 def run_schedule(items: list[ScheduleItem]) -> None:
@@ -155,6 +162,30 @@ class ExecItem:
     self.si, self.bufs = si, list(si.bufs)
     self.prg = get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
   def run(self) -> float: return exec_item(self.si)
+
+def lower_schedule_item(si: ScheduleItem) -> ExecItem:
+  """One schedule item made ready to run (tinygrad 0.10's name; lower_schedule does a list and compiles its kernels in one batch)."""
+  return ExecItem(si)
+
+class ProgramKernel(Kernel):
+  """A Kernel that makes its own program, as tinygrad 0.10's does: k.linearize().to_program() (docs/abstractions2.py).
+  The codegen pipeline does the work, from the kernel's AST and the opts applied to it (get_program), so the program is
+  the one lazynb would run."""
+  def linearize(self) -> ProgramKernel:
+    """Make the program now (its linear list of UOps is `self.uops`); to_program() returns it."""
+    self.program = get_program(self.ast, self.renderer, list(self.applied_opts))
+    self.uops = self.program.uops
+    return self
+  def to_program(self) -> ProgramSpec:
+    """The kernel as a ProgramSpec (source and launch sizes), ready for CompiledRunner."""
+    return getattr(self, "program", None) or self.linearize().program
+
+def get_kernel(renderer, ast: UOp) -> ProgramKernel:
+  """tinygrad 0.10's name (docs/abstractions2.py): the Kernel for a kernel AST with its opts chosen (hand-coded, or BEAM,
+  or none with NOOPT), as lazynb's optimize stage makes it."""
+  k = pipeline.call("optimize", ast, renderer, None)
+  k.__class__ = ProgramKernel  # the same kernel, with tinygrad's two methods
+  return k
 
 def lower_schedule(items: list[ScheduleItem]):
   """The schedule's items made ready to run, one at a time; its new kernels are compiled together first."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib, contextvars
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from lazynb import trace
+from lazynb import trace, pipeline
 from lazynb.device import Buffer
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup, unwrap
@@ -53,12 +53,15 @@ class ScheduleItem:
   buf_uops: tuple[UOp, ...] = field(default_factory=tuple)
   view_origins: dict = field(default_factory=dict)  # VIEW uop -> movement ops (name, arg) that produced it
   var_vals: dict = field(default_factory=dict)      # variable name -> its bound value in this run (symbolic sizes)
+  done: bool = False            # it has run (Tensor.schedule's tensors run only the items not done when they are read)
   def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
   u = UOp(Ops.BUFFER, dtype, (new_unique(), UOp(Ops.DEVICE, dtypes.void, (), device)), size)
   state.buffers[u] = Buffer(device, size, dtype)
   return u
+# tinygrad 0.10 spells it UOp.new_buffer (docs/abstractions2.py); the ir layer below cannot make Buffers, so it is attached here
+UOp.new_buffer = staticmethod(new_buffer)  # type: ignore[attr-defined]
 
 def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
@@ -457,3 +460,12 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
       if n.op is Ops.ASSIGN and (v := assigns.get(n.src[0].base)) is not None: becomes.setdefault(n, v)
   trace.emit("schedule", items=items, outs=outs, constants=sum(1 for o in s.outs if s.root_of(o) is None and o.base.op is Ops.CONST))
   return items, becomes
+
+def create_schedule_with_vars(sink: UOp) -> tuple[list[ScheduleItem], dict[str, int], dict[UOp, UOp]]:
+  """tinygrad 0.10's form of the schedule stage (docs/abstractions2.py): the items for a SINK's sources, the values of
+  their variables (by name: lazynb's var_vals are keyed by name, tinygrad's by the Variable), and the becomes map."""
+  if sink.op is not Ops.SINK: raise TypeError(f"create_schedule_with_vars takes a SINK of the values to schedule, got {sink.op}")
+  items, becomes = pipeline.call("schedule", list(sink.src))
+  var_vals: dict[str, int] = {}
+  for si in items: var_vals.update(si.var_vals)
+  return items, var_vals, becomes

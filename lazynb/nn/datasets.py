@@ -61,6 +61,6 @@ def _read(name: str) -> np.ndarray:
   return data.reshape(n, 1, 28, 28) if magic == 2051 else data
 
 def mnist(device: str | None = None):
-  """(X_train, Y_train, X_test, Y_test): images uint8 (N, 1, 28, 28), labels int32 (N,)."""
-  return (Tensor(_read("train-images-idx3-ubyte.gz"), device=device), Tensor(_read("train-labels-idx1-ubyte.gz").astype(np.int32), device=device),
-          Tensor(_read("t10k-images-idx3-ubyte.gz"), device=device), Tensor(_read("t10k-labels-idx1-ubyte.gz").astype(np.int32), device=device))
+  """(X_train, Y_train, X_test, Y_test): images uint8 (N, 1, 28, 28), labels uint8 (N,), the files' own bytes (as tinygrad 0.10's)."""
+  return (Tensor(_read("train-images-idx3-ubyte.gz"), device=device), Tensor(_read("train-labels-idx1-ubyte.gz"), device=device),
+          Tensor(_read("t10k-images-idx3-ubyte.gz"), device=device), Tensor(_read("t10k-labels-idx1-ubyte.gz"), device=device))

@@ -38,6 +38,11 @@ class CPUAllocator(Allocator):
   def _free(self, buf, options=None): pass
   def copyin(self, dst: np.ndarray, src: memoryview): dst[:] = np.frombuffer(src, dtype=np.uint8)
   def copyout(self, dst: memoryview, src: np.ndarray): np.frombuffer(dst, dtype=np.uint8)[:] = src[:len(dst)]
+  # tinygrad 0.10's underscored allocator calls, as docs/abstractions2.py uses them on MallocAllocator
+  def _copyin(self, dst: np.ndarray, src: memoryview): self.copyin(dst, src)
+  def _as_buffer(self, src: np.ndarray) -> memoryview:
+    """The buffer's own bytes (not a copy): cast("I") etc. reads them as another type."""
+    return memoryview(src)
 
 def find_cc() -> str:
   if cc := os.environ.get("CC"):
@@ -225,6 +230,13 @@ class ClangCompiler(Compiler):
         else: _batch_libs[h] = blib
       return lib
     except elfload.ElfLoadError: return None
+
+class ClangJITCompiler(ClangCompiler):
+  """tinygrad 0.10's name for the CPU device's compiler (docs/abstractions2.py): lazynb's ClangCompiler, so
+  ClangJITCompiler().compile(c_source) gives the binary CPUProgram(name, binary) loads."""
+
+# tinygrad 0.10's CPU allocator object: buffers are 64-byte aligned numpy byte arrays, as the CPU device's
+MallocAllocator = CPUAllocator()
 
 # ---------------------------------------------------------------- several kernels in one translation unit
 # A schedule's new kernels are compiled together: one compiler start-up (~70-250 ms) instead of one per kernel.

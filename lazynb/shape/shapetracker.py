@@ -28,6 +28,9 @@ class ShapeTracker:
 
   @staticmethod
   def from_shape(shape: tuple[int, ...]) -> ShapeTracker: return ShapeTracker((View.create(tuple(shape)),))
+  def to_uop(self) -> UOp:
+    """This ShapeTracker as the VIEW a kernel AST's LOAD and STORE take as their second source."""
+    return UOp(Ops.VIEW, dtypes.void, (), self)
   @property
   def shape(self) -> tuple[int, ...]: return self.views[-1].shape
   @property
