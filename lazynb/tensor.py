@@ -70,6 +70,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     self._requires_grad: bool | None = None
     self.requires_grad = requires_grad
     self.grad: Tensor | None = None
+    self._scheduled: tuple | None = None  # (uop, items, becomes) of a schedule() not run yet (see schedule)
 
   @property
   def requires_grad(self) -> bool | None: return self._requires_grad

@@ -42,7 +42,7 @@ class CPUAllocator(Allocator):
   def _copyin(self, dst: np.ndarray, src: memoryview): self.copyin(dst, src)
   def _as_buffer(self, src: np.ndarray) -> memoryview:
     """The buffer's own bytes (not a copy): cast("I") etc. reads them as another type."""
-    return memoryview(src)
+    return src.data
 
 def find_cc() -> str:
   if cc := os.environ.get("CC"):
