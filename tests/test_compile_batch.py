@@ -202,14 +202,14 @@ def test_kernel_calling_a_missing_function_fails_clearly(cc, monkeypatch):
   assert out[0] == 2.5
 
 def test_lower_schedule_compiles_its_new_kernels_together():
-  """tinygrad's `for ei in lower_schedule(items): ei.run()` gets the same batching as realize."""
+  """tinygrad's `for si, ei in lower_schedule(items): ei.run()` gets the same batching as realize."""
   c = float(np.random.default_rng().integers(1, 1 << 20)) + 0.5  # a constant no cache has seen: every kernel is new
   x = np.arange(12, dtype=np.float32).reshape(3, 4)
   a = Tensor(x).realize()
   outs = [(a / c).exp2().sum(axis=1), (a + c).max(axis=0), (a - c).relu()]
   items = outs[0].schedule(*outs[1:])
   with Recorder(rewrites=False) as rec:
-    for ei in realize.lower_schedule(items): ei.run()
+    for _, ei in realize.lower_schedule(items): ei.run()
   batches = [e.data["batch"] for e in rec.of("compile")]
   assert len(batches) == 3 and batches == [3, 3, 3], rec.of("compile")
   np.testing.assert_allclose(outs[0].numpy(), np.exp2(x / np.float32(c)).sum(1), rtol=1e-5)

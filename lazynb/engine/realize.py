@@ -157,7 +157,7 @@ def run_schedule(items: list[ScheduleItem]) -> None:
   if items: trace.emit("realize", kernels=kernels, copies=copies, seconds=time.perf_counter() - st, run_seconds=run_t)
 
 class ExecItem:
-  """A schedule item made ready to run (tinygrad's name): `for ei in lower_schedule(items): ei.run()`."""
+  """A schedule item made ready to run (tinygrad's name): `for si, ei in lower_schedule(items): ei.run()`."""
   def __init__(self, si: ScheduleItem):
     self.si, self.bufs = si, list(si.bufs)
     self.prg = get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
@@ -188,9 +188,12 @@ def get_kernel(renderer, ast: UOp) -> ProgramKernel:
   return k
 
 def lower_schedule(items: list[ScheduleItem]):
-  """The schedule's items made ready to run, one at a time; its new kernels are compiled together first."""
+  """(item, ExecItem) for each of the schedule's items, taken off the front of the list as tinygrad 0.10 does
+  (`for si, ei in lower_schedule(items): ei.run()`); its new kernels are compiled together first."""
   compile_ahead(items)
-  for si in items: yield ExecItem(si)
+  while items:
+    si = items.pop(0)
+    yield si, ExecItem(si)
 
 def compile_only(*tensors, device: str = "CUDA") -> list[dict]:
   """Render and compile the kernels that would realize `tensors` on `device`, without running them (CUDA with no GPU:
