@@ -307,7 +307,7 @@ def linspace(cls: type[Tensor], start, stop, steps: int, dtype=None, device=None
 def scaled_uniform(cls: type[Tensor], *shape, **kw) -> Tensor: return cls.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(_shape(shape)) ** -0.5)
 def glorot_uniform(cls: type[Tensor], *shape, **kw) -> Tensor:
   bound = (6 / ((s := _shape(shape))[0] + prod(s[1:]))) ** 0.5
-  return cls.uniform(*shape, low=-bound, high=bound, **kw)
+  return cls.uniform(*shape, low=-1.0, high=1.0, **kw) * bound  # (tinygrad's order of operations: its seeded numbers)
 def kaiming_uniform(cls: type[Tensor], *shape, a: float = 0.01, **kw) -> Tensor:
   bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(_shape(shape)[1:]))
   return cls.uniform(*shape, low=-bound, high=bound, **kw)

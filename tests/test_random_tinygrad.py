@@ -54,3 +54,14 @@ def test_rand_errors_as_tinygrad():
   for T in (lazynb.Tensor, tinygrad.Tensor):
     with pytest.raises(ValueError): T.rand(3, dtype="int32")
     with pytest.raises(TypeError): T.randint(3, low=0.5, high=2)
+
+def test_seeded_layers_are_tinygrads():
+  """Layers draw their initial weights as tinygrad's do, in the same order (ConvTranspose2d first draws a Conv2d's
+  weight and bias, as tinygrad's subclass does), so a seeded model starts from tinygrad's numbers."""
+  def run(T, nn):
+    T.manual_seed(42)
+    ms = [nn.ConvTranspose1d(1, 1, 3), nn.ConvTranspose2d(2, 4, 3, groups=2), nn.Linear(3, 4), nn.Embedding(5, 3), nn.Conv2d(2, 3, 2),
+          nn.Conv1d(2, 2, 3, bias=False)]
+    return [m.weight.numpy() for m in ms] + [m.bias.numpy() for m in ms if getattr(m, "bias", None) is not None] + [T.glorot_uniform(3, 4).numpy()]
+  for a, b in zip(run(lazynb.Tensor, lazynb.nn), run(tinygrad.Tensor, tinygrad.nn)):
+    assert a.shape == b.shape and np.array_equal(a, b)

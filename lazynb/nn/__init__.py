@@ -47,11 +47,12 @@ class ConvTranspose2d(Conv2d):
   """Transposed convolution (Tensor.conv_transpose2d); weight (in_channels, out_channels // groups, *kernel_size)."""
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, dilation=1,
                groups: int = 1, bias: bool = True):
-    self.kernel_size = _tuple(kernel_size, 2)
-    self.stride, self.padding, self.output_padding, self.dilation, self.groups = stride, padding, output_padding, dilation, groups
+    # Conv2d's weight and bias are drawn first, then this weight: tinygrad 0.10 draws in this order, so a seeded
+    # ConvTranspose2d gets its numbers (the first weight is dropped)
+    super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+    self.output_padding = output_padding
     bound = 1 / math.sqrt(in_channels * prod(self.kernel_size))
     self.weight = Tensor.uniform(in_channels, out_channels // groups, *self.kernel_size, low=-bound, high=bound)
-    self.bias = Tensor.uniform(out_channels, low=-bound, high=bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor:
     return x.conv_transpose2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding, self.output_padding)
 
