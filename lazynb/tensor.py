@@ -630,7 +630,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   zeros_like = tensor_create.zeros_like; ones_like = tensor_create.ones_like; rand_like = tensor_create.rand_like
   randn_like = tensor_create.randn_like; empty_like = tensor_create.empty_like; _host = classmethod(tensor_create._host)
   _eager = classmethod(tensor_create._eager); manual_seed = staticmethod(tensor_create.manual_seed); rand = classmethod(tensor_create.rand)
-  randn = classmethod(tensor_create.randn); uniform = classmethod(tensor_create.uniform); normal = classmethod(tensor_create.normal)
+  randn = classmethod(tensor_create.randn); _threefry_random_bits = classmethod(tensor_create._threefry_random_bits); uniform = classmethod(tensor_create.uniform); normal = classmethod(tensor_create.normal)
   randint = classmethod(tensor_create.randint); randperm = classmethod(tensor_create.randperm); arange = classmethod(tensor_create.arange)
   eye = classmethod(tensor_create.eye)
   # movement (tensor_movement.py)

@@ -38,6 +38,13 @@ def _threefry2x32(x0: np.ndarray, x1: np.ndarray, k0: int, k1: int) -> tuple[np.
     a, b = a + ks[i % 3], b + ks[(i + 1) % 3] + u32(i + 1)
   return a, b
 
+def _threefry_random_bits(cls: type[Tensor], key: Tensor, counts0: Tensor, counts1: Tensor) -> Tensor:
+  """tinygrad 0.10's Tensor._threefry_random_bits: the pairs (counts0[i], counts1[i]) encrypted with key = (key0, key1)
+  by Threefry-2x32, the low words then the high ones (uint32). Computed on the host, as lazynb draws its numbers."""
+  k0, k1 = (int(v) for v in key.numpy().astype(np.uint32))
+  lo, hi = _threefry2x32(counts0.numpy().astype(np.uint32), counts1.numpy().astype(np.uint32), k0, k1)
+  return cls(np.concatenate([lo, hi]), device=key.device, dtype=dtypes.uint32)
+
 def _random_words(n: int, device: str) -> np.ndarray:
   """The next n random 32-bit words of the device's stream (see _RNG)."""
   if (st := _RNG.devices.get(device)) is None:

@@ -317,7 +317,7 @@ def multinomial(self: Tensor, num_samples: int = 1, replacement: bool = False) -
   """Draw class indices with probabilities proportional to the (1-D or 2-D) weights: with replacement by the inverse
   of the cumulative distribution, without by the Gumbel top-k trick."""
   if not 1 <= self.ndim <= 2 or num_samples < 1:
-    raise ValueError(f"multinomial needs 1-D or 2-D weights and num_samples >= 1, got {self.shape}, {num_samples}")
+    raise ArgumentError(f"multinomial needs 1-D or 2-D weights and num_samples >= 1, got {self.shape}, {num_samples}")
   T, w = type(self), (self if self.ndim == 2 else self.unsqueeze(0))._float()
   if not replacement and num_samples > self.shape[-1]:
     raise ValueError(f"cannot draw {num_samples} of {self.shape[-1]} classes without replacement")

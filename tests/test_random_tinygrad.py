@@ -65,3 +65,14 @@ def test_seeded_layers_are_tinygrads():
     return [m.weight.numpy() for m in ms] + [m.bias.numpy() for m in ms if getattr(m, "bias", None) is not None] + [T.glorot_uniform(3, 4).numpy()]
   for a, b in zip(run(lazynb.Tensor, lazynb.nn), run(tinygrad.Tensor, tinygrad.nn)):
     assert a.shape == b.shape and np.array_equal(a, b)
+
+def test_threefry_random_bits_as_tinygrads():
+  """Tensor._threefry_random_bits (tinygrad 0.10 exposes it; its test_randomness checks it against JAX): the low words of
+  the encrypted pairs, then the high ones."""
+  z = lazynb.Tensor._threefry_random_bits(lazynb.Tensor([0, 0], dtype="uint32"), lazynb.Tensor([0], dtype="uint32"), lazynb.Tensor([0], dtype="uint32"))
+  assert z.tolist() == [0x6B200159, 0x99BA4EFE]
+  rng = np.random.default_rng(0)
+  key, c0, c1 = (rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32) for n in (2, 9, 9))
+  ours = lazynb.Tensor._threefry_random_bits(*(lazynb.Tensor(a, dtype="uint32") for a in (key, c0, c1))).numpy()
+  theirs = tinygrad.Tensor._threefry_random_bits(*(tinygrad.Tensor(a, dtype="uint32") for a in (key, c0, c1))).numpy()
+  assert np.array_equal(ours, theirs)

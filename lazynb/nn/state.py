@@ -31,11 +31,12 @@ def load_state_dict(model, state_dict: dict[str, Tensor], strict: bool = True) -
   own = get_state_dict(model)
   missing = sorted(set(own) - set(state_dict))
   unexpected = sorted(set(state_dict) - set(own))
-  bad = [f"{k}: model {own[k].shape} vs file {tuple(state_dict[k].shape)}" for k in own if k in state_dict and own[k].shape != tuple(state_dict[k].shape)]
+  bad = [f"Shape mismatch in layer `{k}`: Expected shape {own[k].shape}, but found {tuple(state_dict[k].shape)} in state dict."  # tinygrad's words
+         for k in own if k in state_dict and own[k].shape != tuple(state_dict[k].shape)]
   problems = []
   if strict and missing: problems.append(f"missing keys: {missing}")
   if strict and unexpected: problems.append(f"unexpected keys: {unexpected}")
-  if bad: problems.append("shape mismatches: " + "; ".join(bad))
+  if bad: problems.append("shape mismatches: " + " ".join(bad))
   if problems: raise ValueError("load_state_dict: nothing was loaded, because of " + " / ".join(problems))
   targets = []
   for k, t in own.items():
