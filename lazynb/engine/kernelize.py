@@ -37,5 +37,6 @@ def kernelize(tensors: list) -> None:
   if not todo: return
   becomes = get_becomes_map(UOp.sink(*[t.uop for t in todo]))
   for t in todo:
-    state.realized[t.uop] = becomes[t.uop]
-    t.uop = becomes[t.uop]
+    new = becomes[t.uop]  # (read first: once state.realized has it, t.uop already reads as the new value)
+    state.realized[t.uop] = new
+    t.uop = new
