@@ -69,7 +69,7 @@ REFUSES = {
   "repeat_interleave": (lambda x, a: x.repeat_interleave(2, a), lambda x, a: x.repeat_interleave(2, a + 1)),
 }
 # what a 0-d tensor gives where torch has no answer (tinygrad 0.10.3 gives the same): unflatten(0, (1,)) is shape (1,)
-OTHER = {"unflatten": lambda x, a: x.unflatten(a, (1,))}
+OTHER = {"unflatten": lambda x, a: x.unflatten(a, (1,)), "shard": lambda x, a: x.shard(("CPU",), axis=a)}
 
 INPUTS = {"float32": (3.0, torch.float32), "negative": (-1.5, torch.float32), "int32": (-2, torch.int32), "bool": (True, torch.bool)}
 INDEX_OUTPUTS = {"argmax", "argmax keepdim", "argmin"}  # lazynb's indices are int32, as tinygrad's (torch: int64)
@@ -122,6 +122,8 @@ def test_axis_methods_torch_refuses_on_0d_raise_clearly(name):
 def test_unflatten_on_0d_as_tinygrad():
   r = OTHER["unflatten"](Tensor(3.0), 0)
   assert r.shape == (1,) and r.numpy().tolist() == [3.0]
+  assert OTHER["shard"](Tensor(3.0), None).item() == 3.0  # one device: the tensor itself; a 0-d one has no axis to split
+  with pytest.raises(IndexError): OTHER["shard"](Tensor(3.0), 1)
 
 # permute takes no axis here; stack and unsqueeze add one (1 and -2 are in range for them); batchnorm's is checked below
 @pytest.mark.parametrize("name", [n for n in (*ACCEPTS, *REFUSES) if n not in ("permute", "batchnorm", "stack", "unsqueeze")])
