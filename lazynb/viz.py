@@ -9,7 +9,7 @@ text/html output of a %%tinygrad cell (lazynb.notebook.html); `page(doc)` makes 
 In a notebook output the trace goes in once, compressed (`pack`: gzip, then base64; a small cell's 500 KB of JSON is
 about 70 KB), and the output's own application/vnd.lazynb.trace+json entry holds only `stub(doc)`: the kernel list
 and timings the session panel reads, and a pointer saying the document is in the text/html (the JupyterLab renderer
-reads it from there). The script (packed the same way: about 25 KB) goes with the first output of a kernel session only (`script_once`): later
+reads it from there). The script (packed the same way: about 25 KB) goes with the first output of a kernel session only (`lazynb.notebook.html.script_once`): later
 outputs' loaders queue their element until the script has run, so a page shows every output once any one of them
 carries the script (Colab, where each output has a frame of its own, gets it with every output). `doc_of(data)` reads
 the document back from an output's data, whichever form it has.
@@ -85,29 +85,6 @@ def packed_script() -> str:
   global _packed_script
   if _packed_script is None: _packed_script = base64.b64encode(gzip.compress(bundle()[0].encode(), 9, mtime=0)).decode()
   return _packed_script
-
-_script_sent = False
-_carrier: str | None = None  # the notebook cell whose output carries the script, if the front end said which cell ran
-
-def _cell_id() -> str | None:
-  """The id of the notebook cell running now, as JupyterLab and Notebook 7 send it with each execute request (else None)."""
-  try:
-    from IPython import get_ipython
-    kernel = getattr(get_ipython(), "kernel", None)
-    cid = (kernel.get_parent().get("metadata") or {}).get("cellId") if kernel is not None else None
-    return cid if isinstance(cid, str) else None
-  except Exception: return None  # noqa: BLE001  (no IPython, an older kernel: no cell id)
-
-def script_once() -> bool:
-  """True for the first output of this process (the first output of a kernel session carries the script), again for a
-  later output of that same cell (re-running it must not drop the script from the notebook), and always in Colab."""
-  global _script_sent, _carrier
-  if "google.colab" in sys.modules: return True
-  cell = _cell_id()
-  if not _script_sent:
-    _script_sent, _carrier = True, cell
-    return True
-  return cell is not None and cell == _carrier
 
 def embed(doc: dict, fallback: str = "", script: bool = True, packed: bool = False) -> str:
   """One element: `fallback` (HTML shown without JavaScript), the trace document, and the loader that replaces the

@@ -159,19 +159,20 @@ def test_script_goes_with_the_first_output_and_stays_with_its_cell(monkeypatch):
   """The view's script is in one output per kernel session: the first, and that cell's later outputs (a re-run cell must
   not take the script out of the notebook); Colab, one frame per output, gets it every time."""
   import types
-  monkeypatch.setattr(viz, "_script_sent", False)
-  monkeypatch.setattr(viz, "_carrier", None)
+  from lazynb.notebook import html as nbhtml
+  monkeypatch.setattr(nbhtml, "_script_sent", False)
+  monkeypatch.setattr(nbhtml, "_carrier", None)
   cell = ["a"]
-  monkeypatch.setattr(viz, "_cell_id", lambda: cell[0])
-  assert viz.script_once()
+  monkeypatch.setattr(nbhtml, "_cell_id", lambda: cell[0])
+  assert nbhtml.script_once()
   cell[0] = "b"
-  assert not viz.script_once() and not viz.script_once()
+  assert not nbhtml.script_once() and not nbhtml.script_once()
   cell[0] = "a"
-  assert viz.script_once()
+  assert nbhtml.script_once()
   cell[0] = None
-  assert not viz.script_once()
+  assert not nbhtml.script_once()
   monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-  assert viz.script_once()
+  assert nbhtml.script_once()
 
 @pytest.mark.browser
 def test_outputs_without_the_script_draw_once_any_output_has_run_it(tmp_path):

@@ -14,7 +14,7 @@ Every string in the document is untrusted: it only reaches the page through `esc
 limits, and drawn graphs and kernel sources share byte budgets, so a huge graph still gives a small page.
 """
 from __future__ import annotations
-import base64, io, json, re, secrets
+import base64, io, json, re, secrets, sys
 from lazynb import viz as _viz
 from lazynb.helpers import plural
 from lazynb.notebook import graphviz as gv
@@ -46,6 +46,30 @@ MAX_STEPS = 40
 MAX_PICTURES = 12            # ShapeTracker pictures (without per-cell tooltips) in the ShapeTracker view
 REWRITE_GRAPH_NODES = 200    # draw a rewrite's before/after graphs only up to this many nodes
 
+
+# ---------------------------------------------------------------- which output carries the view's script
+_script_sent = False
+_carrier: str | None = None  # the notebook cell whose output carries the script, if the front end said which cell ran
+
+def _cell_id() -> str | None:
+  """The id of the notebook cell running now, as JupyterLab and Notebook 7 send it with each execute request (else None)."""
+  try:
+    from IPython import get_ipython  # (the notebook layer: IPython is there when a cell runs)
+    kernel = getattr(get_ipython(), "kernel", None)
+    cid = (kernel.get_parent().get("metadata") or {}).get("cellId") if kernel is not None else None
+    return cid if isinstance(cid, str) else None
+  except Exception: return None  # noqa: BLE001  (no IPython, an older kernel: no cell id)
+
+def script_once() -> bool:
+  """True for the first output of this process (the first output of a kernel session carries the script), again for a
+  later output of that same cell (re-running it must not drop the script from the notebook), and always in Colab."""
+  global _script_sent, _carrier
+  if "google.colab" in sys.modules: return True
+  cell = _cell_id()
+  if not _script_sent:
+    _script_sent, _carrier = True, cell
+    return True
+  return cell is not None and cell == _carrier
 
 def _num(x, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
   try: return fmt.format(float(x) * scale)
@@ -566,7 +590,7 @@ def bundle(doc: dict, summary: str, script: bool | None = None, full: dict | Non
   If the bundle's JSON is over `limit` bytes, the document is bounded again (tracedoc.bounded, from `full` if given) to
   a smaller size until it fits."""
   from lazynb.tracedoc import MIME, MAX_DOC_BYTES, bounded
-  script = _viz.script_once() if script is None else script
+  script = script_once() if script is None else script
   def make(d: dict) -> dict: return {MIME: _viz.stub(d), "text/html": render_view(d, script=script), "text/plain": summary}
   out, doc_limit = make(doc), MAX_DOC_BYTES
   while len(json.dumps(out)) > limit and doc_limit > 10_000:

@@ -196,7 +196,6 @@ class TraceView:
   def __init__(self, trace, show=None, script: bool | None = None):
     self.trace, self.show, self.script = trace, tuple(show) if show else VIEWS, script
   def _repr_mimebundle_(self, include=None, exclude=None):
-    from lazynb import viz
-    from lazynb.notebook.html import bundle
-    if self.script is None: self.script = viz.script_once()
+    from lazynb.notebook.html import bundle, script_once
+    if self.script is None: self.script = script_once()
     return bundle(dict(self.trace.shown_json(), show=list(self.show)), self.trace.summary(), self.script, dict(self.trace.to_json(), show=list(self.show)))
