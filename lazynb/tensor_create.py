@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib, math
 from typing import Callable, TYPE_CHECKING
 import numpy as np
-from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage
+from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage, wrap_int
 from lazynb.device import Device
 from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, variables, sym_canon
@@ -194,7 +194,7 @@ def _wrap_ints(data, dt: DType) -> np.ndarray | None:
   """Python ints as dt, wrapping around where they do not fit (as tinygrad 0.10 and a C cast do); None if not all ints."""
   o = np.array(data, dtype=object)
   if not all(isinstance(v, (int, np.integer)) for v in o.flat): return None
-  return np.array([int(v) % (1 << 8 * dt.itemsize) for v in o.flat], dtype=np.uint64).astype(dt.np).reshape(o.shape)
+  return np.array([wrap_int(int(v), dt) for v in o.flat], dtype=dt.np).reshape(o.shape)
 
 def _list_to_numpy(data, dt: DType | None) -> np.ndarray:
   try:
