@@ -157,6 +157,31 @@ def test_a_learner_lower_that_indexes_outside_is_an_error_not_a_fault():
   # the kernel is the learner's: the error says which stage made it, not that lazynb has a bug
   assert "made with your lower stage in place of lazynb's" in res.message and "bug in lazynb" not in res.message, res.message
 
+@pytest.mark.parametrize("name", ["optimize", "lower", "simplify", "linearize"])
+def test_a_render_wrapper_gets_the_check_buffer_its_checked_source_declares(name):
+  """A replaced code stage's kernel is rendered bounds-checked; a render wrapper returns that checked source, so the
+  kernel takes the check buffer as its last argument and must be called with it (it was not: the kernel read buffer
+  sizes through a stray pointer and returned garbage, now and then). Every program made this way says it is checked
+  exactly when its source declares the buffer; the values are right, and an index outside a buffer is still caught."""
+  made = []
+  def spy(ev):
+    if ev.kind == "program": made.append(ev.data["program"])
+  wrap = lambda *a: pipeline.reference(name)(*a)
+  def render(fn, uops, r): return pipeline.reference("render")(fn, uops, r)
+  trace.subscribe(spy)
+  try:
+    with pipeline.use(name, wrap), pipeline.use("render", render): got = [p.run() for p in SOME]
+  finally: trace.unsubscribe(spy)
+  for g, w in zip(got, [p.run() for p in SOME]):
+    for a, b in zip(g, w): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+  assert made and all(p.checked == ("lz_chk" in p.src) for p in made) and all(p.checked for p in made)
+  def past_the_end(k):  # as above: every load one element further on
+    out = pipeline.reference("lower")(k)
+    return out.substitute({u: u.replace(src=(u.src[0], u.src[1] + 1) + u.src[2:]) for u in out.toposort()
+                           if u.op is Ops.INDEX and u.src[0].arg != 0})
+  with pipeline.use("lower", past_the_end), pipeline.use("render", render), pytest.raises(Exception, match="outside its"):
+    (Tensor(np.arange(12, dtype=np.float32)) * 2).numpy()
+
 # ---------------------------------------------------------------- the linearized list's contract (spec_linear)
 def _row_max_times_two():
   """lazynb's list for (x.max(axis=1) * 2) on a 3x4 matrix (an outer loop, a reduce loop inside it), and the SINK it came from."""

@@ -7,6 +7,7 @@ index math), "simplified" (symbolic rules), "linearized" (accumulators, then the
 ProgramSpec is reported as a `program` event.
 """
 from __future__ import annotations
+import re
 from typing import Callable
 from lazynb import trace, pipeline
 from lazynb.pipeline import implements
@@ -60,8 +61,11 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
   rendering.checked = False  # a renderer that compiles bounds checks in (LAZYNB_CHECK) says so here
   v = pipeline.run_stages("optimize", "render", ast=ast, renderer=renderer, opts=opts)
   k, uops, src = v["kernel"], v["uops"], v["src"]
-  # a replaced renderer says nothing about bounds checks or which UOps made each line
+  # a replaced renderer says nothing about which UOps made each line; whether its kernel takes the bounds-check buffer
+  # is what its source declares (a wrapper around lazynb's renderer returns a checked kernel: called without the buffer,
+  # it would read its sizes through a stray pointer)
   own_render = pipeline.replacement("render") is None
+  checked = rendering.checked if own_render else isinstance(src, str) and re.search(r"\blz_chk\b", src) is not None
   specials = [u for u in uops if u.op is Ops.SPECIAL]
   gs = [u.arg[1] for u in workitem_ids(specials, "g") + workitem_ids(specials, "t")]
   ls = [u.arg[1] for u in workitem_ids(specials, "l")]
@@ -70,7 +74,7 @@ def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> 
                     uops, ast, list(k.applied_opts), k.full_shape, [t.name for t in k.axis_types], estimates(uops), 0,
                     [s.src[0].arg for s in ast.src], sorted({u.src[0].arg for u in ast.toposort() if u.op is Ops.LOAD}),
                     list(getattr(renderer, "line_map", [])) if own_render else [], v["seconds"], k, v["simplified"],
-                    [u for u in uops if u.op is Ops.DEFINE_VAR], rendering.checked and own_render, pipeline.replaced_names(pipeline.CODEGEN),
+                    [u for u in uops if u.op is Ops.DEFINE_VAR], checked, pipeline.replaced_names(pipeline.CODEGEN),
                     v.get("reference", {}), v.get("differences", []))
   trace.emit("program", program=prg, kernel=k, lowered=v["simplified"])
   if DEBUG >= 6: print(src)
