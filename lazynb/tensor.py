@@ -290,8 +290,10 @@ class Tensor(OpMixin, elementwise_eq=True):
       self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
       state.pending_assigns.add(self.uop)
       return self
-    # no memory of its own: take x's graph, but never another tensor's memory (a later write would reach that tensor too)
-    self.uop = x.contiguous().uop if x.uop.base.op is Ops.BUFFER and x.uop.base in state.owned else x.uop
+    # no memory of its own: take x's graph, but never memory another tensor has or gets when it is realized (a buffer it
+    # owns, its pending host copy, contiguous() or assign): a later write into that tensor would reach this one too
+    b = x.uop.base
+    self.uop = x.contiguous().uop if b.op in (Ops.COPY, Ops.CONTIGUOUS, Ops.ASSIGN) or b.op is Ops.BUFFER and b in state.owned else x.uop
     return self
   def _write_through(self, base: Tensor, x: Tensor) -> Tensor:
     """assign() on a view: x is written at once into the memory of the tensor this views (base), through the view."""

@@ -252,7 +252,7 @@ def test_view_write_sequences(dev, data):
   for step in range(draw(st.integers(2, 7))):
     i = draw(st.integers(0, len(live) - 1))
     h, ha, writable = live[i]
-    op = draw(st.sampled_from(["view", "view", "setitem", "assign", "iadd", "fancy", "read", "expand"]))
+    op = draw(st.sampled_from(["view", "view", "setitem", "assign", "iadd", "fancy", "read", "expand", "adopt"]))
     if op == "view" and writable:  # (a view of a broadcast may pick one place of it: numpy's would still be read-only)
       vo = draw(view_op(ha.shape))
       if (r := apply_view(h, ha, vo)) is not None:
@@ -261,6 +261,13 @@ def test_view_write_sequences(dev, data):
     elif op == "expand" and writable and ha.ndim:  # a broadcast view: readable, never writable (numpy's is read-only too)
       live.append((h.reshape(1, *ha.shape).expand(2, *ha.shape), np.broadcast_to(ha[None], (2, *ha.shape)), False))
       log.append(f"v{len(live) - 1} = v{i} expanded")
+    elif op == "adopt":  # a second tensor (of any kind) takes v{i}'s values: its own memory from now on, as numpy's copy
+      kind2 = draw(st.sampled_from(BASES))
+      n2, _, keep2 = make_base(kind2, np.full(ha.shape, 7, np.float32), dev)
+      n2.assign(h if ha.ndim else h.reshape(()))
+      live.append((n2, ha.copy(), True))
+      keep += keep2
+      log.append(f"v{len(live) - 1} = a {kind2} tensor; v{len(live) - 1}.assign(v{i})")
     elif op == "read":
       log.append(f"read v{i}")
       same(h, ha, "\n".join(log))
