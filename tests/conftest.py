@@ -1,4 +1,4 @@
-import gc, os, sys
+import gc, os, pathlib, sys
 import pytest
 from hypothesis import settings, HealthCheck
 
@@ -50,11 +50,16 @@ SLOW_TESTS = {
   "test_conv_grad.py::test_rows_layout_values_and_grads_match_torch[4x8x16x40x40x5x0x1]",
   "test_conv_grad.py::test_conv_backward_makes_no_window_buffer_and_no_div_mod[conv2]",
 }
+# and the longest tests of fast files by measure (tools/fast_tier.py keeps the fast tier under its time budget on a fresh
+# kernel cache): slow, and marked `timed`, so that the compiler variant passes of .ci/run still run them
+TIMED_TESTS = {line.split("  #")[0].strip() for line in (pathlib.Path(__file__).parent / "slow_tests.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
 
 def pytest_configure(config):
   config.addinivalue_line("markers", "torch: compares against torch (skipped when torch cannot be imported)")
   for name, what in TIERS.items(): config.addinivalue_line("markers", f"{name}: not in the fast tier; {what}")
   config.addinivalue_line("markers", "machinery: a test of the device machinery (slow tier; CI's compiler variant passes run it)")
+  config.addinivalue_line("markers", "timed: a test of a fast file in the slow tier for its time (tests/slow_tests.txt; the variant passes run it)")
 
 # A parametrized test's BEAM variant and its OpenCL variant are slow wherever they are (BEAM times many candidates; PoCL
 # compiles each kernel in ~0.3 s): a parameter id `beam`/`BEAM` or `CL` puts that variant in the slow tier.
@@ -67,13 +72,14 @@ def pytest_collection_modifyitems(config, items):
   names = {f"{item.path.name}::{item.name}" for item in items}
   files = {item.path.name for item in items}
   # a renamed test would silently come back to the fast tier: a name here that its collected file lacks is an error
-  if gone := sorted(n for n in SLOW_TESTS if n.split("::")[0] in files and n not in names and not config.option.keyword):
-    raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {gone}")
+  if gone := sorted(n for n in SLOW_TESTS | TIMED_TESTS if n.split("::")[0] in files and n not in names and not config.option.keyword):
+    raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS or tests/slow_tests.txt name tests that do not exist: {gone}")
   for item in items:
     path = item.path
     tier = "browser" if path.parent.name == "ui" else TIER_OF_FILE.get(path.name)
     if tier is None and hasattr(item, "callspec") and SLOW_PARAMS & set(item.callspec.id.split("-")): tier = "slow"
     if tier is None and f"{path.name}::{item.name}" in SLOW_TESTS: tier = "slow"
+    if tier is None and f"{path.name}::{item.name}" in TIMED_TESTS: tier = "slow"; item.add_marker(pytest.mark.timed)  # noqa: E702
     if tier is not None: item.add_marker(getattr(pytest.mark, tier))
     if path.name in MACHINERY: item.add_marker(pytest.mark.machinery)
 
