@@ -1,8 +1,10 @@
 """Build a notebook from a simple text format: cells separated by lines '# %% [markdown]' or '# %%'.
 Usage: python tools/make_notebook.py notebooks/src/NAME.py notebooks/NAME.ipynb (cells that did not change keep their ids)"""
-import pathlib, sys, nbformat
+from __future__ import annotations
+import pathlib, sys
 
 def build(src: str) -> nbformat.NotebookNode:
+  import nbformat  # (here: importing it takes ~2 s, which every test process that imports this module would pay)
   nb = nbformat.v4.new_notebook()
   nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
   cells, kind, buf = [], None, []
@@ -23,6 +25,7 @@ def build(src: str) -> nbformat.NotebookNode:
 def keep_ids(nb: nbformat.NotebookNode, old: nbformat.NotebookNode) -> nbformat.NotebookNode:
   """Give every cell whose type and text are unchanged the id it had in the previous build, so a regenerated
   notebook's diff shows only the cells that changed (a new or edited cell gets a new id)."""
+  import nbformat
   free: dict[tuple[str, str], list[str]] = {}
   for c in old.cells: free.setdefault((c.cell_type, c.source), []).append(c.id)
   kept = []
@@ -36,6 +39,7 @@ def keep_ids(nb: nbformat.NotebookNode, old: nbformat.NotebookNode) -> nbformat.
   return nb
 
 if __name__ == "__main__":
+  import nbformat
   nb = build(open(sys.argv[1]).read())
   if pathlib.Path(sys.argv[2]).exists(): nb = keep_ids(nb, nbformat.read(sys.argv[2], as_version=4))
   nbformat.write(nb, sys.argv[2])
