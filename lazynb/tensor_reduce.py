@@ -8,6 +8,7 @@ import numpy as np
 from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb import helpers
 from lazynb.uop.ops import UOp, Ops, smax
+from lazynb.gradient import custom_gradient
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 
@@ -56,14 +57,31 @@ def var(self: Tensor, axis=None, keepdim: bool = False, correction: int = 1) -> 
   if isinstance(n, UOp): return d / type(self)._sym_count(n - correction, self.device)  # a variable count
   return d / builtins.max(0, n - correction)
 def std(self: Tensor, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
-def softmax(self: Tensor, axis: int = -1) -> Tensor:
-  x = self._float()
+def _softmax(x: Tensor, axis: int) -> Tensor:
   e = (x - x.max(axis, keepdim=True)).exp()
   return e / e.sum(axis, keepdim=True)
-def log_softmax(self: Tensor, axis: int = -1) -> Tensor:
-  x = self._float()
+def _log_softmax(x: Tensor, axis: int) -> Tensor:
   m = x - x.max(axis, keepdim=True)
   return m - m.exp().sum(axis, keepdim=True).log()
+# their gradients as torch writes them: through the division the chain rule gives sum(s) - 1 (~1e-7, not 0) times s
+# (the rules hold the Tensor class, never a tensor: a tensor kept alive by its rule stays a live lazy value, which a
+# TinyJit capture computes on its own, one more kernel)
+def softmax(self: Tensor, axis: int = -1) -> Tensor:
+  T, x = type(self), self._float()
+  ret = _softmax(x, axis)
+  def backward(grad, inputs, wanted):
+    g, s = T(grad), _softmax(T(inputs[0]), axis)
+    return ((g - (g * s).sum(axis, keepdim=True)) * s).uop if wanted[0] else None,
+  if not T.no_grad: custom_gradient(ret.uop, "softmax", (x.uop,), backward)
+  return ret
+def log_softmax(self: Tensor, axis: int = -1) -> Tensor:
+  T, x = type(self), self._float()
+  ret = _log_softmax(x, axis)
+  def backward(grad, inputs, wanted):
+    g, s = T(grad), _softmax(T(inputs[0]), axis)
+    return (g - s * g.sum(axis, keepdim=True)).uop if wanted[0] else None,
+  if not T.no_grad: custom_gradient(ret.uop, "log_softmax", (x.uop,), backward)
+  return ret
 def logsumexp(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
   x = self._float()
   m = x.max(axis, keepdim=True)

@@ -86,3 +86,18 @@ def test_list_and_tuple_indices_as_torch(case):
   want = FANCY[case](torch.tensor(_X), lambda n: torch.tensor(_I[n])).numpy()
   got = FANCY[case](Tensor(_X), lambda n: Tensor(_I[n].astype(np.int32))).numpy()
   assert got.shape == want.shape and np.array_equal(got, want)
+
+@pytest.mark.parametrize("scale", [1.0, 3.0, 6.0])
+def test_softmax_gradients_as_torch(scale):
+  """softmax's gradient as torch computes it, (g - sum(g*s)) * s: through the division the chain rule left sum(s) - 1
+  (~1e-7) times s, 100x torch's error, where the exact gradient of sum(softmax) is 0 (tinygrad's test_softmax, atol 1e-7)."""
+  a = ((np.random.default_rng(1).random((45, 65)) - 0.5) * scale).astype(np.float32)
+  w = np.random.default_rng(2).standard_normal((45, 65)).astype(np.float32)
+  x = Tensor(a, requires_grad=True)
+  x.softmax().sum().backward()
+  assert np.abs(x.grad.numpy()).max() < 1e-7
+  for lz, th in ((Tensor.softmax, lambda t: torch.softmax(t, 1)), (Tensor.log_softmax, lambda t: torch.log_softmax(t, 1))):
+    x, tx = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (lz(x) * Tensor(w)).sum().backward()
+    (th(tx) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-6, rtol=1e-4)
