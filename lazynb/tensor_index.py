@@ -182,9 +182,10 @@ def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None,
   if not type(self).no_grad and dtypes.is_float(self.dtype):
     # as torch, every value gets the gradient of the place it went to, also when overlapping windows sent one value
     # twice (the max above would split it between them)
+    T, shape, hit_u = type(self), self.shape, hit.uop
     def backward(grad, inputs, wanted):
-      g = type(self)(grad).unsqueeze(-1)  # (..., place, 1)
-      return (hit.where(g, 0).sum(-2).reshape(self.shape).uop,) if wanted[0] else (None,)
+      g = T(grad).unsqueeze(-1)  # (..., place, 1)
+      return (T(hit_u).where(g, 0).sum(-2).reshape(shape).uop,) if wanted[0] else (None,)
     custom_gradient(ret.uop, "max_unpool2d", (self.uop,), backward)
   return ret.reshape(pre + spatial)
 

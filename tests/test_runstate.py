@@ -120,6 +120,24 @@ def test_no_module_but_runstate_keeps_a_weak_registry():
         found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
   assert found == []
 
+def test_no_gradient_rule_keeps_a_tensor_alive():
+  """A rule whose backward held a tensor kept it a live lazy value: realize() and a TinyJit capture computed it as a
+  kernel of its own (softmax's rule made a jitted attention compile one more program). Every rule lazynb registers
+  (softmax, log_softmax, pow, conv2d, max_unpool2d) holds none, and registering one that does is a TypeError."""
+  import pytest
+  from lazynb.gradient import custom_gradient
+  x = Tensor.rand(2, 3, 4, 4, requires_grad=True)
+  pooled, idx = x.max_pool2d(return_indices=True)
+  outs = [x.softmax(), x.log_softmax(), x ** 2.5, x.conv2d(Tensor.rand(2, 3, 3, 3)), pooled.max_unpool2d(idx)]
+  for o in outs:
+    rule = state.custom_grads[o.uop] if o.uop in state.custom_grads else state.custom_grads[o.uop.base] if o.uop.base in state.custom_grads else None
+    rule = rule or next(state.custom_grads[u] for u in o.uop.toposort() if u in state.custom_grads)
+    held = [c.cell_contents for c in rule.backward.__closure__ or ()]
+    assert not any(isinstance(h, Tensor) for h in held), (rule.name, held)
+  y = x.exp()
+  def leaky(grad, inputs, wanted): return (y.uop,)
+  with pytest.raises(TypeError, match="holds the tensor 'y'"): custom_gradient(y.uop, "leaky", (x.uop,), leaky)
+
 def test_custom_gradient_rule_dies_with_its_node():
   """conv2d gives its output a gradient rule (state.custom_grads); the rule holds the conv's inputs, never its output,
   so dropping the output frees the entry and the graph."""
