@@ -65,7 +65,8 @@ def test_the_capstone_trains_mnist_on_the_learners_stages_and_grades_the_assembl
   assert f"your stages:    {mine}" in out and f"running on your stages: {mine}" in out
   assert "optimizer:       yours, MyAdam" in out and "backward() uses your gradient rules first" in out
   acc = float(re.search(r"test accuracy ([\d.]+)%", out).group(1))
-  assert acc >= 94.0, out
+  print(f"the quick capstone: {acc}% test accuracy")
+  assert acc >= 95.0, out
   assert all(f"  {n}: \u2713 passes its exercise again" in out for n in set(STAGE_OF.values())), out
   lines = int(re.search(r"my_compiler.py: (\d+) lines of code", out).group(1))
   code = [l for l in (d / "my_compiler.py").read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
