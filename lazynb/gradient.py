@@ -107,9 +107,8 @@ def custom_gradient(out: UOp, name: str, inputs: tuple[UOp, ...], backward: Call
   """Give `out` its own gradient rule (kept by `state.custom_grads`, weakly: it goes with the node). `backward` must
   not refer to `out` itself, or the node could never be freed; nor hold a Tensor (it would stay a live lazy value, which
   realize() and a TinyJit capture then compute as a kernel of its own): it holds the Tensor class and UOps instead."""
-  from lazynb.tensor import Tensor  # (tensor.py imports this module)
   for var, cell in zip(backward.__code__.co_freevars, backward.__closure__ or ()):
-    if isinstance(cell.cell_contents, Tensor):
+    if any(c.__name__ == "Tensor" and c.__module__ == "lazynb.tensor" for c in type(cell.cell_contents).__mro__):  # (no import up)
       raise TypeError(f"the {name} gradient rule holds the tensor {var!r}: hold type({var}) or {var}.uop instead (a tensor kept "
                       "alive by its rule stays a live lazy value)")
   state.custom_grads[out] = CustomGradient(name, inputs, backward)

@@ -72,7 +72,8 @@ def pytest_collection_modifyitems(config, items):
   names = {f"{item.path.name}::{item.name}" for item in items}
   files = {item.path.name for item in items}
   # a renamed test would silently come back to the fast tier: a name here that its collected file lacks is an error
-  if gone := sorted(n for n in SLOW_TESTS | TIMED_TESTS if n.split("::")[0] in files and n not in names and not config.option.keyword):
+  if gone := sorted(n for n in SLOW_TESTS | TIMED_TESTS if n.split("::")[0] in files and n not in names and not config.option.keyword
+                and not any("::" in a for a in config.args)):  # (node ids given: the rest of their files is not collected)
     raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS or tests/slow_tests.txt name tests that do not exist: {gone}")
   for item in items:
     path = item.path
