@@ -219,7 +219,9 @@ class Trace:
         kernel_for(ev.data["program"], ev.data.get("kernel"), ev.data.get("lowered"))
     for s in schedule: s.pop("_item", None)
     for k in kernels: replaced.update(k["replaced"])
-    return {"version": VERSION, "generator": "lazynb", "settings": dict(self.settings),
+    # the header names the device(s) the kernels ran on: the cell's code may pick one (Device.DEFAULT = ..., device=...)
+    settings = {**self.settings, "device": ",".join(dict.fromkeys(k["device"] for k in kernels))} if kernels else dict(self.settings)
+    return {"version": VERSION, "generator": "lazynb", "settings": settings,
             "schedule": schedule, "kernels": kernels, "graphs": graphs.graphs, "views": views, "rewrites": rewrites,
             "tensor_graphs": tensor_graphs, "folded_constants": folded_consts, "replaced_stages": [n for n in pipeline.stages() if n in replaced], "timing": {"total_s": self.seconds, "compile_s": sum(compile_s.values()), "run_s": run_s},
             "error": None if self.error is None else {"type": type(self.error).__name__, "message": str(self.error)}}

@@ -40,6 +40,22 @@ def test_the_trace_names_the_device_the_cell_ran_on():
   doc = run.trace.to_json()
   assert doc["settings"]["device"] == "PYTHON" and {k["device"] for k in doc["kernels"]} == {"PYTHON"}
 
+@pytest.mark.parametrize("code, want", [
+  ("Device.DEFAULT = 'PYTHON'\nt = (Tensor([1.0, 2.0]) + 1).realize()", "PYTHON"),
+  ("t = (Tensor([1.0, 2.0], device='PYTHON') + 1).realize()", "PYTHON"),
+  ("t = (Tensor([1.0, 2.0]) + 1).realize()\nu = (Tensor([3.0], device='PYTHON') * 2).realize()", "{default},PYTHON")])
+def test_the_header_names_the_device_the_cells_own_code_picked(code, want):
+  """The cell's code, not the menu, picks the device: the header (settings.device) names every device a kernel ran on,
+  not the default in force when the recording started."""
+  before = Device.DEFAULT
+  assert before != "PYTHON"
+  try: run = run_code(code, {"Tensor": Tensor, "Device": Device}, effective(Settings()))
+  finally: Device.DEFAULT = before
+  assert run.error is None
+  doc = run.trace.to_json()
+  assert doc["settings"]["device"] == want.format(default=before)
+  assert set(doc["settings"]["device"].split(",")) == {k["device"] for k in doc["kernels"]}
+
 def test_run_code_keeps_trace_up_to_an_error():
   ns = {"Tensor": Tensor}
   run = run_code("x = (Tensor([1.0, 2.0]) * 2).realize()\nraise ValueError('boom')", ns, effective(Settings()))
