@@ -27,8 +27,8 @@ def print_event(ev: trace.Event):
   if lvl <= 0: return
   d = ev.data
   if ev.kind == "realize" and lvl >= 1:
-    copies = f" and {d['copies']} cop{'ies' if d['copies'] != 1 else 'y'}" if d["copies"] else ""
-    print(f"realized {d['kernels']} kernel{'s' if d['kernels'] != 1 else ''}{copies} in {d['seconds']*1e3:.2f} ms")
+    copies = f" and {plural(d['copies'], 'copy', 'copies')}" if d["copies"] else ""
+    print(f"realized {plural(d['kernels'], 'kernel')}{copies} in {d['seconds']*1e3:.2f} ms")
   elif ev.kind == "exec" and lvl >= 2: print(_line_for_exec(d))
   elif ev.kind == "program" and lvl >= 3:
     p = d["program"]
@@ -40,11 +40,11 @@ def print_event(ev: trace.Event):
     print(colored(f"--- {p.display_name}  opts={p.opts}", "green"))
     print(p.src)
   elif ev.kind == "schedule" and lvl >= 5:
-    print(colored(f"schedule: {len(d['items'])} items", "magenta"))
+    print(colored(f"schedule: {plural(len(d['items']), 'item')}", "magenta"))
     for i, si in enumerate(d["items"]): print(f"  {i}: {si.kind:6s} reason={si.reason:8s} bufs={[f'{b.size}x{b.dtype.name}' for b in si.bufs]}")
     if d.get("constants"): print(f"  {d['constants']} of the tensors are constants after folding: no kernel (fold constants)")
   elif ev.kind == "rewrite" and lvl >= 4 and (d["name"] != "graph_rewrite" or lvl >= 6):
-    print(colored(f"pass [{d.get('stage') or 'other'}] {d['name']}", "blue") + f": {len(d['steps'])} steps")
+    print(colored(f"pass [{d.get('stage') or 'other'}] {d['name']}", "blue") + f": {plural(len(d['steps']), 'step')}")
   elif ev.kind == "jit" and lvl >= 2:
     vals = "".join(f"  {k}={v}" for k, v in (d.get("var_vals") or {}).items())
     print(colored(f"JIT {d['phase']} {d.get('name', '')}: {plural(d.get('kernels', 0), 'kernel')}{vals}", "cyan"))

@@ -9,7 +9,7 @@ import contextlib, hashlib, importlib, os, pathlib, sqlite3, tempfile, threading
 from typing import Any
 import numpy as np
 from lazynb.dtype import DType, np_storage
-from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, POISON, getenv
+from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, POISON, getenv, plural
 from lazynb.renderer import Renderer
 from lazynb import pipeline
 from lazynb.pipeline import implements
@@ -34,10 +34,10 @@ def out_of_bounds(kernel: str, buf: int, index: int, size: int, store: bool) -> 
   """The error every device raises for an access outside a buffer, in one form (buf: the DEFINE_GLOBAL number, dataN).
   Made while stages that make kernels are replaced (pipeline.use), it names them rather than calling it lazynb's bug."""
   yours = pipeline.replaced_names(("schedule",) + pipeline.CODEGEN)
-  why = (f"The kernel was made with your {', '.join(yours)} stage{'s' if len(yours) > 1 else ''} in place of lazynb's: an index, a valid or a "
+  why = (f"The kernel was made with your {', '.join(yours)} {'stages' if len(yours) > 1 else 'stage'} in place of lazynb's: an index, a valid or a "
          "loop bound it computes is wrong" if yours else "This is a bug in lazynb (the scheduler or the code generator): please report it "
          "with the program that made it")
-  return OutOfBoundsError(f"kernel {kernel}: {'store to' if store else 'load from'} buffer data{buf} at index {index}, outside its {size} elements. {why}")
+  return OutOfBoundsError(f"kernel {kernel}: {'store to' if store else 'load from'} buffer data{buf} at index {index}, outside its {plural(size, 'element')}. {why}")
 
 class Compiler:
   """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash.
@@ -216,7 +216,7 @@ class Buffer:
       except Exception: pass
   def copyin(self, data: memoryview) -> Buffer:
     self.allocate()
-    if data.nbytes != self.nbytes: raise ValueError(f"copyin of {data.nbytes} bytes into a buffer of {self.nbytes}")
+    if data.nbytes != self.nbytes: raise ValueError(f"copyin of {plural(data.nbytes, 'byte')} into a buffer of {self.nbytes}")
     if self.nbytes: self.allocator.copyin(self._buf, data)
     self.version += 1
     return self

@@ -9,9 +9,10 @@ from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 
-def plural(n: int, word: str) -> str:
-  """"1 kernel", "3 kernels": the count and the word, in its plural unless the count is one."""
-  return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def plural(n, word: str, many: str | None = None) -> str:
+  """"1 kernel", "3 kernels": the count and the word, in its plural unless the count is one. `many` is the plural of an
+  irregular word ("copy", "copies"). Every count the notebook layer and the DEBUG printer write goes through here."""
+  return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 def getenv(key: str, default: Any = 0) -> Any:
   """Read an environment variable, converted to the type of `default`."""

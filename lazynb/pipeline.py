@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 import numpy as np
 from lazynb import trace
-from lazynb.helpers import CHECK, Context
+from lazynb.helpers import CHECK, Context, plural
 from lazynb.uop.ops import UOp, Ops, GroupOp
 
 class StageError(RuntimeError):
@@ -290,7 +290,7 @@ def _same_values(got: list, want: list) -> str | None:
     else: bad = g != w
     if bad.any():
       at = tuple(int(i) for i in np.argwhere(bad)[0])
-      return f"{name} differs at index {at}: {g[at]!r} where the reference gives {w[at]!r} ({int(bad.sum())} of {w.size} values differ)"
+      return f"{name} differs at index {at}: {g[at]!r} where the reference gives {w[at]!r} ({int(bad.sum())} of {plural(w.size, 'value')} differ)"
   return None
 
 def _label(args: tuple) -> str:
@@ -311,23 +311,23 @@ def difference(out, ref) -> dict | None:
     a, b = out.toposort(), ref.toposort()
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if (x.op, x.dtype, x.arg) != (y.op, y.dtype, y.arg)), min(len(a), len(b)))
     at = f"node {i} in order: yours is {_say(a[i])}, the reference's {_say(b[i])}" if i < min(len(a), len(b)) else "one graph continues"
-    return {"message": f"your graph has {len(a)} nodes, the reference's {len(b)}; the first difference is at {at}", "node": i}
+    return {"message": f"your graph has {plural(len(a), 'node')}, the reference's {len(b)}; the first difference is at {at}", "node": i}
   if isinstance(ref, list) and isinstance(out, list):
     if len(out) == len(ref) and all(x is y for x, y in zip(out, ref)): return None
     i = next((i for i, (x, y) in enumerate(zip(out, ref)) if x is not y), min(len(out), len(ref)))
-    if i >= min(len(out), len(ref)): return {"message": f"your list has {len(out)} entries, the reference's {len(ref)}", "index": i}
+    if i >= min(len(out), len(ref)): return {"message": f"your list has {plural(len(out), 'entry', 'entries')}, the reference's {len(ref)}", "index": i}
     # two lists may differ in order only (both right); the UOps only one of them has say more than the first place they differ
     def key(u) -> str: return "DEFINE_ACC" if isinstance(u, UOp) and u.op is Ops.DEFINE_ACC else _say(u)  # (its arg is only a name)
     mine, theirs = collections.Counter(map(key, out)), collections.Counter(map(key, ref))
     only = [f"only {who} has {', '.join(xs[:3])}{f' and {len(xs) - 3} more' if len(xs) > 3 else ''}"
             for who, xs in (("yours", list((mine - theirs).elements())), ("the reference's", list((theirs - mine).elements()))) if xs]
-    return {"message": f"entry {i} differs: yours is {_say(out[i])}, the reference's {_say(ref[i])} ({len(out)} and {len(ref)} entries)"
+    return {"message": f"entry {i} differs: yours is {_say(out[i])}, the reference's {_say(ref[i])} ({len(out)} and {plural(len(ref), 'entry', 'entries')})"
                        + (f"; {'; '.join(only)}" if only else ""), "index": i}
   if isinstance(ref, str) and isinstance(out, str):
     if out == ref: return None
     la, lb = out.splitlines(), ref.splitlines()
     i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-    if i >= min(len(la), len(lb)): return {"message": f"your source has {len(la)} lines, the reference's {len(lb)}", "line": i + 1}
+    if i >= min(len(la), len(lb)): return {"message": f"your source has {plural(len(la), 'line')}, the reference's {len(lb)}", "line": i + 1}
     return {"message": f"line {i + 1} differs:\n    yours:     {la[i].strip()}\n    reference: {lb[i].strip()}", "line": i + 1}
   if hasattr(ref, "applied_opts") and hasattr(out, "applied_opts"):
     if tuple(out.full_shape) != tuple(ref.full_shape):

@@ -130,7 +130,7 @@ def text_fallback(doc: dict, source_bytes: int = FALLBACK_SOURCE_BYTES) -> str:
     src = str(k.get("source") or "")
     cut = src if len(src) <= left else src[:max(0, src.rfind("\n", 0, left))] + f"\n... ({len(src) - max(0, src.rfind(chr(10), 0, left))} more characters)"
     left -= min(len(src), left)
-    srcs.append(f'<details><summary><code>{esc(names[k.get("id")])}</code> ({esc(str(k.get("device")))}, {k.get("runs", 0)} runs)</summary>'
+    srcs.append(f'<details><summary><code>{esc(names[k.get("id")])}</code> ({esc(str(k.get("device")))}, {plural(k.get("runs", 0), "run")})</summary>'
                 + (f"<pre>{esc(cut)}</pre>" if left > 0 or cut.strip() else "") + "</details>")
   note = (doc.get("truncated") or {}).get("note")
   err = doc.get("error")

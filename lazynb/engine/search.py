@@ -13,7 +13,7 @@ import hashlib, json, os, statistics, sys, time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from lazynb import trace, pipeline
 from lazynb.dtype import to_storage
-from lazynb.helpers import getenv, DEBUG, prod
+from lazynb.helpers import getenv, DEBUG, prod, plural
 import numpy as np
 from lazynb.device import Device, Buffer, diskcache_get, diskcache_put
 from lazynb.uop.ops import UOp, Ops, pretty
@@ -207,7 +207,7 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
                      "best": list(cands[timed[0][1]].applied_opts), "best_s": _finite(round_best), "improved": round_best < best_t,
                      "kept": [list(cands[i].applied_opts) for t, i in timed[:width] if t < float("inf")] if round_best < best_t else []})
       if progress:
-        print(f"\rBEAM {width}: round {rounds}, {tried} kernels tried, best {min(best_t, round_best) * 1e6:9.1f} us "
+        print(f"\rBEAM {width}: round {rounds}, {plural(tried, 'kernel')} tried, best {min(best_t, round_best) * 1e6:9.1f} us "
               f"{cands[timed[0][1]].applied_opts if round_best < best_t else beam[0][1].applied_opts}"[:160], end="", file=sys.stderr)
       if round_best >= best_t: break
       best_t = round_best

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from lazynb import pipeline, trace
 from lazynb.gradient import gradient_rules
 from lazynb.dtype import dtypes
-from lazynb.helpers import Context
+from lazynb.helpers import Context, plural
 from lazynb.shape.shapetracker import expr_str
 from lazynb.uop.ops import UOp, Ops, GroupOp, exec_alu, rewrite_hooks, toposort_with
 from lazynb.notebook.exercise import exercise, need, Fail
@@ -73,7 +73,7 @@ def keep(name: str, obj) -> pathlib.Path:
   d.mkdir(parents=True, exist_ok=True)
   path = d / f"{name}.py"
   path.write_text(f'"""Your {name}: {what}."""\n{src}\n\nSTAGE = {obj.__name__}\n')
-  print(f"kept your {name}{'' if name in PIECES else ' stage'} ({obj.__name__}) in {path}: {len(src.splitlines())} lines")
+  print(f"kept your {name}{'' if name in PIECES else ' stage'} ({obj.__name__}) in {path}: {plural(len(src.splitlines()), 'line')}")
   return path
 
 def _load(name: str, path: pathlib.Path):
@@ -482,7 +482,7 @@ def _(my_boundaries):
   for p in [p for ps in graded_programs().values() for p in ps] + extra:
     want, got = kernels_made(p, pipeline.reference("schedule")), kernels_made(p, schedule_with_boundaries(my_boundaries))
     if got == want: continue
-    counts = f"your decision makes {got.total()} kernels and copies for '{p.name}' ({p.kind}), lazynb's {want.total()}"
+    counts = f"your decision makes {plural(got.total(), 'kernel or copy', 'kernels and copies')} for '{p.name}' ({p.kind}), lazynb's {want.total()}"
     need(got.total() <= want.total(), f"{counts}: the values are right, but you also realize {_nodes(got - want)}; lazynb computes those inside "
                                       "the kernels that read them. Too many kernels: realize a node only when no kernel can compute it where it is read.")
     raise Fail(f"{counts}: you realize {_nodes(got - want) or 'nothing else'} where lazynb realizes {_nodes(want - got)}.")
@@ -563,7 +563,7 @@ def unfolded(pairs: list[tuple]) -> str | None:
       if f[0] not in example or len(f[1]) < len(example[f[0]][1]): example[f[0]] = (p, f[1])
     for k in kinds: count[k] = count.get(k, 0) + 1
   if not count: return None
-  return "\n".join(f"  - {FOLDS[k]}, in {count[k]} of {len(pairs)} kernels; e.g. in '{example[k][0].name}' ({example[k][0].kind}): "
+  return "\n".join(f"  - {FOLDS[k]}, in {count[k]} of {plural(len(pairs), 'kernel')}; e.g. in '{example[k][0].name}' ({example[k][0].kind}): "
                    f"{example[k][1]}" for k in FOLDS if k in count)
 
 def _loop_positions(nodes: list[UOp], most: int = 1024) -> list[dict[UOp, int]]:
@@ -654,8 +654,8 @@ def toposort_error(root, order) -> str | None:
     if id(u) in pos: return f"{_name(u)} is in the list twice (at {pos[id(u)]} and {i}): each node once, even one that several nodes use"
     pos[id(u)] = i
   graph = _walk(root)
-  if missing := [u for u in graph if id(u) not in pos]: return f"{len(missing)} of the graph's {len(graph)} nodes are missing, e.g. {_name(missing[0])}"
-  if len(order) > len(graph): return f"the list has {len(order)} nodes, the graph {len(graph)}: give only the nodes reachable from the root"
+  if missing := [u for u in graph if id(u) not in pos]: return f"{len(missing)} of the graph's {plural(len(graph), 'node')} {'is' if len(missing) == 1 else 'are'} missing, e.g. {_name(missing[0])}"
+  if len(order) > len(graph): return f"the list has {plural(len(order), 'node')}, the graph {len(graph)}: give only the nodes reachable from the root"
   for u in order:
     if (s := next((s for s in u.src if pos[id(s)] > pos[id(u)]), None)) is not None:
       return f"{_name(u)} comes before its source {_name(s)}: a node goes in the list only after all of its sources are in it"
@@ -665,8 +665,8 @@ def checked_toposort(fn: Callable, who: str = "your kept toposort") -> Callable:
   """fn as a toposort lazynb can use: a wrong order or a crash is an error naming `who`, never a wrong kernel."""
   def toposort(root):
     try: order = fn(root)
-    except RecursionError: raise RuntimeError(f"{who} hit Python's recursion limit on a graph of {len(_walk(root))} nodes: walk it with a stack of your own") from None
-    if (err := toposort_error(root, order)) is not None: raise RuntimeError(f"{who} is wrong on a graph of {len(_walk(root))} nodes: {err}")
+    except RecursionError: raise RuntimeError(f"{who} hit Python's recursion limit on a graph of {plural(len(_walk(root)), 'node')}: walk it with a stack of your own") from None
+    if (err := toposort_error(root, order)) is not None: raise RuntimeError(f"{who} is wrong on a graph of {plural(len(_walk(root)), 'node')}: {err}")
     return list(order)
   return toposort
 
@@ -755,7 +755,7 @@ def _(node):
         raise Fail(f"in {what}: {_spec(v)} and {_spec(u)} are different nodes (lazynb has {len(topo)}), but node gave the same object.")
     again = rebuild(node, root, fresh=True)
     if (u := next((u for u in topo if again[u] is not first[u]), None)) is not None:
-      raise Fail(f"in {what} ({len(topo)} nodes): built a second time (new but equal args), {_spec(u)} gave a new object: the same spec "
+      raise Fail(f"in {what} ({plural(len(topo), 'node')}): built a second time (new but equal args), {_spec(u)} gave a new object: the same spec "
                  "must give the same node.")
 
 @stage_exercise("b00.toposort", "toposort")
@@ -779,7 +779,7 @@ def _(toposort):
   ladder = _Counted(Ops.CONST, ())
   for _ in range(16): ladder = _Counted(Ops.ADD, (ladder, ladder))
   reads = run("a graph of 17 nodes where each adds the one below to itself", ladder)
-  need(reads <= 20 * 17, f"on a graph of 17 nodes where each adds the one below to itself, your toposort read .src {reads} times: it "
+  need(reads <= 20 * 17, f"on a graph of 17 nodes where each adds the one below to itself, your toposort read .src {plural(reads, 'time')}: it "
        "walks a shared node again every time a path reaches it (2**16 paths here). Remember which nodes are visited already.")
   chain = x
   for k in range(DEEP): chain = UOp(Ops.ADD, i, (chain, UOp(Ops.CONST, i, (), k)))
@@ -941,11 +941,11 @@ def _optimize_check(fn) -> None:
     best = reachable(k, width, rounds, _fake(table, []))
     try: out = fn(a, r, None, width=width, rounds=rounds, time_fn=_fake(table, calls))
     except (Fail, NotImplementedError): raise
-    except Exception as e: raise Fail(f"with width {width} and {rounds} rounds ({what}), your search raised {type(e).__name__}: {e}") from None
+    except Exception as e: raise Fail(f"with width {width} and {plural(rounds, 'round')} ({what}), your search raised {type(e).__name__}: {e}") from None
     need(isinstance(out, Kernel), f"my_optimize must return a Kernel, got {type(out).__name__}.")
     need(calls or not _legal_unrolls(k), "your search never called the time_fn it was given: time every candidate with it.")
     twice = next(((c, n) for c in calls if (n := calls.count(c)) > 1), None)
-    need(twice is None, f"your search timed the kernel with opts {list(twice[0]) or 'none' if twice else ''} {twice and twice[1]} times: keep each time you "
+    need(twice is None, f"your search timed the kernel with opts {list(twice[0]) or 'none' if twice else ''} {plural(twice and twice[1], 'time')}: keep each time you "
                         "measure (a dict by opt list) and time a kernel only once.")
     if (mine_ := _key(out)) == best: continue
     if len(set(calls)) > 1 and mine_ == max(calls, key=lambda c: _made_up(table, c)): why = "that is the slowest it timed: keep the fastest"
@@ -957,7 +957,7 @@ def _optimize_check(fn) -> None:
       why = (f"that is where {' and where '.join(ends)}" if ends else f"the beam keeps the {width} fastest of everything timed so far (the kernels "
              "it held included), and each round tries every legal unroll on each of them")
     times = ", ".join(f"{list(o) or 'no opt'}: {t}" for o, t in table.items())
-    raise Fail(f"with width {width} and {rounds} rounds, {what} (made-up times in seconds, by opts as (axis, amount): {times or 'none'}; any other: 50 "
+    raise Fail(f"with width {width} and {plural(rounds, 'round')}, {what} (made-up times in seconds, by opts as (axis, amount): {times or 'none'}; any other: 50 "
                f"to 60), the beam ends at {list(best) or 'no opt'}; yours returned {list(mine_) or 'no opt'} ({why}).")
 
 @stage_exercise("b09.optimize", "optimize")

@@ -12,6 +12,7 @@ import contextlib, itertools, re
 from typing import Callable
 import numpy as np
 from lazynb.codegen.kernel import Opt, KernelOptError
+from lazynb.helpers import plural
 from lazynb.notebook.playground import Playground
 
 class Fail(AssertionError):
@@ -253,7 +254,7 @@ def _(BytesAllocator):
   for seed, n in enumerate([1, 4, 37]):
     host = _rng(seed).standard_normal(n).astype(np.float32)
     buf = a.alloc(host.nbytes)
-    need(buf is not None and len(buf) >= host.nbytes, f"alloc({host.nbytes}) must give a buffer of at least {host.nbytes} bytes.")
+    need(buf is not None and len(buf) >= host.nbytes, f"alloc({host.nbytes}) must give a buffer of at least {plural(host.nbytes, 'byte')}.")
     other = a.alloc(host.nbytes)
     need(other is not buf, "each alloc must give a new buffer.")
     a.copyin(buf, memoryview(host).cast("B"))
@@ -335,9 +336,9 @@ def _(count_kernels):
     after = GlobalCounters.kernel_count
     need(GlobalCounters.kernel_count >= total, "count_kernels reset the running totals: other code may be counting "
          "too, leave GlobalCounters as they were and count the difference.")
-    need(len(calls) == 1, f"count_kernels must call fn exactly once, it called it {len(calls)} times.")
+    need(len(calls) == 1, f"count_kernels must call fn exactly once, it called it {plural(len(calls), 'time')}.")
     need(isinstance(got, (int, np.integer)) and not isinstance(got, bool), f"count_kernels must return an int, got {type(got).__name__}.")
-    need(got == want, f"for {what} you counted {got} kernels, the trace saw {want}"
+    need(got == want, f"for {what} you counted {plural(got, 'kernel')}, the trace saw {want}"
          + (": that is the running total, with kernels that ran before fn too: count from where it stood before the call."
             if got == after != want else "."))
 
@@ -363,12 +364,12 @@ def _(kernel_lines):
     if DEBUG.value != level:
       leaked, DEBUG.value = DEBUG.value, level   # put it back, so the rest of the notebook is not flooded
       raise Fail(f"after kernel_lines DEBUG was {leaked}, before it was {level}: set it for the call only, then restore it.")
-    need(len(calls) == 1, f"kernel_lines must call fn exactly once, it called it {len(calls)} times.")
+    need(len(calls) == 1, f"kernel_lines must call fn exactly once, it called it {plural(len(calls), 'time')}.")
     need(isinstance(got, (list, tuple)) and all(isinstance(x, str) for x in got), "kernel_lines must return a list of strings (the lines).")
-    need(len(got) > 0 or not names, f"for {what} you returned no lines, but {len(names)} kernels ran: was DEBUG 2 while fn ran? A "
+    need(len(got) > 0 or not names, f"for {what} you returned no lines, but {plural(len(names), 'kernel')} ran: was DEBUG 2 while fn ran? A "
          "change to os.environ after lazynb is imported is not seen.")
     need(all(x.startswith("***") for x in got), "return only the kernel lines, the ones that start with ***, without their newline.")
-    need(len(got) == len(names), f"for {what} you returned {len(got)} lines, the trace saw {len(names)} kernels.")
+    need(len(got) == len(names), f"for {what} you returned {plural(len(got), 'line')}, the trace saw {plural(len(names), 'kernel')}.")
     plain = [_ANSI.sub("", x) for x in got]
     need(all(nm in line for nm, line in zip(names, plain)), "the lines are not the ones printed for these kernels, in the order they ran.")
 
@@ -400,7 +401,7 @@ def _(sum_of_squares):
   ts = [Tensor(a).realize() for a in arrs]
   GlobalCounters.reset()
   out = sum_of_squares(ts)
-  need(GlobalCounters.kernel_count == 0, f"building the result ran {GlobalCounters.kernel_count} kernels: return the lazy Tensor, "
+  need(GlobalCounters.kernel_count == 0, f"building the result ran {plural(GlobalCounters.kernel_count, 'kernel')}: return the lazy Tensor, "
        "don't realize(), numpy(), item() or print it inside.")
   _close(_np(out, "sum_of_squares"), sum(a * a for a in arrs), "the value")
 
@@ -498,7 +499,7 @@ def _(toposort):
       if u in seen: continue
       seen.add(u); stack.extend(u.src)  # noqa: E702
     need(len(order) == len(set(order)), "each node must appear once, even when it is shared (x + x).")
-    need(set(order) == seen, f"the graph has {len(seen)} nodes, your list has {len(set(order))} different ones.")
+    need(set(order) == seen, f"the graph has {plural(len(seen), 'node')}, your list has {len(set(order))} different ones.")
     pos = {u: i for i, u in enumerate(order)}
     need(all(pos[s] < pos[u] for u in order for s in u.src), "every node must come after all of its sources.")
 

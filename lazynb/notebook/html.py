@@ -129,13 +129,13 @@ class _Ctx:
     _, g, hide, max_nodes = d
     if not gv.available(): return self._listing(g, hide)
     n = len(gv.subgraph(g, hide)[0])
-    if not drawable: return _note(f"{n} nodes: too many to draw here (limit {max_nodes}).")
+    if not drawable: return _note(f"{plural(n, 'node')}: too many to draw here (limit {max_nodes}).")
     if svg is None and self.svg_left > 0: return self._listing(g, hide, "Graphviz failed on this graph; listing it instead. ")
     note = ""
     if svg is not None and len(svg) > self.svg_left:  # too big for what is left: draw the part nearest the output
       fit = int(n * self.svg_left / len(svg) * 0.85)
       svg = gv.render_svg(g, hide, fit) if fit >= 40 else None
-      note = _note(f"Drawing the {fit} nodes nearest the output of these {n}: this output is near its size bound.", "lzt-warn")
+      note = _note(f"Drawing the {plural(fit, 'node')} nearest the output of these {n}: this output is near its size bound.", "lzt-warn")
     if svg is None or len(svg) > self.svg_left:
       return _note(f"Not drawn: this output already holds {(SVG_BUDGET - self.svg_left) // 1000} kB of graphs, its size bound. "
                    "Capture a smaller block, or render this view alone with render_html(doc, show={...}).")
@@ -202,7 +202,7 @@ def graph_block(ctx: _Ctx, gid, max_nodes: int = gv.MAX_NODES, tabs: bool = True
   n_all = len(_list(g.get("nodes")))
   note = ""
   if g.get("truncated"):
-    note = _note(f"Truncated: showing the {n_all} nodes nearest the output of {esc(g.get('total_nodes'))}.", "lzt-warn")
+    note = _note(f"Truncated: showing the {plural(n_all, 'node')} nearest the output of {esc(g.get('total_nodes'))}.", "lzt-warn")
   n_vis = len(gv.subgraph(g, True)[0])
   if not tabs or n_vis == n_all: return note + ctx.draw(g, False, max_nodes, priority)
   return note + _tabs(ctx, [(f"all nodes ({n_all})", ctx.draw(g, False, max_nodes, priority)),
@@ -217,7 +217,7 @@ def view_graph(ctx: _Ctx) -> str:
   ks = list(ctx.kernels.values())
   for k in ks[:MAX_KERNELS]:
     out.append(f"<h4>Kernel {esc(k.get('id'))} {_kname(k)}: AST</h4>" + graph_block(ctx, k.get("graph")))
-  if len(ks) > MAX_KERNELS: out.append(_note(f"Showing the graphs of {MAX_KERNELS} of {len(ks)} kernels."))
+  if len(ks) > MAX_KERNELS: out.append(_note(f"Showing the graphs of {MAX_KERNELS} of {plural(len(ks), 'kernel')}."))
   if len(out) == 1: out.append(_note("No graphs in this trace."))
   return "".join(out)
 
@@ -285,7 +285,7 @@ def _source(ctx: _Ctx, src: str, lang: str) -> tuple[str, str]:
   if len(body) > ctx.src_left: return _note(f"Source ({len(src)} characters) not shown: this output reached its size bound."), ""
   ctx.src_left -= len(body)
   lines = src.count("\n") + 1
-  return (_note(f"Showing the first {cut.count(chr(10))} of {lines} lines.") if len(cut) < len(src) else ""), body
+  return (_note(f"Showing the first {cut.count(chr(10))} of {plural(lines, 'line')}.") if len(cut) < len(src) else ""), body
 
 def _lines(xs) -> str: return ", ".join(map(str, sorted({x for x in xs if isinstance(x, int)})[:6])) if isinstance(xs, list) else ""
 
@@ -317,9 +317,9 @@ def view_kernels(ctx: _Ctx) -> str:
                f'<tr><th>global size</th><td><code>{esc(tuple_text(k.get("global_size")))}</code></td><th>local size</th>'
                f'<td><code>{esc(tuple_text(k.get("local_size")))}</code></td></tr>'
                f'<tr><th>full shape</th><td class="lzt-mono">{shape}</td><th>applied opts</th><td>{opts}</td></tr>'
-               f'<tr><th>estimates</th><td>{esc(k.get("op_estimate"))} ops, {esc(k.get("mem_estimate"))} bytes</td>'
+               f'<tr><th>estimates</th><td>{esc(plural(k.get("op_estimate"), "op"))}, {esc(plural(k.get("mem_estimate"), "byte"))}</td>'
                f'<th>codegen</th><td>{stages or "-"}</td></tr>{_vars_row(k)}</table>{srcnote}<div class="lzt-src">{body}</div>{uops}</div>')
-  if len(ks) > MAX_KERNELS: out.append(_note(f"Showing {MAX_KERNELS} of {len(ks)} kernels."))
+  if len(ks) > MAX_KERNELS: out.append(_note(f"Showing {MAX_KERNELS} of {plural(len(ks), 'kernel')}."))
   return ('<p class="lzt-muted">Name colours: ' + " ".join(f'<span class="lzt-ax-{a}">{a}</span>' for a in AXIS_KINDS) + "</p>"
           + "".join(out))
 
@@ -375,7 +375,7 @@ def view_rewrites(ctx: _Ctx) -> str:
     steps = [s for s in _list(r.get("steps")) if isinstance(s, dict)]
     rows = "".join(f'<tr><td>{j}</td><td><code>{esc(s.get("pattern"))}</code></td><td><code>{esc(s.get("before"))}</code></td>'
                    f'<td>&rarr;</td><td><code>{esc(s.get("after"))}</code></td></tr>' for j, s in enumerate(steps[:MAX_STEPS]))
-    more = _note(f"Showing {MAX_STEPS} of {esc(r.get('total_steps', len(steps)))} steps.") if len(steps) > MAX_STEPS else ""
+    more = _note(f"Showing {MAX_STEPS} of {esc(plural(r.get('total_steps', len(steps)), 'step'))}.") if len(steps) > MAX_STEPS else ""
     key = (str(r.get("before_graph")), str(r.get("after_graph")))
     if key in seen: graphs = _note(f"Same before/after graphs as pass {seen[key]} above.")
     else:
@@ -386,9 +386,9 @@ def view_rewrites(ctx: _Ctx) -> str:
              if rows else _note("No pattern matched."))
     sizes = " &rarr; ".join(esc(_dict(ctx.graphs.get(str(r.get(g)))).get("total_nodes", "?")) for g in ("before_graph", "after_graph"))
     stage = f'<b>[{esc(r.get("stage") or "other")}]</b>'
-    out.append(f'<details class="lzt-pass"><summary>{i}: {stage} {esc(r.get("name"))} <span class="lzt-muted">{esc(r.get("total_steps"))} steps, '
-               f'{sizes} nodes</span></summary>{table}{more}{graphs}</details>')
-  if len(passes) > MAX_PASSES: out.append(_note(f"Showing {MAX_PASSES} of {len(passes)} passes."))
+    out.append(f'<details class="lzt-pass"><summary>{i}: {stage} {esc(r.get("name"))} <span class="lzt-muted">{esc(plural(r.get("total_steps"), "step"))}, '
+               f'nodes {sizes}</span></summary>{table}{more}{graphs}</details>')
+  if len(passes) > MAX_PASSES: out.append(_note(f"Showing {MAX_PASSES} of {plural(len(passes), 'pass', 'passes')}."))
   return ('<p class="lzt-muted">Each compiler pass in the order it ran, tagged with its stage (tensor graph, kernels, lowered, '
           'simplified, linearized): the patterns that fired, and the graph before and after.</p>' + "".join(out))
 
@@ -525,7 +525,7 @@ def render_playground(doc: dict) -> str:
   ok = s.get("correct") is True
   out = [f'<div class="lzt-head"><b>kernel-opt playground</b> &middot; {name} &middot; {esc(d.get("device"))}</div>',
          f'<p>opts: <code>{esc(", ".join(map(str, _list(s.get("opts")))) or "none (NOOPT)")}</code></p>',
-         f'<table class="lzt-kv lzt-pg-time"><tr><th>time</th><td>{_us(s.get("time_s"))} (median of {esc(s.get("runs"))} runs)</td></tr>'
+         f'<table class="lzt-kv lzt-pg-time"><tr><th>time</th><td>{_us(s.get("time_s"))} (median of {esc(plural(s.get("runs"), "run"))})</td></tr>'
          f'<tr><th>GFLOPS</th><td>{_num(s.get("gflops"))}'
          + (f' &middot; {s.get("gflops", 0) / npk * 100:.0f}% of {npk:.1f} GFLOPS, {esc(pk.get("numpy_what"))}' if npk else "") + '</td></tr>'
          + (f'<tr><th>peak</th><td>{_num(cpu.get("gflops"), 1, "{:.0f}")} GFLOPS {esc(pk.get("cpu_what"))} '
@@ -562,7 +562,7 @@ def render_playground(doc: dict) -> str:
 
 def _pg_beam(b: dict) -> str:
   start = _dict(b.get("start"))
-  out = [f'<h4>BEAM {esc(b.get("width"))}: {esc(b.get("rounds"))} rounds, {esc(b.get("tried"))} kernels timed, {_num(b.get("seconds"), 1, "{:.1f}")} s</h4>',
+  out = [f'<h4>BEAM {esc(b.get("width"))}: {esc(plural(b.get("rounds"), "round"))}, {esc(plural(b.get("tried"), "kernel"))} timed, {_num(b.get("seconds"), 1, "{:.1f}")} s</h4>',
          f'<p>start (the heuristic): <code>{esc(", ".join(map(str, _list(start.get("opts")))))}</code> {_us(start.get("seconds"))}<br>'
          f'winner: <code>{esc(", ".join(map(str, _list(b.get("winner")))))}</code></p>',
          '<p>path: ' + " &rarr; ".join(f'<code>[{esc(", ".join(map(str, _list(p))))}]</code>' for p in _list(b.get("path"))) + '</p>']
@@ -572,7 +572,7 @@ def _pg_beam(b: dict) -> str:
     best_cls = ' class="lzt-best"'
     rows = "".join(f'<tr{best_cls if _list(c.get("opts")) == best else ""}><td><code>{esc(", ".join(map(str, _list(c.get("opts")))))}</code></td>'
                    f'<td>{_us(c.get("seconds"))}</td><td>{esc(c.get("runs"))}</td></tr>' for c in cands[:MAX_ROWS])
-    out.append(f'<details class="lzt-pg-round"><summary>round {esc(r.get("round"))}: {len(cands)} candidates, best {_us(r.get("best_s"))}'
+    out.append(f'<details class="lzt-pg-round"><summary>round {esc(r.get("round"))}: {plural(len(cands), "candidate")}, best {_us(r.get("best_s"))}'
                f'{" (faster: kept)" if r.get("improved") else " (not faster: search stops)"}</summary>'
                f'<table><tr><th>opts</th><th>time</th><th>runs</th></tr>{rows}</table></details>')
   return '<div class="lzt-pg-beam">' + "".join(out) + "</div>"

@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 from lazynb import trace
 from lazynb.device import Device
+from lazynb.helpers import plural
 from lazynb.codegen import get_program
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations, arange_axes
 from lazynb.engine.search import beam_search, scratch_buffers
@@ -79,14 +80,14 @@ def explain(opt: Opt, k: Kernel) -> str:
   size, t, name = k.full_shape[opt.axis], k.axis_types[opt.axis], k.axis_names()[opt.axis]
   amt = opt.arg or size
   where = f"axis {opt.axis} ({name}, a {t.name.lower()} axis of size {size})"
-  rest = f"the loop over {name} then runs {size // amt} times" if amt and size % amt == 0 and size // amt > 1 else f"the loop over {name} disappears"
+  rest = f"the loop over {name} then runs {plural(size // amt, 'time')}" if amt and size % amt == 0 and size // amt > 1 else f"the loop over {name} disappears"
   if opt.op is OptOps.UPCAST:
     return (f"{opt}: split {where} into {size // amt if amt else '?'} x {amt}; the inner {amt} become an upcast axis: computed together in "
             f"registers with no loop, so each iteration produces {amt} outputs. In the C: float vectors (or {amt} separate "
-            f"variables) and {amt} values per load/store; {rest}.")
+            f"variables) and {plural(amt, 'value')} per load/store; {rest}.")
   if opt.op is OptOps.UNROLL:
     return (f"{opt}: split {where} into {size // amt if amt else '?'} x {amt}; the inner {amt} are unrolled: the loop body is written out "
-            f"{amt} times (the C repeats the multiply-add with {amt} different indexes), fewer loop steps and more independent work; {rest}.")
+            f"{plural(amt, 'time')} (the C repeats the multiply-add with {amt} different indexes), fewer loop steps and more independent work; {rest}.")
   if opt.op is OptOps.LOCAL:
     return f"{opt}: split {where}; the inner {amt} become a work-group (local) axis: {amt} GPU threads that can share local memory (lidx in the code)."
   if opt.op in (OptOps.GROUP, OptOps.GROUPTOP):
@@ -123,7 +124,7 @@ class Playground:
       ks = _kernel_items(items)
       if not ks: raise ValueError("this tensor needs no kernel (it is a constant or already realized): nothing to optimize")
       if index is None: si = max(ks, key=_work)
-      elif not -len(ks) <= index < len(ks): raise IndexError(f"kernel index {index}: the schedule has {len(ks)} kernels")
+      elif not -len(ks) <= index < len(ks): raise IndexError(f"kernel index {index}: the schedule has {plural(len(ks), 'kernel')}")
       else: si = ks[index]
       with trace.muted(): run_schedule(items[:items.index(si)])  # the inputs this kernel reads
       if any(si.var_vals.values()): raise ValueError("the playground needs concrete sizes: this kernel has variables")
@@ -141,7 +142,7 @@ class Playground:
     self._states: dict[tuple, dict] = {}
     if reference is not None:
       ref = np.asarray(reference)
-      if ref.size != self.bufs[0].size: raise ValueError(f"reference has {ref.size} values, the kernel writes {self.bufs[0].size}")
+      if ref.size != self.bufs[0].size: raise ValueError(f"reference has {plural(ref.size, 'value')}, the kernel writes {self.bufs[0].size}")
       self.reference, self.reference_what = ref.reshape(-1), "numpy"
     else:
       self.reference, self.reference_what = self._output([]), "the unoptimized kernel (NOOPT) on the same inputs"

@@ -9,7 +9,7 @@ The numbers all come from lazynb.shape.picture (the views' own index expressions
 """
 from __future__ import annotations
 import html, secrets
-from lazynb.helpers import prod
+from lazynb.helpers import prod, plural
 from lazynb.shape import ShapeTracker, View
 from lazynb.shape.picture import picture, GRID_CAP
 from lazynb.tensor import Tensor
@@ -113,7 +113,7 @@ def _example(p: dict) -> dict | None:
 
 def picture_text(p: dict) -> str:
   """The picture as text: the grid of memory indices (. for padding), the views, a worked example."""
-  head = [f"{p.get('title') or 'ShapeTracker'}: shape {_tuple(p['shape'])}, {len(p['views'])} view{'s' if len(p['views']) > 1 else ''}"]
+  head = [f"{p.get('title') or 'ShapeTracker'}: shape {_tuple(p['shape'])}, {plural(len(p['views']), 'view')}"]
   for k, v in enumerate(p["views"]):
     mask = f" mask {_mask(v['mask'])}" if v["mask"] else ""
     head.append(f"  view {k}: shape {_tuple(v['shape'])} strides {_tuple(v['strides'])} offset {v['offset']}{mask}")
@@ -169,7 +169,7 @@ def picture_html(p: dict, root: str, pid: str, tooltips: bool = True) -> str:
   read = {cl["mem"] for row in p["cells"] for cl in row if cl["mem"] is not None}
   lo, hi, size = _mem_range(p)
   mem = "".join(f'<td class="lzs-m {f"lzs-h{m % PALETTE} lzs-read" if m in read else "lzs-unread"}" data-mem="{m}">{m}</td>' for m in range(lo, hi))
-  mem_note = f"memory: elements {lo} to {hi - 1} of {size}" if (lo, hi) != (0, size) else f"memory: the buffer's {size} elements"
+  mem_note = f"memory: elements {lo} to {hi - 1} of {size}" if (lo, hi) != (0, size) else f"memory: the buffer's {plural(size, 'element')}"
   note = f"; {esc(_grid_note(p))}" if _grid_note(p) else ""
   ex = _example(p)
   valid = f" &middot; valid = {esc(p['valid'])}" if p["valid"] != "True" else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib, contextvars, inspect, itertools
 from typing import Any, Callable, TYPE_CHECKING
 from lazynb.dtype import DType
-from lazynb.helpers import DEBUG
+from lazynb.helpers import DEBUG, plural
 from lazynb.uop.opcodes import Ops, GroupOp
 from lazynb.uop.opmixin import OpMixin
 if TYPE_CHECKING: from lazynb.uop.ops import UOp
@@ -181,5 +181,5 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, bottom_up: bool = Fal
   ret = done[sink]
   if track and (steps or report_unchanged):
     for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps, stage or current_stage())
-  if DEBUG >= 7 and steps: print(f"rewrite {name}: {len(steps)} steps")
+  if DEBUG >= 7 and steps: print(f"rewrite {name}: {plural(len(steps), 'step')}")
   return ret
