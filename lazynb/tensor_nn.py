@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
 from lazynb.device import Device
-from lazynb.helpers import ceildiv, prod, MATMUL_PACK, NOOPT, PLAIN
+from lazynb.helpers import ceildiv, prod, PLAIN
 from lazynb.gradient import custom_gradient
 from lazynb.shape.sizes import ArgumentError
 if TYPE_CHECKING: from lazynb.tensor import Tensor
@@ -49,37 +49,18 @@ def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, ...]) ->
 
 # ---------------------------------------------------------------- linear algebra and convolution
 def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
-  """Matrix product as a broadcast multiply and a sum over the shared axis."""
+  """Matrix product as a broadcast multiply and a sum over the shared axis. (On a CPU the schedule stage may copy a big
+  w into panels first: renderer/layout.py.)"""
   if not isinstance(w, type(self)): w = type(self)(w, device=self.device)
   n1, n2 = self.ndim, w.ndim
   if n1 == 0 or n2 == 0: raise ArgumentError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
   k = self.shape[-1]
   if k != w.shape[-min(n2, 2)]: raise ArgumentError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
-  if (p := self._panel_width(w)): return self._dot_packed(w, p, dtype)
   x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + (k,))
   w2 = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
   return (x * w2).sum(-1, dtype=dtype)
 def matmul(self: Tensor, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dtype)
 
-# Packing, as BLAS libraries do. In x @ w the kernel's register tile (rows x `p` columns of the output) walks down p
-# columns of w, one row of w at a time: p values, then a jump of a whole row. When w is big (a 1024x1024 float32 is
-# 4 MB) those jumps leave the caches and the page tables behind, and the matmul waits on memory: measured on one core,
-# 41 GFLOPS at 1024 and 23 at 2048 against 73 and 64 with w packed (docs/benchmarks.md). So w is first copied (one
-# more kernel) into panels of p columns, each panel's rows one after another, and the product reads the panels in
-# order. Small matrices stay as they are (there the copy costs more than it saves), as does everything under NOOPT=1.
-PACK_MIN_BYTES, PACK_MIN_ROWS = 4 << 20, 64
-def _panel_width(self: Tensor, w: Tensor) -> int:
-  """The panel width to pack w at before x @ w, or 0 to multiply as is."""
-  p = getattr(Device[self.device].renderer, "matmul_panel", 0) if MATMUL_PACK and not NOOPT and not PLAIN else 0
-  if not p or w.ndim != 2 or self.ndim < 2 or w.device != self.device or not dtypes.is_float(w.dtype): return 0
-  if not all(isinstance(s, int) for s in self.shape + w.shape): return 0
-  (k, n), m = w.shape, prod(self.shape[:-1])
-  return p if n % p == 0 and k * n * w.dtype.itemsize >= PACK_MIN_BYTES and m >= PACK_MIN_ROWS else 0
-def _dot_packed(self: Tensor, w: Tensor, p: int, dtype=None) -> Tensor:
-  (k, n), lead = w.shape, self.shape[:-1]
-  panels = w.reshape(k, n // p, p).permute(1, 0, 2).contiguous()  # (n/p, k, p): panel j holds columns j*p .. j*p+p-1
-  x = self.reshape(lead + (1, 1, k))
-  return (x * panels.permute(0, 2, 1)).sum(-1, dtype=dtype).reshape(lead + (n,))
 def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
   x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
   return x if bias is None else x + bias

@@ -177,3 +177,21 @@ def test_opencl_on_a_cpu_packs_too():
   got = (Tensor(a, device="CL") @ Tensor(b, device="CL")).numpy()
   assert GlobalCounters.kernel_count == (2 if on_cpu else 1)
   np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+def test_packing_is_the_devices_rule_in_the_schedule_stage():
+  """Tensor.dot writes the same plain graph for every device; the CPU's own rule of the schedule stage packs, and says
+  so in the trace (a tensor-graph rewrite). A device without the rule (PYTHON) keeps the one-kernel matmul, and the
+  packed and plain products agree with numpy and with each other."""
+  from lazynb.trace import capture
+  a, b = _arr(96, 1024), _arr(1024, 1024)
+  for dev in ("CPU", "PYTHON"):
+    t = Tensor.empty(96, 1024, device=dev) @ Tensor.empty(1024, 1024, device=dev)
+    assert not any(u.op.name == "CONTIGUOUS" for u in t.uop.toposort()), "the frontend packed: the layout is the device's choice"
+    kernels = [s for s in create_schedule([t.uop])[0] if s.kind == "kernel"]
+    assert len(kernels) == (2 if dev == "CPU" else 1), dev
+  with capture() as tr: got = (Tensor(a) @ Tensor(b)).numpy()
+  (rw,) = [r for r in tr.to_json()["rewrites"] if r["name"] == "CPU: pack matmul operands into panels"]
+  assert rw["stage"] == "tensor graph" and rw["total_steps"] == 1
+  with Context(MATMUL_PACK=0): plain = (Tensor(a) @ Tensor(b)).numpy()
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(got, plain, rtol=1e-5, atol=1e-4)

@@ -23,7 +23,7 @@ import contextlib, contextvars
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from lazynb import trace, pipeline
-from lazynb.device import Buffer
+from lazynb.device import Buffer, Device
 from lazynb.dtype import dtypes
 from lazynb.helpers import prod, dedup, unwrap
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
@@ -124,6 +124,16 @@ fold_consts = PatternMatcher([
   (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
 ])
 
+def device_layouts(sink: UOp) -> UOp:
+  """Each device's own rewrites of the tensor graph (Renderer.graph_rules: the CPU packs a big matmul's right operand,
+  renderer/layout.py). They change where values sit in memory, not what is computed; LAZYNB_PLAIN=1 turns them off."""
+  for dev in sorted({u.arg for u in sink.toposort() if u.op is Ops.DEVICE and isinstance(u.arg, str)}):
+    try: renderer = Device[dev].renderer
+    except Exception: continue  # a device that cannot open here has no rules; running its kernels says why
+    for name, rules in renderer.graph_rules:
+      sink = graph_rewrite(sink, rules, (dev, renderer), name=f"{dev}: {name}", stage="tensor graph", report_unchanged=False)
+  return sink
+
 # the build track's seam: fn(outs) -> the nodes to realize, in place of the rules below that decide kernel boundaries
 _boundaries: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("lazynb_kernel_boundaries", default=None)
 
@@ -144,7 +154,7 @@ def _say(u: UOp) -> str: return f"{u.op.name}{f' {u.arg[0].name} over axes {u.ar
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
-    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
+    self.sink = device_layouts(graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph"))
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}

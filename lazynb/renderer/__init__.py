@@ -28,8 +28,10 @@ class Renderer:
   # the SIMD shape the heuristic tiles for: floats per vector register, and how many vector registers
   simd_floats: int = 8
   simd_regs: int = 16
-  # a big matmul's right operand is first copied into column panels this many values wide (0: never; Tensor.dot)
+  # a big matmul's right operand is first copied into column panels this many values wide (0: never; renderer/layout.py)
   matmul_panel: int = 0
+  # the device's own rewrites of the tensor graph, run by the schedule stage before kernels are cut: (name, PatternMatcher)
+  graph_rules: tuple = ()
   global_max: tuple[int, ...] = ((1 << 31) - 1,) * 3
   def render(self, name: str, uops: list[UOp]) -> str: raise NotImplementedError
   @property
