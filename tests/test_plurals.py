@@ -1,4 +1,4 @@
-"""Counts in what the notebook layer, the views' Python side and the DEBUG printer write go through helpers.plural:
+"""Counts in what the notebook layer, the views (Python and TypeScript) and the DEBUG printer write go through a plural helper:
 "1 kernel", never "1 kernels". A source check finds a count written straight before a plural noun (the class of bug),
 and the printer, the trace text and the playground are run on one-kernel cells to see the words they print."""
 import contextlib, io, pathlib, re, pytest
@@ -7,7 +7,8 @@ from lazynb.helpers import plural, Context
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "lazynb"
 FILES = sorted([*(ROOT / "notebook").glob("*.py"), *(ROOT / "engine").glob("*.py"),
-                *(ROOT / p for p in ("debug.py", "viz.py", "trace.py", "tracedoc.py", "pipeline.py", "device.py", "uop/rewrite.py"))])
+                *(ROOT / p for p in ("debug.py", "viz.py", "trace.py", "tracedoc.py", "pipeline.py", "device.py", "uop/rewrite.py")),
+                *(ROOT.parent / "labextension" / "src").glob("*.ts")])  # the views' TypeScript: `${n} kernels` is the same bug
 NOUNS = ("kernels", "items", "copies", "steps", "runs", "nodes", "lines", "rounds", "candidates", "passes", "times", "ops", "views",
          "tensors", "stages", "graphs", "rewrites", "buffers", "entries", "cells", "values", "elements", "bytes")
 # "{n} kernels" (a count straight before a plural noun), and plurals made by hand: "kernel{'s' if n != 1 else ''}"
@@ -30,8 +31,9 @@ def _offences(text: str) -> list[str]:
 def test_the_source_check_finds_the_bug():
   assert _offences('print(f"{len(ks)} kernels ran")') and _offences("x = f\"{n} kernel{'s' if n != 1 else ''}\"")
   assert not _offences('print(f"{plural(len(ks), \'kernel\')} ran, {MAX_KERNELS} kernels at most")')
+  assert _offences("const t = `${doc.kernels.length} kernels`;") and not _offences("const t = `${plural(n, 'kernel')} ran`;")
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT.parent)))
 def test_counts_before_plural_nouns_use_the_helper(path):
   assert not (bad := _offences(path.read_text())), f"{path.name}: write these counts with helpers.plural:\n" + "\n".join(bad)
 

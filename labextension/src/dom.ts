@@ -156,6 +156,11 @@ export function fmtSeconds(sec: number): string {
   return `${sec.toFixed(2)} s`;
 }
 
+/** A count and its noun, the noun singular for 1: plural(1, 'kernel') is '1 kernel', plural(3, 'copy', 'copies'). */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
 /** A Python-style tuple: (2,) or (2, 3). */
 export function fmtTuple(xs: (number | string)[]): string {
   return xs.length === 1 ? `(${xs[0]},)` : `(${xs.join(', ')})`;

@@ -3,7 +3,7 @@
  * zoom, and a line describing the selected node. Layout runs through layoutClient (a Web Worker for
  * large graphs); a newer `show` call makes an older pending layout's result be dropped.
  */
-import { h, s, setChildren } from './dom';
+import { h, s, setChildren, plural } from './dom';
 import {
   buildDrawModel,
   edgePath,
@@ -22,9 +22,12 @@ let arrowIds = 0;
 export const LABEL_MIN_SCALE = 0.45;
 /** Graphs with more nodes than this are drawn without arrowheads (markers are slow to paint). */
 export const ARROW_MAX_NODES = 400;
-/** A graph whose fit-all zoom is below this opens around its root at FOCUS_SCALE instead. */
-export const FOCUS_BELOW_SCALE = 0.3;
-export const FOCUS_SCALE = 0.6;
+/**
+ * A graph whose fit-all zoom is below this opens around its root at FOCUS_SCALE instead: node labels are 11 px at
+ * zoom 1, so the first view a learner sees always has text of 9 px or more ('fit' or a double-click shows all).
+ */
+export const FOCUS_BELOW_SCALE = 0.85;
+export const FOCUS_SCALE = 1;
 
 export interface IGraphViewOptions {
   /** start with index/const nodes collapsed */
@@ -157,7 +160,7 @@ export class GraphView {
       undefined,
       this.marked
     );
-    this.info.textContent = `laying out ${model.nodes.length} nodes\u2026`;
+    this.info.textContent = `laying out ${plural(model.nodes.length, 'node')}\u2026`;
     this.svg.setAttribute('data-state', 'layout');
     const placed = await layoutAsync(layoutInput(model));
     if (gen !== this.generation) {
@@ -166,7 +169,7 @@ export class GraphView {
     const t0 = performance.now();
     this.draw(model, placed.result);
     this.svg.setAttribute('data-draw-ms', (performance.now() - t0).toFixed(1));
-    const parts = [`${model.nodes.length} nodes`];
+    const parts = [plural(model.nodes.length, 'node')];
     if (model.removed) {
       parts.push(`${model.removed} collapsed`);
     }

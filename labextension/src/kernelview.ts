@@ -3,7 +3,7 @@
  * source (with UOps) side by side. The graph pane switches between the kernel's AST and the lowered
  * graph, and, when a learner's stage made it (lazynb.pipeline.use), lazynb's own lowered graph.
  */
-import { fmtSeconds, h, setChildren } from './dom';
+import { fmtSeconds, h, setChildren, plural } from './dom';
 import { GraphView } from './graphview';
 import { kernelName } from './kernelname';
 import { SourceView } from './sourceview';
@@ -122,7 +122,7 @@ export class KernelView {
     const stats = [
       k.device,
       k.language.replace(/Renderer$/, ''),
-      `${fmtSeconds(k.timeS)}${k.runs > 1 ? ` over ${k.runs} runs` : ''}`,
+      `${fmtSeconds(k.timeS)}${k.runs > 1 ? ` over ${plural(k.runs, 'run')}` : ''}`,
       k.compileS !== null ? `compile ${fmtSeconds(k.compileS)}` : '',
       k.gflops ? `${k.gflops.toFixed(2)} GFLOPS` : '',
       k.gbs ? `${k.gbs.toFixed(2)} GB/s` : ''

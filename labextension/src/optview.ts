@@ -7,7 +7,7 @@
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
-import { fmtSeconds, h, setChildren } from './dom';
+import { fmtSeconds, h, setChildren, plural } from './dom';
 import { axisClass } from './stview';
 
 export const PLAYGROUND_MIME = 'application/vnd.lazynb.playground+json';
@@ -182,7 +182,7 @@ function beamView(b: NonNullable<IPlaygroundDoc['beam']>): HTMLElement {
       h(
         'summary',
         {},
-        `round ${r.round}: ${r.candidates.length} candidates, best ${secs(r.bestS)} ${r.improved ? '(faster: kept)' : '(not faster: search stops)'}`
+        `round ${r.round}: ${plural(r.candidates.length, 'candidate')}, best ${secs(r.bestS)} ${r.improved ? '(faster: kept)' : '(not faster: search stops)'}`
       ),
       h(
         'table',
@@ -208,7 +208,7 @@ function beamView(b: NonNullable<IPlaygroundDoc['beam']>): HTMLElement {
     h(
       'div',
       { cls: 'lz-pane-title' },
-      `BEAM ${b.width}: ${b.rounds} rounds, ${b.tried} kernels timed`
+      `BEAM ${b.width}: ${plural(b.rounds, 'round')}, ${plural(b.tried, 'kernel')} timed`
     ),
     h(
       'div',
@@ -292,7 +292,7 @@ export function playgroundNode(d: IPlaygroundDoc): HTMLElement {
     h(
       'div',
       { cls: 'lz-pg-time' },
-      `${secs(d.timeS)} (median of ${d.runs} runs) \u00b7 ${d.gflops.toFixed(2)} GFLOPS${pct}`
+      `${secs(d.timeS)} (median of ${plural(d.runs, 'run')}) \u00b7 ${d.gflops.toFixed(2)} GFLOPS${pct}`
     ),
     d.peak.cpuGflops !== null
       ? h(

@@ -2,7 +2,7 @@
  * Rewrite passes, stepped through: pick a pass, walk its steps (the matched pattern and the node
  * before and after each rewrite), and compare the pass's graph before and after, side by side.
  */
-import { h, setChildren } from './dom';
+import { h, setChildren, plural } from './dom';
 import { GraphView } from './graphview';
 import { ITraceDoc } from './types';
 
@@ -74,7 +74,7 @@ export class RewriteView {
         h(
           'option',
           { attrs: { value: i } },
-          `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${r.totalSteps} steps)${r.replacedStage ? ` \u00b7 in your ${r.replacedStage}` : ''}`
+          `${i + 1}. [${r.stage ?? 'other'}] ${r.name} (${plural(r.totalSteps, 'step')})${r.replacedStage ? ` \u00b7 in your ${r.replacedStage}` : ''}`
         )
       )
     );
@@ -85,7 +85,13 @@ export class RewriteView {
       );
       return;
     }
-    this.showPass(0);
+    // open on the first pass that changed something (the tensor graph's first pass often folds nothing)
+    this.showPass(
+      Math.max(
+        0,
+        doc.rewrites.findIndex(r => r.totalSteps > 0)
+      )
+    );
   }
 
   showPass(i: number): void {
@@ -112,7 +118,7 @@ export class RewriteView {
         h(
           'li',
           { cls: 'lz-dim' },
-          `\u2026 ${r.totalSteps - r.steps.length} more steps not recorded`
+          `\u2026 ${plural(r.totalSteps - r.steps.length, 'more step')} not recorded`
         )
       );
     }

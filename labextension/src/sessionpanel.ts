@@ -6,7 +6,7 @@
 import { ISessionContext } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
-import { fmtSeconds, h, setChildren } from './dom';
+import { fmtSeconds, h, setChildren, plural } from './dom';
 import { kernelName } from './kernelname';
 import {
   IKernelState,
@@ -340,7 +340,7 @@ export class SessionPanel extends Widget {
       h(
         'div',
         { cls: 'lz-small lz-dim' },
-        `${t.kernels} kernels \u00b7 ${fmtSeconds(t.seconds)} in all`
+        `${plural(t.kernels, 'kernel')} \u00b7 ${fmtSeconds(t.seconds)} in all`
       ),
       ...groups
     );

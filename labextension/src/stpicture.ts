@@ -5,7 +5,7 @@
  * its index arithmetic view by view (for a stack of views, the intermediate index in each view); hovering a
  * memory cell lights every logical cell that reads it. Every number is the Python side's; this only draws.
  */
-import { fmtTuple, h, setChildren } from './dom';
+import { fmtTuple, h, setChildren, plural } from './dom';
 import { arr, num, numOrNull, nums, obj, str } from './types';
 
 const PALETTE = 10;
@@ -320,7 +320,7 @@ export function drawPicture(p: IStPicture): HTMLElement {
       'div',
       { cls: 'lz-dim lz-small' },
       full
-        ? `memory: the buffer's ${p.memSize} elements`
+        ? `memory: the buffer's ${plural(p.memSize, 'element')}`
         : `memory: elements ${p.memStart} to ${p.memEnd - 1} of ${p.memSize}`
     ),
     h(

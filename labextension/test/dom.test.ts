@@ -6,6 +6,7 @@ const dom = new JSDOM('<!doctype html><body></body>');
 Object.assign(globalThis, { document: dom.window.document });
 
 import {
+  plural,
   clip,
   fmtSeconds,
   fmtTuple,
@@ -146,4 +147,12 @@ test('formatting helpers', () => {
   assert.equal(fmtTuple([2, 3]), '(2, 3)');
   assert.equal(clip('abcdef', 4), 'abc\u2026');
   assert.equal(clip('abc', 4), 'abc');
+});
+
+test('counts say their noun in the singular for one', () => {
+  assert.equal(plural(1, 'kernel'), '1 kernel');
+  assert.equal(plural(0, 'kernel'), '0 kernels');
+  assert.equal(plural(2, 'step'), '2 steps');
+  assert.equal(plural(1, 'copy', 'copies'), '1 copy');
+  assert.equal(plural(3, 'copy', 'copies'), '3 copies');
 });

@@ -591,6 +591,23 @@
   line-height: 1.4;
 }
 
+/* a long C line wraps in a narrow pane, its continuation under the text (not the line number), instead of running out
+   of sight */
+.lz-source .lz-line {
+  display: flex;
+}
+
+.lz-source .lz-lineno {
+  flex: none;
+}
+
+.lz-source .lz-linetext {
+  flex: 1;
+  min-width: 0;
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}
+
 .lz-line.lz-mapped,
 .lz-uop.lz-mapped {
   cursor: pointer;
