@@ -692,7 +692,7 @@ def _valid_everywhere(st) -> bool:
   """Does every index of the view land in memory (no padding reached)? A strided slice pads inside, but never reads it."""
   if not st.has_mask: return True
   _, valid = st.to_indexed_uops([UOp(Ops.SPECIAL, dtypes.index, (), (f"i{d}", s)) for d, s in enumerate(st.shape)])
-  return graph_rewrite(valid, symbolic).is_const(True)
+  return graph_rewrite(valid, symbolic, name="view: is every index in memory?").is_const(True)
 
 def _one_place_each(st) -> bool:
   """Does each place of the view name a place in memory of its own (no broadcast)? A stride of 0 over more than one valid

@@ -73,7 +73,7 @@ class Lowering:
     def idx(i: int) -> UOp:
       if pad_st.shape[i] == 1 or reduce is not None and self.k.axis_types[i].is_reduce != reduce: return UOp.const(dtypes.index, 0)
       return b if (b := self.base[i]) is not None else UOp.const(dtypes.index, env.get(i, 0))
-    return graph_rewrite(pad_st.to_indexed_uops([idx(i) for i in range(len(self.k.full_shape))])[1], symbolic)
+    return graph_rewrite(pad_st.to_indexed_uops([idx(i) for i in range(len(self.k.full_shape))])[1], symbolic, name="lower: lanes PADTO added")
 
   def independent(self, view: UOp) -> set[int]:
     if view not in self.free:

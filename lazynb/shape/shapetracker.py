@@ -120,14 +120,14 @@ class ShapeTracker:
     idx, valid = self._stacked([d if d is not None else UOp.const(dtypes.index, 0) for d in dims], given)
     real: dict[UOp, UOp] = {}
     for var, e in given.items(): real[var] = e.substitute(real)  # a lower view's variable may stand on an upper one's
-    return graph_rewrite(idx, symbolic).substitute(real), valid.substitute(real), dims
+    return graph_rewrite(idx, symbolic, name="view: a masked view's index math").substitute(real), valid.substitute(real), dims
 
   def render(self, names: list[str] | None = None) -> tuple[str, str]:
     """The index and validity expressions as text, with one named variable per dim."""
     names = names or [f"idx{i}" for i in range(len(self.shape))]
     idxs = [UOp(Ops.SPECIAL, dtypes.index, (), (n, s)) if s != 1 else UOp.const(dtypes.index, 0) for n, s in zip(names, self.shape)]
     idx, valid = self.to_indexed_uops(idxs)
-    idx, valid = graph_rewrite(UOp.sink(idx, valid), symbolic).src
+    idx, valid = graph_rewrite(UOp.sink(idx, valid), symbolic, name="view: index math, written out").src
     return expr_str(idx), expr_str(valid)
 
   def real_strides(self) -> tuple[int | None, ...]:
@@ -136,7 +136,7 @@ class ShapeTracker:
     rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, s, f"r{i}")) if isinstance(s, UOp) or s > 1 else UOp.const(dtypes.index, 0) for i, s in enumerate(self.shape)]
     idx, _ = self.to_indexed_uops(rngs)
     out: list[int | None] = [0] * len(self.shape)
-    for t in split_terms(graph_rewrite(idx, symbolic)):
+    for t in split_terms(graph_rewrite(idx, symbolic, name="view: index math, for its strides")):
       b, k = term_coeff(t)
       if b is None: continue
       if b.op is Ops.RANGE: out[b.arg[0]] = k if out[b.arg[0]] is not None else None
@@ -170,7 +170,7 @@ def merge_views(below: View, top: View) -> View | None:
   rngs = [UOp(Ops.RANGE, dtypes.index, (), (i, b - a, f"m{i}")) if b - a > 1 else None for i, (a, b) in enumerate(zip(lo, hi))]
   idxs = [UOp.const(dtypes.index, a) if r is None else r + a for r, a in zip(rngs, lo)]
   idx, _ = ShapeTracker((below, top)).to_indexed_uops(idxs)
-  form = linear_form(graph_rewrite(idx, symbolic))
+  form = linear_form(graph_rewrite(idx, symbolic, name="views: merging two views' index math"))
   if form is None: return None
   coeffs, const = form
   strides = [coeffs.get(r, 0) if r is not None else 0 for r in rngs]
