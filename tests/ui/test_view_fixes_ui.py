@@ -47,3 +47,23 @@ def test_source_wraps_labels_readable_rewrites_open_on_a_change(lab, page):
     problems.append(f"pass counts: {options}")
   if m := re.search(r"\b1 (kernels|steps|runs|nodes|rounds)\b", tr.inner_text()): problems.append(f"says {m.group(0)!r}")
   assert not problems, problems
+
+def test_timing_tab_draws_a_bar_per_kernel(lab, page):
+  """The Timing tab charts run time: one bar per kernel, the slowest full width, the others in proportion."""
+  doc = trace_doc("a = Tensor.rand(64, 64).realize()\n(a @ a).realize()\n(a + 1).realize()")
+  ks = doc["kernels"]
+  assert len(ks) >= 2
+  write_notebook(lab.root / "timing.ipynb", ["# timing"], outputs={0: [trace_output(doc)]})
+  open_notebook(page, lab, "timing.ipynb", kernel=False)
+  tr = cell(page, 0).locator(".lz-trace")
+  tr.wait_for()
+  tr.locator(".lz-tab[data-tab='timing']").click()
+  bars = tr.locator(".lz-timing .lz-bar")
+  bars.first.wait_for()
+  widths = bars.evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
+  full = tr.locator(".lz-timing .lz-bar-cell").first.evaluate("el => el.getBoundingClientRect().width - 2 * parseFloat(getComputedStyle(el).paddingLeft)")
+  slowest = max(k["time_s"] for k in ks)
+  assert len(widths) == len(ks)
+  for w, k in zip(widths, ks): assert abs(w - full * k["time_s"] / slowest) <= max(2.0, 0.02 * full), (widths, full, [k["time_s"] for k in ks])
+  assert "of the kernels' run time" in bars.first.get_attribute("title")
+  shot(page, "ui-timing-bars", cell(page, 0))

@@ -557,6 +557,7 @@
 
 .lz-num {
   text-align: right !important;
+  white-space: nowrap;
 }
 
 /* source and UOps */
@@ -739,6 +740,18 @@
 .lz-timing {
   overflow: auto;
   padding: 6px 8px;
+}
+
+.lz-bar-cell {
+  width: 30%;
+  min-width: 120px;
+}
+
+.lz-bar {
+  height: 10px;
+  min-width: 1px;
+  border-radius: 2px;
+  background: var(--jp-brand-color1);
 }
 
 /* the tinygrad side panel */
