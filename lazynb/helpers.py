@@ -51,7 +51,8 @@ class ContextVar:
 
 DEBUG, NOOPT, BEAM = ContextVar("DEBUG", 0), ContextVar("NOOPT", 0), ContextVar("BEAM", 0)
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
-MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (Tensor.dot)
+MATMUL_PACK = ContextVar("MATMUL_PACK", 1)  # 0: never copy a big matmul's right operand into column panels (renderer/layout.py)
+CONV_ROWS = ContextVar("CONV_ROWS", 1)      # 0: never lay a conv or its weight gradient along rows (renderer/layout.py)
 # 1: the teaching path only (docs/architecture.md): no speed work of the CPU device's own -- no packed matmul, no conv row
 # windows, no lane vectors, kernels loaded with dlopen from a compiler started per kernel. Values stay the same (tested)
 PLAIN = ContextVar("LAZYNB_PLAIN", 0)

@@ -651,7 +651,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   argmax = tensor_reduce.argmax; argmin = tensor_reduce.argmin; cumsum = tensor_reduce.cumsum
   # matmul, conv, pooling, norms, activations (tensor_nn.py)
   dot = tensor_nn.dot; matmul = tensor_nn.matmul
-  linear = tensor_nn.linear; sequential = tensor_nn.sequential; _pool = tensor_nn._pool; _row_windows = tensor_nn._row_windows
+  linear = tensor_nn.linear; sequential = tensor_nn.sequential; _pool = tensor_nn._pool
   _padding_pairs = staticmethod(tensor_nn._padding_pairs); conv2d = tensor_nn.conv2d; _conv_backward = tensor_nn._conv_backward
   conv_transpose2d = tensor_nn.conv_transpose2d; max_pool2d = tensor_nn.max_pool2d; _pool_args = tensor_nn._pool_args; avg_pool2d = tensor_nn.avg_pool2d
   layernorm = tensor_nn.layernorm; batchnorm = tensor_nn.batchnorm; dropout = tensor_nn.dropout

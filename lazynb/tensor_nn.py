@@ -6,46 +6,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
-from lazynb.device import Device
-from lazynb.helpers import ceildiv, prod, PLAIN
+from lazynb.helpers import prod
 from lazynb.gradient import custom_gradient
 from lazynb.shape.sizes import ArgumentError
+from lazynb.shape import windows
 if TYPE_CHECKING: from lazynb.tensor import Tensor
-
-ROWS_MIN_MACS = 1 << 22
-
-def _use_rows(xshape, k_, stride, dilation, cout: int) -> bool:
-  """Lay a conv's windows along whole input rows (_row_windows)? 2-D, stride 1, no dilation, at most a quarter
-  of each row wasted on windows that wrap, and big enough (ROWS_MIN_MACS multiply-adds) for the kernel's speed to
-  matter: the rows layout costs kernels (the output is shrunk, so a following ReLU cannot join the conv's kernel, and
-  the input is written out first); a small conv keeps the one kernel of the plain windows."""
-  ones = lambda v: v == 1 if isinstance(v, int) else tuple(v) == (1,) * len(k_)  # noqa: E731
-  if PLAIN: return False  # the teaching path: plain windows (_pool) only
-  if not (len(k_) == 2 and ones(stride) and ones(dilation) and 1 < k_[1] and 4 * (k_[1] - 1) <= xshape[3]): return False
-  return xshape[0] * cout * xshape[1] * xshape[2] * xshape[3] * k_[0] * k_[1] >= ROWS_MIN_MACS
-
-def _batch_chunk(bs: int) -> int:
-  """How many images one pass of a weight-gradient kernel sums before it writes partial sums: the biggest divisor of
-  the batch from 32 down to 8 (the whole batch when none is)."""
-  return next((d for d in range(32, 7, -1) if bs % d == 0), bs)
-
-def _row_weight_grad(xp: Tensor, g: Tensor, groups: int, k_: tuple[int, ...]) -> Tensor:
-  """A stride-1 conv's weight gradient over whole rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] *
-  x[b, ci, p + ky*W + kx], with g given zeros in the wrapped columns. p is split into `lanes` partial sums, summed
-  after: the big kernel's output row is then one vector of lanes (16 with AVX-512 when p allows, else 8) along which
-  both inputs move by 1, with kx beside it (shifted loads of the same rows) and 4 output channels (docs/benchmarks.md,
-  MNIST CNN).
-  The batch is cut into chunks (_batch_chunk), the chunk an outer output axis: each thread sums a few images' rows
-  for every output while they sit in its cache, instead of streaming the whole batch again for each group of output
-  channels (the MNIST CNN's conv2: 230 -> 126 ms); the chunks' partial sums are added with the lanes'."""
-  (bs, cin_all, _, W), (cout, oy, ox) = xp.shape, g.shape[1:]
-  cin, rc, P = cin_all // groups, cout // groups, oy * W
-  sub, lanes = _batch_chunk(bs), 16 if getattr(Device[xp.device].renderer, "simd_floats", 0) >= 16 and P % 16 == 0 else 8
-  gw = g.pad(((0, 0), (0, 0), (0, 0), (0, W - ox))).contiguous().reshape(bs // sub, sub, groups, rc, 1, P // lanes, lanes, 1, 1)
-  win = xp._row_windows(k_).reshape(bs // sub, sub, groups, 1, cin, P // lanes, lanes, *k_)
-  part = (win * gw).permute(0, 2, 3, 4, 7, 8, 6, 1, 5).sum((7, 8))  # (chunks, G, rc, cin, ky, kx, lanes)
-  return part.sum((0, -1)).reshape(cout, cin, *k_)
-
 
 # ---------------------------------------------------------------- linear algebra and convolution
 def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
@@ -70,47 +35,15 @@ def sequential(self: Tensor, ll: Sequence[Callable[[Tensor], Tensor]]) -> Tensor
   return x
 
 def _pool(self: Tensor, k_: tuple[int, ...], stride=1, dilation=1) -> Tensor:
-  """Sliding windows over the last len(k_) dims, as movement ops only: (..., *out, *k_).
-  Each spatial dim is repeated, re-strided by a reshape that skips `d` elements per row (so row j starts
-  j*d further on), then cut to the output positions and the stride."""
+  """Sliding windows over the last len(k_) dims, as movement ops only: (..., *out, *k_) (shape/windows.py)."""
   nd = len(k_)
   if self.ndim < nd: raise ValueError(f"pooling with kernel {k_} needs at least {nd} dims, got {self.shape}")
   s_ = (stride,) * nd if isinstance(stride, int) else tuple(stride)
   d_ = (dilation,) * nd if isinstance(dilation, int) else tuple(dilation)
-  noop, i_ = self.shape[:-nd], self.shape[-nd:]
-  o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
-  if any(o <= 0 for o in o_): raise ArgumentError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
-  n = len(noop)
-  if s_ == k_ and d_ == (1,) * nd:  # windows that tile the input: a cut and a reshape (and their gradient a pad)
-    x = self.shrink(tuple((0, s) for s in noop) + tuple((0, o * k) for o, k in zip(o_, k_)))
-    x = x.reshape(noop + sum([(o, k) for o, k in zip(o_, k_)], ()))
-    return x.permute(tuple(range(n)) + tuple(n + 2 * i for i in range(nd)) + tuple(n + 2 * i + 1 for i in range(nd)))
-  L_ = tuple(i * max(1, ceildiv(o * s - d, i)) + d for i, o, s, d in zip(i_, o_, s_, d_))  # row length: = d (mod i)
-  x = self.repeat((1,) * len(noop) + tuple(ceildiv(k * L, i) for k, L, i in zip(k_, L_, i_)))
-  x = x.shrink(tuple((0, s) for s in noop) + tuple((0, k * L) for k, L in zip(k_, L_)))
-  x = x.reshape(noop + sum([(k, L) for k, L in zip(k_, L_)], ()))
-  x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o * s)) for k, o, s in zip(k_, o_, s_)], ()))
-  x = x.reshape(noop + sum([(k, o, s) for k, o, s in zip(k_, o_, s_)], ()))
-  x = x.shrink(tuple((0, s) for s in noop) + sum([((0, k), (0, o), (0, 1)) for k, o in zip(k_, o_)], ()))
-  x = x.reshape(noop + sum([(k, o) for k, o in zip(k_, o_)], ()))
-  return x.permute(tuple(range(n)) + tuple(n + 2 * i + 1 for i in range(nd)) + tuple(n + 2 * i for i in range(nd)))
-
-def _row_windows(self: Tensor, k_: tuple[int, ...]) -> Tensor:
-  """The windows of a stride-1 2-D convolution laid along whole input rows: (bs, c, oy*W, ky, kx), where output
-  position p = oy*W + ox reads the flat input at p + ky*W + kx. The kx-1 columns past each row's last window hold
-  windows that wrap onto the next row; conv2d computes and drops them. In exchange the output row is one long
-  contiguous run (480 for a 5x5 kernel on 24x24, not 20), and every load moves by 1 along it: the kernel gets whole
-  vectors along p and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN).
-  The input is written out first with one more row of zeros at the bottom, which the last row's wrapped windows
-  read instead of going through a bounds check: gcc 12 vectorizes no load of a row that has one (the course CNN's
-  conv2 ran 10x slower than with clang, 12 against 96 GFLOPS). An input read through a pad, shrink or permute had
-  to be written out anyway: its flat rows would need p // W and p % W in every load."""
-  (b, c, H, W), (ky, kx) = self.shape, k_
-  oy = H - ky + 1
-  x = self.pad(((0, 0), (0, 0), (0, 1), (0, 0))).contiguous().reshape(b, c, (H + 1) * W)
-  win = x._pool((ky * W,))  # (b, c, ..., ky*W): the flat input at p + j
-  win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape(b, c, oy * W, ky, W)
-  return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
+  i_ = self.shape[-nd:]
+  if any((i - d * (k - 1) - 1) // s + 1 <= 0 for i, k, s, d in zip(i_, k_, s_, d_)):
+    raise ArgumentError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
+  return type(self)(windows.pool(self.uop, tuple(k_), s_, d_))
 
 def _padding_pairs(padding, nd: int) -> list[tuple[int, int]]:
   if isinstance(padding, int): return [(padding, padding)] * nd
@@ -128,18 +61,9 @@ def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int
   if cout % groups: raise ValueError(f"conv: {cout} output channels are not divisible by groups={groups}")
   pads = self._padding_pairs(padding, len(HW))
   x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
-  rows = _use_rows(x.shape, HW, stride, dilation, cout)
-  if rows:  # (bs, groups*cin, oy*W, *HW): outputs along whole input rows (see _row_windows)
-    W, out_shape = x.shape[3], (x.shape[2] - HW[0] + 1, x.shape[3] - HW[1] + 1)
-    x = x._row_windows(HW)
-  else: x = x._pool(HW, stride, dilation)  # (bs, groups*cin, *oyx, *HW)
-  rcout, oyx = cout // groups, x.shape[2:2 + len(HW) - rows]
-  x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
-  nd = len(oyx)
-  x = x.permute(0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(len(HW))])  # (bs, g, rcout, *oyx, cin, *HW)
-  w = weight.reshape(1, groups, rcout, *[1] * nd, cin, *HW)
-  ret = (x * w).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *oyx)
-  if rows: ret = ret.reshape(bs, cout, out_shape[0], W).shrink(((0, bs), (0, cout), (0, out_shape[0]), (0, out_shape[1])))
+  s_, d_ = [(v,) * len(HW) if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
+  win, w = windows.conv_operands(x.uop, weight.uop, groups, s_, d_)  # (bs, groups, cout/groups, *out, cin, *HW)
+  ret = (type(self)(win) * type(self)(w)).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *win.shape[3:3 + len(HW)])
   if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
     custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
   return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
@@ -157,7 +81,7 @@ def _conv_backward(self: Tensor, weight: Tensor, groups: int, stride, dilation, 
     # the output gradient is read once per window position and output channel: computed once into memory, not
     # fused (an upstream ReLU and BatchNorm gradient would be recomputed k*k*channels times in each kernel)
     g, x, w = T(grad).contiguous(), T(xu), T(wu)
-    bs, (cout, cin), k_, o_ = x.shape[0], w.shape[:2], w.shape[2:], g.shape[2:]
+    (cout, cin), k_ = w.shape[:2], w.shape[2:]
     dx = dw = None
     if wanted[0]:
       # the rows of the padded input past the last window get no gradient: output_padding covers them
@@ -166,11 +90,8 @@ def _conv_backward(self: Tensor, weight: Tensor, groups: int, stride, dilation, 
       dx = g.conv_transpose2d(w, groups=groups, stride=s_, dilation=d_, padding=flat_pads, output_padding=rest).uop
     if wanted[1]:
       xp = x.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else x
-      if _use_rows(xp.shape, k_, s_, d_, cout) and (o_[0] * xp.shape[3]) % 8 == 0: dw = _row_weight_grad(xp, g, groups, k_).uop
-      else:
-        win = xp._pool(k_, s_, d_).reshape(bs, groups, 1, cin, *o_, *k_)  # (bs, G, 1, cin, *out, *k)
-        gg = g.reshape(bs, groups, cout // groups, 1, *o_, *[1] * nd)
-        dw = (win * gg).sum((0, *range(4, 4 + nd))).reshape(cout, cin, *k_).uop
+      win, gg = windows.weight_grad_operands(xp.uop, g.uop, groups, tuple(k_), s_, d_)  # (bs, G, cout/G, cin, *out, *k)
+      dw = (T(win) * T(gg)).sum((0, *range(4, 4 + nd))).reshape(cout, cin, *k_).uop
     return dx, dw
   return backward
 

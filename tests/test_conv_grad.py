@@ -205,15 +205,15 @@ ROWS_CASES = [  # (batch, cin, cout, H, W, k, padding (torch order), groups): bi
 def test_rows_layout_values_and_grads_match_torch(case):
   """Stride-1 convs big enough for the rows layout (windows along whole input rows, weight gradient in 8 partial sums):
   odd sizes, asymmetric padding, groups, bias, a fused ReLU and BatchNorm-like upstream gradient."""
-  from lazynb.tensor_nn import _use_rows, _batch_chunk
+  from lazynb.renderer.layout import use_rows, batch_chunk
   b, cin, cout, H, W, k, pad, groups = case
   ks = (k, k) if isinstance(k, int) else k
   rng = np.random.default_rng(H * W)
   xs, ws, bs_ = rng.standard_normal((b, cin, H, W)).astype(np.float32), rng.standard_normal((cout, cin // groups, *ks)).astype(np.float32), \
     rng.standard_normal(cout).astype(np.float32)
   flat = (pad,) * 4 if isinstance(pad, int) else pad
-  assert _use_rows((b, cin, H + flat[2] + flat[3], W + flat[0] + flat[1]), ks, 1, 1, cout)
-  assert _batch_chunk(b) == (b if b < 40 else b // 2)
+  assert use_rows((b, cin, H + flat[2] + flat[3], W + flat[0] + flat[1]), ks, cout)
+  assert batch_chunk(b) == (b if b < 40 else b // 2)
   tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ws, bs_))
   to = torch.nn.functional.conv2d(torch.nn.functional.pad(tx, flat), tw, tb, groups=groups).relu()
   lx, lw, lb = (Tensor(a, requires_grad=True) for a in (xs, ws, bs_))
@@ -225,3 +225,27 @@ def test_rows_layout_values_and_grads_match_torch(case):
   np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-3)
   np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-3, atol=5e-3)
   np.testing.assert_allclose(lb.grad.numpy(), tb.grad.numpy(), rtol=1e-3, atol=5e-3)
+
+def test_rows_layout_is_the_cpu_devices_rule_in_the_schedule_stage():
+  """conv2d and its gradient write the same plain windows for every device; the CPU's own rule of the schedule stage
+  lays a big stride-1 conv and its weight gradient along rows (an input copy: one more kernel), says so in the trace,
+  and a device without the rule (PYTHON) keeps the plain windows. Values: the rows layout against torch."""
+  from lazynb.engine.schedule import create_schedule
+  from lazynb.trace import capture
+  for dev, want in (("CPU", 2), ("PYTHON", 1)):
+    y = Tensor.empty(8, 1, 28, 28, device=dev).conv2d(Tensor.empty(32, 1, 5, 5, device=dev))
+    assert not any(u.op.name == "CONTIGUOUS" for u in y.uop.toposort()), "the frontend chose a layout: it is the device's choice"
+    assert len([s for s in create_schedule([y.uop])[0] if s.kind == "kernel"]) == want, dev
+  rng = np.random.default_rng(5)
+  xs, ws = rng.standard_normal((8, 3, 28, 28)).astype(np.float32), rng.standard_normal((16, 3, 5, 5)).astype(np.float32)
+  x, w = Tensor(xs, requires_grad=True), Tensor(ws, requires_grad=True)
+  with capture() as tr:
+    y = x.conv2d(w)
+    (y * y).sum().backward()
+    got = [t.numpy() for t in (y, x.grad, w.grad)]
+  steps = [s["pattern"] for r in tr.to_json()["rewrites"] if r["name"] == "CPU: convolutions along rows" for s in r["steps"]]
+  assert len(steps) >= 2 and all(r["stage"] == "tensor graph" for r in tr.to_json()["rewrites"] if r["name"].startswith("CPU:"))
+  tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+  ty = torch.nn.functional.conv2d(tx, tw)
+  (ty * ty).sum().backward()
+  for g, t in zip(got, (ty, tx.grad, tw.grad)): np.testing.assert_allclose(g, t.detach().numpy(), rtol=2e-4, atol=2e-3)

@@ -275,7 +275,7 @@ def sliding_window_axis(k: Kernel) -> int | None:
 
 def partial_sum_lanes(k: Kernel) -> tuple[int, int | None, int | None] | None:
   """A reduce whose contiguous output axis of 8 or 16 is a set of partial sums: the output and every input move by 1 along
-  it (conv2d's weight gradient over rows, lazynb.tensor_nn._row_weight_grad). Returns (lane axis, window axis, row
+  it (conv2d's weight gradient over rows, renderer/layout.py). Returns (lane axis, window axis, row
   axis): the window is a short output axis (2-8) along which one input moves by 1 and another is broadcast (kx: the
   same rows, shifted), the row axis one (divisible by 4) along which the window's input is broadcast (the output
   channel). Upcasting lanes 8, window whole, rows 4 ran the course CNN's conv2 weight gradient (batch 64, one core)

@@ -1,6 +1,6 @@
 """Layout rules a CPU-like device adds to the schedule stage: rewrites of the tensor graph, applied before kernels are cut,
 that change where values sit in memory and never what is computed. Off the teaching path: the reference schedule stage
-runs none of them under LAZYNB_PLAIN=1, and each has its own switch (MATMUL_PACK=0). A device declares its rules as
+runs none of them under LAZYNB_PLAIN=1, and each has its own switch (MATMUL_PACK=0, CONV_ROWS=0). A device declares its rules as
 `Renderer.graph_rules`, (name, PatternMatcher) pairs; the rules get (the device's name, its renderer) as their context
 and touch only that device's nodes.
 
@@ -9,11 +9,22 @@ columns of w, one row of w at a time: p values, then a jump of a whole row. When
 those jumps leave the caches and the page tables behind, and the matmul waits on memory: measured on one core, 41
 GFLOPS at 1024 and 23 at 2048 against 73 and 64 with w packed (docs/benchmarks.md). So w is first copied (one more
 kernel) into panels of p columns, each panel's rows one after another, and the product reads the panels in order.
-Small matrices stay as they are (there the copy costs more than it saves), as does everything under NOOPT=1."""
+Small matrices stay as they are (there the copy costs more than it saves), as does everything under NOOPT=1.
+
+Convolutions along rows. A stride-1 2-D conv's output row is only ox wide (20 for a 5x5 kernel on 24x24): too short
+for whole vectors. Laid along whole input rows instead, output position p = oy*W + ox reads the flat input at
+p + ky*W + kx: one long run of oy*W positions, every load moving by 1 along it, so the kernel gets whole vectors along p
+and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN). The kx-1 columns past each row's last window hold
+windows that wrap onto the next row; they are computed and dropped. The input is written out first with one more row of
+zeros at the bottom, which the last row's wrapped windows read instead of going through a bounds check (gcc 12
+vectorizes no load of a row that has one: the course CNN's conv2 ran 10x slower than with clang). The weight gradient
+is laid out the same way, its batch summed in chunks. Both rules find the products conv2d and its gradient write
+(shape/windows.py) and replace them by the same sums over rows, when the conv is big enough to pay for the copies."""
 from __future__ import annotations
 from lazynb.dtype import dtypes
-from lazynb.helpers import prod, MATMUL_PACK, NOOPT, PLAIN
-from lazynb.uop.ops import UOp, UPat, Ops, PatternMatcher, new_unique
+from lazynb.helpers import prod, CONV_ROWS, MATMUL_PACK, NOOPT, PLAIN
+from lazynb.shape import windows
+from lazynb.uop.ops import UOp, UPat, Ops, PatternMatcher, GroupOp, new_unique
 
 PACK_MIN_BYTES, PACK_MIN_ROWS = 4 << 20, 64
 
@@ -38,4 +49,86 @@ def _operands(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
 
 pack_matmul = PatternMatcher([
   (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(Ops.EXPAND, name="a"), UPat(Ops.EXPAND, name="b"))),)), _operands),
+])
+
+# ---------------------------------------------------------------- convolutions along rows
+ROWS_MIN_MACS = 1 << 22
+
+def use_rows(xshape: tuple, k_: tuple, cout: int) -> bool:
+  """Lay a stride-1, undilated 2-D conv along whole input rows? At most a quarter of each row wasted on windows that
+  wrap, and big enough (ROWS_MIN_MACS multiply-adds) for the kernel's speed to matter: the rows layout costs kernels
+  (the input is written out first, and the output is shrunk, so a following ReLU cannot join the conv's kernel)."""
+  if len(k_) != 2 or not 1 < k_[1] or 4 * (k_[1] - 1) > xshape[3]: return False
+  return xshape[0] * cout * xshape[1] * xshape[2] * xshape[3] * k_[0] * k_[1] >= ROWS_MIN_MACS
+
+def batch_chunk(bs: int) -> int:
+  """How many images one pass of a weight-gradient kernel sums before it writes partial sums: the biggest divisor of
+  the batch from 32 down to 8 (the whole batch when none is)."""
+  return next((d for d in range(32, 7, -1) if bs % d == 0), bs)
+
+def _copy(x: UOp) -> UOp: return UOp(Ops.CONTIGUOUS, x.dtype, (x, new_unique()))
+
+def row_windows(x: UOp, k_: tuple[int, int]) -> UOp:
+  """(b, c, oy*W, ky, kx): position p = oy*W + ox reads the flat input (a copy with a spare zero row) at p + ky*W + kx."""
+  (b, c, H, W), (ky, kx) = x.shape, k_
+  oy = H - ky + 1
+  flat = _copy(x.pad(((0, 0), (0, 0), (0, 1), (0, 0)))).reshape((b, c, (H + 1) * W))
+  win = windows.pool(flat, (ky * W,), (1,), (1,))  # (b, c, ..., ky*W): the flat input at p + j
+  win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape((b, c, oy * W, ky, W))
+  return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
+
+def _sum(x: UOp, axes: tuple[int, ...]) -> UOp:
+  return x.r(Ops.ADD, axes).reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+
+def _summed(shape: tuple, axes: tuple) -> tuple:
+  """The axes a REDUCE_AXIS over `axes` names (UOp.r leaves out the axes of size 1)."""
+  return tuple(a for a in axes if shape[a] != 1)
+
+def _down_to(u: UOp, shape: tuple) -> UOp | None:
+  """The first node down u's chain of movement ops with this shape (where conv2d's windows or weights started)."""
+  while True:
+    if tuple(u.shape) == shape: return u
+    if u.op not in GroupOp.Movement: return None
+    u = u.src[0]
+
+def _conv_rows(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
+  """conv2d's sum of windows * weights, (bs, G, rc, oy, ox, cin, ky, kx) over the last three, as a sum along rows."""
+  shape = r.src[0].shape
+  if len(shape) != 8 or not all(isinstance(v, int) for v in shape) or r.arg[1] != _summed(shape, (5, 6, 7)): return None
+  bs, G, rc, oy, ox, cin, ky, kx = shape
+  x, w = _down_to(a, (bs, G * cin, oy + ky - 1, ox + kx - 1)), _down_to(b, (G * rc, cin, ky, kx))
+  if x is None or w is None or not use_rows(x.shape, (ky, kx), G * rc): return None
+  if windows.conv_operands(x, w, G, (1, 1), (1, 1)) != (a, b): return None  # not conv2d's graph (UOps are hash-consed)
+  W, P = x.shape[3], oy * x.shape[3]
+  win = row_windows(x, (ky, kx)).reshape((bs, G, cin, 1, P, ky, kx)).expand((bs, G, cin, rc, P, ky, kx)).permute((0, 1, 3, 4, 2, 5, 6))
+  out = (win * w.reshape((1, G, rc, 1, cin, ky, kx)).expand(tuple(win.shape))).r(Ops.ADD, (4, 5, 6))
+  return out.reshape((bs, G, rc, oy, W, 1, 1, 1)).shrink(((0, bs), (0, G), (0, rc), (0, oy), (0, ox), (0, 1), (0, 1), (0, 1)))
+
+def _weight_grad_rows(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
+  """conv2d's weight gradient, windows * grad (bs, G, rc, cin, oy, ox, ky, kx) summed over (0, 4, 5), along rows:
+  dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] * x[b, ci, p + ky*W + kx], g given zeros in the wrapped columns.
+  p is split into `lanes` partial sums, summed after: the big kernel's output row is then one vector of lanes (16 with
+  AVX-512 when p allows, else 8) along which both inputs move by 1, with kx beside it (shifted loads of the same rows).
+  The batch is cut into chunks (batch_chunk), the chunk an outer output axis: each thread sums a few images' rows for
+  every output while they sit in its cache (the MNIST CNN's conv2: 230 -> 126 ms); chunks and lanes are added after."""
+  shape = r.src[0].shape
+  if len(shape) != 8 or not all(isinstance(v, int) for v in shape) or r.arg[1] != _summed(shape, (0, 4, 5)): return None
+  bs, G, rc, cin, oy, ox, ky, kx = shape
+  xp, g = _down_to(a, (bs, G * cin, oy + ky - 1, ox + kx - 1)), _down_to(b, (bs, G * rc, oy, ox))
+  if xp is None or g is None or not use_rows(xp.shape, (ky, kx), G * rc) or (oy * xp.shape[3]) % 8: return None
+  if windows.weight_grad_operands(xp, g, G, (ky, kx), (1, 1), (1, 1)) != (a, b): return None
+  W, P = xp.shape[3], oy * xp.shape[3]
+  sub, lanes = batch_chunk(bs), 16 if getattr(ctx[1], "simd_floats", 0) >= 16 and P % 16 == 0 else 8
+  full = (bs // sub, sub, G, rc, cin, P // lanes, lanes, ky, kx)
+  gw = _copy(g.pad(((0, 0), (0, 0), (0, 0), (0, W - ox)))).reshape((bs // sub, sub, G, rc, 1, P // lanes, lanes, 1, 1)).expand(full)
+  win = row_windows(xp, (ky, kx)).reshape((bs // sub, sub, G, 1, cin, P // lanes, lanes, ky, kx)).expand(full)
+  part = _sum((win * gw).permute((0, 2, 3, 4, 7, 8, 6, 1, 5)), (7, 8))  # (chunks, G, rc, cin, ky, kx, lanes)
+  return _sum(part, (0, 6)).reshape(r.shape)
+
+def _conv(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
+  if PLAIN or not CONV_ROWS or r.arg[0] is not Ops.ADD or r.device != ctx[0] or not dtypes.is_float(r.dtype) or not r.dtype == a.dtype == b.dtype: return None
+  return _conv_rows(ctx, r, a, b) or _weight_grad_rows(ctx, r, a, b)
+
+conv_rows = PatternMatcher([
+  (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(name="a"), UPat(name="b"))),)), _conv),
 ])

@@ -6,7 +6,7 @@ import numpy as np
 from lazynb.dtype import dtypes
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable
 from lazynb.renderer.cstyle import OpenCLRenderer
-from lazynb.renderer.layout import pack_matmul
+from lazynb.renderer.layout import pack_matmul, conv_rows
 
 def _cl():
   try:
@@ -63,7 +63,8 @@ class CLDevice(Compiled):
     # OpenCL on a CPU (PoCL) pays for a matmul's walk down a big right operand as the CPU device does: pack it first
     # (renderer/layout.py), in panels as wide as the register tile's row. 1024 matmul on PoCL here: 8.9 -> 22.5 GFLOPS
     if self.cl_device.type & cl.device_type.CPU:
-      renderer.matmul_panel, renderer.graph_rules = 2 * renderer.simd_floats, (("pack matmul operands into panels", pack_matmul),)
+      renderer.matmul_panel, renderer.graph_rules = 2 * renderer.simd_floats, (("pack matmul operands into panels", pack_matmul),
+                                                                                   ("convolutions along rows", conv_rows))
     super().__init__(device, CLAllocator(self), renderer, CLCompiler(self), lambda name, lib: CLProgram(self, name, lib))
   def synchronize(self): self.queue.finish()
   def supports(self, dtype) -> bool:

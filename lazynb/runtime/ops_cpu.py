@@ -26,7 +26,7 @@ import numpy as np
 from lazynb.device import Allocator, Compiler, Runner, Compiled, CompileError, DeviceUnavailable, diskcache_get, diskcache_put
 from lazynb.helpers import cache_dir, getenv, no_disk_cache, PLAIN
 from lazynb.renderer.cstyle import ClangRenderer
-from lazynb.renderer.layout import pack_matmul
+from lazynb.renderer.layout import pack_matmul, conv_rows
 from lazynb.runtime import compiler_process, elfload
 
 class CPUAllocator(Allocator):
@@ -373,7 +373,7 @@ def shape_cpu_renderer(renderer, simd: tuple[int, int]):
   renderer.threads, renderer.has_threads = threads, threads > 1
   renderer.simd_floats, renderer.simd_regs = simd
   renderer.matmul_panel = 2 * renderer.simd_floats
-  renderer.graph_rules = (("pack matmul operands into panels", pack_matmul),)
+  renderer.graph_rules = (("pack matmul operands into panels", pack_matmul), ("convolutions along rows", conv_rows))
 
 class CPUDevice(Compiled):
   def __init__(self, device: str = "CPU"):
