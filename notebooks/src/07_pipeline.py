@@ -141,8 +141,12 @@ c = (a @ b).realize()
 #    (`float acc0 = 0.0f`), an update inside the loop, and **ENDRANGE** closes each loop.
 # 4. The C source (`DEBUG=3` shows just this part).
 #
-# The **Rewrites** tab shows the rewrite pass that simplified the index math. The **Kernels** tab has a table of the
-# linearized UOps with, for each, the source lines it became.
+# The **Rewrites** tab shows each pass step by step. In `lower: views to index math` you will meet **LANE**, a marker
+# that exists only during lowering: `LANE(node)` means "this AST node, for one lane", where a lane is one position of
+# the axes that opts unrolled or upcast into straight-line code (under `--noopt` there is one lane). The pass starts
+# with one LANE per store and lane and pushes each down through every op to the op's sources, until it reaches a VIEW,
+# which becomes an INDEX computed for that lane; no LANE is left after the pass. `simplify: index math` then folds the index expressions. The **Kernels** tab
+# has a table of the linearized UOps with, for each, the source lines it became.
 #
 # The same stages, called one by one from Python (this is what `lazynb.codegen.get_program` does):
 
