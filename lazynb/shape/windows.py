@@ -5,6 +5,7 @@ hash-consed, so the graph conv2d wrote is the very object these functions return
 from __future__ import annotations
 from lazynb.helpers import ceildiv
 from lazynb.uop.ops import UOp
+from lazynb.shape.sizes import ArgumentError
 
 def pool(x: UOp, k_: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...]) -> UOp:
   """Windows over the last len(k_) dims: (..., *out, *k_). Each spatial dim is repeated, re-strided by a reshape that
@@ -12,6 +13,7 @@ def pool(x: UOp, k_: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...]) 
   nd, shape = len(k_), tuple(x.shape)
   noop, i_ = shape[:-nd], shape[-nd:]
   o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
+  if any(o <= 0 for o in o_): raise ArgumentError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
   n, keep = len(noop), tuple((0, s) for s in noop)
   if s_ == k_ and d_ == (1,) * nd:  # windows that tile the input: a cut and a reshape (and their gradient a pad)
     w = x.shrink(keep + tuple((0, o * k) for o, k in zip(o_, k_))).reshape(noop + sum([(o, k) for o, k in zip(o_, k_)], ()))
