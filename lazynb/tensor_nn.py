@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Sequence
 from lazynb.dtype import dtypes
-from lazynb.helpers import prod
+from lazynb.helpers import prod, unwrap
 from lazynb.gradient import custom_gradient
 from lazynb.shape.sizes import ArgumentError
 from lazynb.shape import windows
@@ -60,7 +60,7 @@ def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int
   x = self.pad(((0, 0), (0, 0)) + tuple(pads)) if any(p != (0, 0) for p in pads) else self
   s_, d_ = [(v,) * len(HW) if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
   win, w = windows.conv_operands(x.uop, weight.uop, groups, s_, d_)  # (bs, groups, cout/groups, *out, cin, *HW)
-  ret = (type(self)(win) * type(self)(w)).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *win.shape[3:3 + len(HW)])
+  ret = (type(self)(win) * type(self)(w)).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *unwrap(win.shape)[3:3 + len(HW)])
   if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
     custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
   return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))

@@ -3,14 +3,14 @@ made of. The frontend (Tensor._pool, conv2d and its gradient) builds its graphs 
 layout rule (renderer/layout.py) builds them again to recognize a convolution in the tensor graph: UOps are
 hash-consed, so the graph conv2d wrote is the very object these functions return."""
 from __future__ import annotations
-from lazynb.helpers import ceildiv
+from lazynb.helpers import ceildiv, unwrap
 from lazynb.uop.ops import UOp
 from lazynb.shape.sizes import ArgumentError
 
 def pool(x: UOp, k_: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...]) -> UOp:
   """Windows over the last len(k_) dims: (..., *out, *k_). Each spatial dim is repeated, re-strided by a reshape that
   skips `d` elements per row (so row j starts j*d further on), then cut to the output positions and the stride."""
-  nd, shape = len(k_), tuple(x.shape)
+  nd, shape = len(k_), tuple(unwrap(x.shape))
   noop, i_ = shape[:-nd], shape[-nd:]
   o_ = tuple((i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_))
   if any(o <= 0 for o in o_): raise ArgumentError(f"kernel {k_} (dilation {d_}) is larger than the input {i_}")
@@ -31,19 +31,19 @@ def pool(x: UOp, k_: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...]) 
 def conv_operands(x: UOp, w: UOp, groups: int, s_: tuple[int, ...], d_: tuple[int, ...]) -> tuple[UOp, UOp]:
   """What conv2d multiplies, both (bs, groups, cout/groups, *out, cin, *k): the input's windows and the weights. The
   output is their product summed over the last 1 + len(k) axes."""
-  (bs, _), (cout, cin), k_ = x.shape[:2], w.shape[:2], tuple(w.shape[2:])
+  (bs, _), (cout, cin), k_ = unwrap(x.shape)[:2], unwrap(w.shape)[:2], tuple(unwrap(w.shape)[2:])
   nd, rc = len(k_), cout // groups
   win = pool(x, k_, s_, d_)
-  o_ = tuple(win.shape[2:2 + nd])
+  o_ = tuple(unwrap(win.shape)[2:2 + nd])
   win = win.reshape((bs, groups, cin, 1, *o_, *k_)).expand((bs, groups, cin, rc, *o_, *k_))
   win = win.permute((0, 1, 3, *[4 + i for i in range(nd)], 2, *[4 + nd + i for i in range(nd)]))
-  return win, w.reshape((1, groups, rc, *[1] * nd, cin, *k_)).expand(tuple(win.shape))
+  return win, w.reshape((1, groups, rc, *[1] * nd, cin, *k_)).expand(tuple(unwrap(win.shape)))
 
 def weight_grad_operands(xp: UOp, g: UOp, groups: int, k_: tuple[int, ...], s_: tuple[int, ...], d_: tuple[int, ...]) -> tuple[UOp, UOp]:
   """What conv2d's weight gradient multiplies, both (bs, groups, cout/groups, cin, *out, *k): the padded input's windows
   and the output gradient. The gradient is their product summed over the batch and the output positions."""
-  nd, bs, cout = len(k_), xp.shape[0], g.shape[1]
-  cin, o_ = xp.shape[1] // groups, tuple(g.shape[2:])
+  nd, bs, cout = len(k_), unwrap(xp.shape)[0], unwrap(g.shape)[1]
+  cin, o_ = unwrap(xp.shape)[1] // groups, tuple(unwrap(g.shape)[2:])
   full = (bs, groups, cout // groups, cin, *o_, *k_)
   win = pool(xp, k_, s_, d_).reshape((bs, groups, 1, cin, *o_, *k_)).expand(full)
   return win, g.reshape((bs, groups, cout // groups, 1, *o_, *[1] * nd)).expand(full)
