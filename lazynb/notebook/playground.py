@@ -8,11 +8,12 @@
 Every state is compiled, run on the kernel's real input buffers (several runs, the median counts) and its output
 compared with the reference (numpy when given, else the unoptimized kernel's output): an opt must never change the
 answer, and a state that does is marked WRONG everywhere it shows. `pg.doc()` is the view as plain data
-(application/vnd.lazynb.playground+json): the JupyterLab extension renders it, `render_playground` (html.py) is the
-static fallback, and `pg.widget()` adds ipywidgets controls in a live notebook.
+(application/vnd.lazynb.playground+json): the JupyterLab extension draws it (labextension/src/optview.ts, the one
+renderer), `fallback_html` is a short text for pages without the extension (opts, time, result, source), and
+`pg.widget()` adds ipywidgets controls in a live notebook, above the same view.
 """
 from __future__ import annotations
-import difflib, os, re, statistics, time
+import difflib, html, os, re, statistics, time
 from functools import lru_cache
 import numpy as np
 from lazynb import trace
@@ -22,7 +23,6 @@ from lazynb.codegen import get_program
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations, arange_axes
 from lazynb.engine.search import beam_search, scratch_buffers
 from lazynb.engine.realize import CompiledRunner, run_schedule
-from lazynb.notebook.html import render_playground, esc
 from lazynb.tensor import Tensor
 from lazynb.tracedoc import kernel_views, name_parts
 from lazynb.uop.ops import UOp, Ops
@@ -149,6 +149,7 @@ class Playground:
     self.history: list[list[Opt]] = [list(self.heuristic)]
     self.notes: list[str] = []
     self.beam_info: dict | None = None
+    self.listeners: list = []  # called after every change of state (a widget redraws: it must never show a stale state)
     self.measure()
 
   # ---- the current state
@@ -180,22 +181,23 @@ class Playground:
     if not isinstance(opt, Opt): raise TypeError(f"apply takes an Opt, e.g. Opt(OptOps.UPCAST, 0, 4), not {type(opt).__name__}")
     self.kernel().apply_opt(opt)   # raises with the reason if it is not legal here
     self.history.append(self.opts + [opt])
-    self.measure()
-    return self
+    return self._changed()
   def undo(self) -> Playground:
     if len(self.history) == 1: raise IndexError("nothing to undo")
     self.history.pop()
-    return self
+    return self._changed()
   def reset(self, to: str = "heuristic") -> Playground:
     """Back to the heuristic's opts ("heuristic") or to none ("none", the NOOPT kernel); undo goes back to before."""
     if to not in ("heuristic", "none"): raise ValueError(f"reset to 'heuristic' or 'none', not {to!r}")
     self.history.append(list(self.heuristic) if to == "heuristic" else [])
-    self.measure()
-    return self
+    return self._changed()
   def set(self, opts: list[Opt]) -> Playground:
     k = self.kernel(list(opts))  # raises if any is illegal
     self.history.append(list(k.applied_opts))
+    return self._changed()
+  def _changed(self) -> Playground:
     self.measure()
+    for f in list(self.listeners): f()
     return self
 
   def beam(self, width: int = 2) -> Playground:
@@ -208,8 +210,7 @@ class Playground:
                       "rounds_detail": [dict(r, candidates=[_opts_json(c) for c in r["candidates"]], best=[repr(o) for o in r["best"]],
                                              kept=[[repr(o) for o in kk] for kk in r["kept"]]) for r in ev["rounds_detail"]]}
     self.history.append(list(best.applied_opts))
-    self.measure()
-    return self
+    return self._changed()
 
   # ---- measuring
   def _runner(self, opts: list[Opt]) -> CompiledRunner:
@@ -294,9 +295,28 @@ class Playground:
   def __repr__(self): return self.summary()
   def _repr_mimebundle_(self, include=None, exclude=None):
     d = self.doc()
-    return {MIME: d, "text/html": render_playground(d), "text/plain": self.summary()}
+    return {MIME: d, "text/html": fallback_html(d), "text/plain": self.summary()}
 
   def widget(self) -> PlaygroundWidget: return PlaygroundWidget(self)
+
+FALLBACK_SOURCE_CHARS = 20_000
+
+def fallback_html(doc: dict) -> str:
+  """The playground without its renderer (GitHub, nbconvert, a notebook without the lazynb extension): the current
+  opts, time and result, any notes, and the kernel's source, as escaped text. The view itself is optview.ts's."""
+  esc = lambda x: html.escape(str(x))  # noqa: E731
+  s = doc.get("state") or {}
+  src = str(s.get("source", ""))
+  cut = src if len(src) <= FALLBACK_SOURCE_CHARS else src[:src.rfind("\n", 0, FALLBACK_SOURCE_CHARS)] + f"\n... ({len(src)} characters in all)"
+  t = s.get("time_s")
+  time_text = f"{t * 1e6:.1f} us (median of {plural(s.get('runs', 0), 'run')}), {s.get('gflops', 0):.2f} GFLOPS" if isinstance(t, (int, float)) else "not timed"
+  result = (f"result equal to {esc(doc.get('reference'))}" if s.get("correct") is True else
+            f"<b>WRONG RESULT</b>: largest error {esc(s.get('max_error'))} against {esc(doc.get('reference'))}")
+  notes = "".join(f"<p>{esc(n)}</p>" for n in (doc.get("notes") or [])[-5:])
+  return (f'<div class="lazynb-playground-text"><p><b>kernel-opt playground</b>: <code>{esc(s.get("name"))}</code> on {esc(doc.get("device"))}. '
+          "The interactive view needs the lazynb JupyterLab extension.</p>"
+          f'<p>opts: <code>{esc(", ".join(map(str, s.get("opts") or [])) or "none (NOOPT)")}</code><br>time: {time_text}<br>{result}</p>'
+          f"{notes}<details><summary>source</summary><pre>{esc(cut)}</pre></details></div>")
 
 def _opts_json(c: dict | None) -> dict | None:
   if c is None: return None
@@ -307,9 +327,12 @@ def playground(t, index: int | None = None, reference=None, runs: int = 7) -> Pl
 
 # ---------------------------------------------------------------- ipywidgets controls
 
+def esc(x) -> str: return html.escape(str(x))
+
 class PlaygroundWidget:
-  """Controls for a Playground in a live notebook: pick a legal opt, apply, undo, reset, run BEAM. The view below them is
-  the static HTML view of the playground's document, replaced after every change. `box` is the widget to display."""
+  """Controls for a Playground in a live notebook: pick a legal opt, apply, undo, reset, run BEAM. Below them an Output
+  widget shows the playground's own output (its MIME bundle: the extension's view), displayed again after every change
+  of the playground, whether made here or by calling pg.apply/beam/... elsewhere. `box` is the widget to display."""
   def __init__(self, pg: Playground):
     try: import ipywidgets as w
     except ImportError as e: raise ImportError("the playground's controls need ipywidgets: pip install ipywidgets (or lazynb[notebook])") from e
@@ -320,7 +343,7 @@ class PlaygroundWidget:
     self.width = w.IntSlider(value=2, min=1, max=4, description="BEAM")
     self.beam_b = w.Button(description="run BEAM")
     self.status = w.HTML()
-    self.view = w.HTML()
+    self.view = w.Output()
     self.apply_b.on_click(lambda _: self._do(lambda: pg.apply(self.choice.value)))
     self.undo_b.on_click(lambda _: self._do(pg.undo))
     self.heur_b.on_click(lambda _: self._do(lambda: pg.reset("heuristic")))
@@ -328,6 +351,7 @@ class PlaygroundWidget:
     self.beam_b.on_click(lambda _: self._do(lambda: pg.beam(self.width.value), busy="BEAM search running ..."))
     self.box = w.VBox([w.HBox([self.choice, self.apply_b, self.undo_b]), w.HBox([self.heur_b, self.none_b, self.width, self.beam_b]),
                        self.status, self.view])
+    pg.listeners.append(self.refresh)
     self.refresh()
 
   def _do(self, fn, busy: str | None = None):
@@ -336,17 +360,17 @@ class PlaygroundWidget:
     except (KernelOptError, IndexError, ValueError) as e:
       self.status.value = f"<b>not applied</b>: {esc(e)}"
       return
-    self.refresh()
 
   def refresh(self):
-    d = self.pg.doc()
+    out = self.pg._repr_mimebundle_()
+    d = out[MIME]
     self.choice.options = [(f"{o['opt']}  \u2014 {o['explain'][len(o['opt']) + 2:][:90]}", Opt(OptOps[o["op"]], o["axis"], o["arg"])) for o in d["legal"]]
     self.undo_b.disabled = len(self.pg.history) == 1
     s = d["state"]
     self.status.value = (f"<span style='font-family:monospace'>{esc(', '.join(s['opts']) or 'no opts (NOOPT)')}: {s['time_s'] * 1e6:.1f} us, "
                          f"{s['gflops']:.2f} GFLOPS, " + ("result equal to " + esc(self.pg.reference_what) if s["correct"]
                                                           else "<b style='color:#d32f2f'>WRONG RESULT</b>") + "</span>")
-    self.view.value = render_playground(d)
+    self.view.outputs = ({"output_type": "display_data", "data": out, "metadata": {}},)
 
   def _ipython_display_(self):
     from IPython.display import display

@@ -28,7 +28,7 @@ def test_playground_renders_in_lab(lab, page):
   open_notebook(page, lab, "pg.ipynb", kernel=False)
   page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedLazynbPlayground').length === 2")
   v = cell(page, 0).locator(".jp-RenderedLazynbPlayground")
-  assert cell(page, 0).locator(".lzt-pg").count() == 0, "the HTML fallback is not shown"
+  assert cell(page, 0).locator(".lazynb-playground-text").count() == 0, "the text fallback is not shown"
   assert "Opt(UPCAST, 1, 4)" in v.locator(".lz-pg-opts").inner_text()
   s = doc["state"]
   rows = v.locator(".lz-pg-axes tbody tr")
