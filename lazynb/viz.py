@@ -115,7 +115,8 @@ FALLBACK_SOURCE_BYTES = 40_000  # kernel source text in one output's no-JavaScri
 
 def text_fallback(doc: dict, source_bytes: int = FALLBACK_SOURCE_BYTES) -> str:
   """The view without JavaScript (GitHub, an untrusted notebook, a page without the script): a summary line, the schedule,
-  and each kernel's source (up to `source_bytes` in all, each cut at a line end)."""
+  and each kernel's source (up to `source_bytes` in all, each cut at a line end), headed by its device, runs and the
+  values of its symbolic sizes. Every string of the document is escaped here."""
   esc = html.escape
   kernels = [k for k in doc.get("kernels", []) if isinstance(k, dict)]
   names = {k.get("id"): str(k.get("name")) for k in kernels}
@@ -130,7 +131,10 @@ def text_fallback(doc: dict, source_bytes: int = FALLBACK_SOURCE_BYTES) -> str:
     src = str(k.get("source") or "")
     cut = src if len(src) <= left else src[:max(0, src.rfind("\n", 0, left))] + f"\n... ({len(src) - max(0, src.rfind(chr(10), 0, left))} more characters)"
     left -= min(len(src), left)
-    srcs.append(f'<details><summary><code>{esc(names[k.get("id")])}</code> ({esc(str(k.get("device")))}, {plural(k.get("runs", 0), "run")})</summary>'
+    vals = k.get("var_vals")
+    vals = vals if isinstance(vals, dict) else {}
+    sizes = "".join(f", {esc(str(n))}={esc(str(vals.get(n, '?')))}" for n in k.get("vars") or [])  # a symbolic size's value in its last run
+    srcs.append(f'<details><summary><code>{esc(names[k.get("id")])}</code> ({esc(str(k.get("device")))}, {plural(k.get("runs", 0), "run")}{sizes})</summary>'
                 + (f"<pre>{esc(cut)}</pre>" if left > 0 or cut.strip() else "") + "</details>")
   note = (doc.get("truncated") or {}).get("note")
   err = doc.get("error")
