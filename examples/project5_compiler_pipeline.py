@@ -1,10 +1,11 @@
 """Course Project 5: inspect the compiler, stage by stage, with checks.
 
-  python examples/project5_compiler_pipeline.py [--size 128] [--beam 2] [--svg graph.svg]
+  python examples/project5_compiler_pipeline.py [--size 128] [--beam 2] [--html trace.html]
 
 1. schedule: a 6-op graph, the AST of every kernel, and why each cut was made
 2. the graph (tinygrad's VIZ=1 opens a browser; lazynb draws the same graphs in the notebook with %%tinygrad,
-   and here with lazynb.notebook.graphviz): elementwise, reduce and loop nodes of a matmul kernel
+   and here, with --html, as one self-contained page of the same view, lazynb.viz.page): elementwise, reduce and
+   loop nodes of a matmul kernel
 3. the IR stages (what DEBUG=4 prints): kernel AST -> opts -> lowered (index math, loops) -> linearized list
 4. algebraic rewrites: x * 1 + 0 with NOOPT=1 and without. NOOPT turns off kernel *optimizations* (tiling,
    unrolling); the algebraic simplifier always runs, so both kernels are a plain copy
@@ -45,7 +46,7 @@ def task1_schedule():
   s = (np.maximum(xn, 0) + 1).sum(axis=0)
   assert np.allclose(out.numpy(), np.exp(s - s.max()) / np.exp(s - s.max()).sum(), atol=1e-5)
 
-def task2_graph(svg_path: str | None):
+def task2_graph(html_path: str | None):
   print("== 2. the graph of a matmul kernel (what VIZ=1 shows in tinygrad)")
   a, b = Tensor.rand(16, 16).realize(), Tensor.rand(16, 16).realize()
   with capture() as tr: (a @ b).realize()
@@ -57,13 +58,10 @@ def task2_graph(svg_path: str | None):
   print("  node kinds in the lowered kernel:", sorted(low_kinds))
   assert {"alu", "reduce", "memory", "movement"} <= ast_kinds      # MUL, REDUCE_AXIS, LOAD/STORE, VIEW
   assert {"alu", "reduce", "loop"} <= low_kinds                     # RANGE loops appear after lowering
-  from lazynb.notebook import graphviz as gv
-  if svg_path:
-    svg = gv.render_svg(doc["graphs"][k["lowered_graph"]])
-    if svg is None: print("  (no Graphviz dot here: install graphviz or `pip install graphviz-pure` to draw it)")
-    else:
-      with open(svg_path, "w") as f: f.write(svg)
-      print(f"  wrote {svg_path}")
+  if html_path:
+    from lazynb import viz
+    with open(html_path, "w", encoding="utf-8") as f: f.write(viz.page(doc, "the matmul kernel of project 5"))
+    print(f"  wrote {html_path}: open it in a browser (the Kernels tab draws the AST and the lowered graph)")
 
 def task3_ir_stages():
   print("== 3. IR stages of an 8x8 matmul (DEBUG=4 prints these)")
@@ -150,10 +148,10 @@ def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--size", type=int, default=128, help="matmul size for the BEAM comparison")
   ap.add_argument("--beam", type=int, default=2)
-  ap.add_argument("--svg", default=None, help="write the lowered matmul kernel's graph to this SVG file")
+  ap.add_argument("--html", default=None, help="write the matmul's trace (its graphs, source, ...) to this HTML file")
   args = ap.parse_args()
   task1_schedule()
-  task2_graph(args.svg)
+  task2_graph(args.html)
   task3_ir_stages()
   task4_noopt()
   task5_beam(args.size, args.beam)

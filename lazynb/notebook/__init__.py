@@ -1,3 +1,3 @@
-"""The notebook layer: the %%tinygrad magic, widgets and HTML views. Everything here reads the trace bus;
+"""The notebook layer: the %%tinygrad magic, widgets, and the outputs the extension's view draws. Everything here reads the trace bus;
 the compiler core never imports this package."""
 from lazynb.notebook.stpicture import show_st  # noqa: F401

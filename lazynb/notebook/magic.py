@@ -8,7 +8,7 @@
 
 The cell runs in the notebook's namespace under the chosen settings while a trace recorder listens;
 then one output shows what the compiler did (see lazynb.tracedoc for the document, lazynb.notebook.html
-for the view). With controls on (the default), sliders for DEBUG/NOOPT/BEAM and a device menu re-run
+for the output, labextension/src for the view that draws it). With controls on (the default), sliders for DEBUG/NOOPT/BEAM and a device menu re-run
 the cell's code and refresh that output in place.
 """
 from __future__ import annotations
@@ -111,8 +111,7 @@ def run_code(code: str, namespace: dict, s: Settings, runner=None) -> CellRun:
   return CellRun(tr, err, s)
 
 # optional packages of the [notebook] extra that a %%tinygrad cell uses: (import name, pip name, what is missing without it).
-# (matplotlib and Graphviz only feed notebook/html.py's static view, which an output no longer carries: the view's own
-# script draws the graphs and the timing.)
+# (no Graphviz, no matplotlib: the view's own script lays out the graphs and draws the timing.)
 EXTRAS = (("ipywidgets", "ipywidgets", "the DEBUG/NOOPT/BEAM/device sliders"),)
 _has: dict[str, bool] = {}
 _told = False
@@ -148,7 +147,7 @@ def load_ipython_extension(ip):
   from IPython.core.magic import Magics, magics_class, line_magic, cell_magic
   from IPython.display import display
   import lazynb
-  from lazynb.notebook import html  # noqa: F401  registers the HTML view
+  from lazynb.notebook import html  # noqa: F401  registers the trace output (html.bundle)
   tell_missing_once()
 
   @magics_class

@@ -81,8 +81,9 @@
 # | Timing | compile and run time per kernel, GFLOPS, GB/s |
 #
 # `--show` takes the names of the views: `schedule`, `kernels` and `shapetracker` all live in the Kernels tab,
-# `graph` is the Tensor graph tab. Outside JupyterLab (nbconvert, GitHub, a notebook without the extension) the same
-# report is static HTML with one tab per view: Schedule, Graph, ShapeTracker, Kernels, Timing, Rewrites.
+# `graph` is the Tensor graph tab. Outside JupyterLab the same view is drawn wherever a page runs scripts (Notebook 7,
+# nbconvert's HTML, VS Code, Colab: the first lazynb output of a notebook carries the view's script); where none run
+# (GitHub, an untrusted notebook) a short text stands in: a summary, the schedule and each kernel's source.
 #
 # Flags: `--debug N` (DEBUG level for printed output), `--noopt`, `--beam N`, `--device NAME`, `--show a,b` (only some
 # views) and `--no-controls`. `%tinygrad --debug 2` (one `%`) sets defaults for later cells.

@@ -12,7 +12,7 @@
 # repository's root:
 #
 # ```bash
-# pip install -e ".[notebook]"      # lazynb + JupyterLab, ipywidgets, pygments, matplotlib, graphviz-pure
+# pip install -e ".[notebook]"      # lazynb + JupyterLab, ipywidgets, safetensors, pytest, llvmlite
 # python -m lazynb.notebook         # opens JupyterLab on notebooks/00_index.ipynb
 # bash .ci/run                      # everything, plus the whole test suite (what CI runs)
 # ```

@@ -281,7 +281,7 @@ padded = (m.T.pad(((1, 0), (0, 0))) + 1).realize()
 # last column lists the movement ops that made the view, from the buffer to the kernel: RESHAPE, PERMUTE, PAD. In
 # **Kernels** the same expressions appear in C, with `valid` turned into a `?:` select that reads 0 in the padding.
 # Every load and store also carries a **picture**, the same drawing as `show_st` above but over the kernel's own
-# shape (in JupyterLab, unfold "picture" under an access; in the static view, the "picture" rows under the table).
+# shape (unfold "picture" under an access).
 
 # %%
 expected = np.pad(np.arange(12).reshape(3, 4).T, ((1, 0), (0, 0))) + 1

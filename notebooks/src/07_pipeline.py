@@ -387,7 +387,8 @@ assert pg.measure()["axis_types"] == ["GLOBAL", "GLOBAL", "REDUCE", "UPCAST"]
 
 # %% [markdown]
 # In a live notebook, `pg.widget()` adds controls: a list of the legal opts with their meaning, apply, undo, reset to
-# the heuristic or to none, and a BEAM button. (A saved notebook keeps only the static view.)
+# the heuristic or to none, and a BEAM button, above the same view as `pg` gives, drawn again after every change
+# (also one made in another cell). The controls need the running kernel; a saved notebook keeps `pg`'s output above.
 
 # %%
 pg.widget()

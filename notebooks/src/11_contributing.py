@@ -129,17 +129,20 @@ assert graph_rewrite(ridx.maximum(other), symbolic + max_self).op is Ops.MAX   #
 # ## 4. A bug fix starts with a minimal repro
 #
 # While these notebooks were being written, one of their `%%tinygrad` cells never finished. Cutting it down led to a
-# few lines: the HTML view's source-size budget can go negative, and a `while True` loop that trims the source to fit
-# then never ends. That is a good bug report: minimal, runnable, and with the observed and expected behaviour. Run it
-# the safe way, in a subprocess with a timeout:
+# few lines: the Python HTML view of that time trimmed each kernel's source in a `while True` loop until it fit what
+# was left of a size budget, and once the budget went negative the loop never ended. That view is gone (one
+# TypeScript view draws every trace now), but its successor keeps a budget of the same kind: the short view for pages
+# without JavaScript, `lazynb.viz.text_fallback`, shows kernel sources until `source_bytes` are used up. A good bug
+# report is minimal, runnable, and says what was observed and what was expected. Here is the old repro's shape pointed
+# at the new code (a budget that is already used up), run the safe way, in a subprocess with a timeout:
 
 # %%
 repro = textwrap.dedent('''
-    from lazynb.notebook import html
-    ctx = html._Ctx({})
-    ctx.src_left = -20000   # what is left of the budget after a few large kernels
+    from lazynb import viz
     src = "\\n".join(f"  float v{i} = *(data1+{i});" for i in range(300))
-    print(html._source(ctx, src, "ClangRenderer")[0][:80])
+    doc = {"kernels": [{"id": 0, "name": "E_300", "device": "CPU", "runs": 1, "source": src}], "schedule": []}
+    out = viz.text_fallback(doc, source_bytes=-20000)   # what is left of the budget after a few large kernels
+    print(len(out), "characters;", "source cut" if "more characters)" in out else "source shown whole")
 ''')
 try:
   r = subprocess.run([sys.executable, "-c", repro], cwd=REPO, capture_output=True, text=True, timeout=4)
@@ -147,14 +150,14 @@ try:
   print("finished:", r.stdout.strip() or r.stderr.strip()[-300:])
 except subprocess.TimeoutExpired:
   hangs = True
-  print("still running after 4 s: the bug is still there")
+  print("still running after 4 s: the bug is there")
+assert not hangs and "source cut" in r.stdout, r.stderr[-500:]   # what the text below says
 
 # %% [markdown]
-# If the cell says the bug is still there, the next steps are the usual ones: turn the repro into a test (marked
-# `xfail(strict=True)` until the fix lands, so that the fix is noticed), fix `_source` in
-# `lazynb/notebook/html.py` (stop when the budget is used up), remove the `xfail`, run the suite. The course notebooks
-# that avoid the `kernels` view for big traces can then drop their workaround. If it says the repro finished, someone
-# already did all that.
+# Had the cell said the bug is there, the next steps would be the usual ones: turn the repro into a test (marked
+# `xfail(strict=True)` until the fix lands, so that the fix is noticed), fix `text_fallback` in `lazynb/viz.py`
+# (stop when the budget is used up), remove the `xfail`, run the suite. It finishes: the new code cuts each source
+# once, with no loop to get stuck in, and says how much it left out.
 #
 # ## 5. The standard
 #
