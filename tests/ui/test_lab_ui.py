@@ -25,7 +25,7 @@ def test_tinygrad_cell_renders_and_cross_highlights(lab, page):
   page.wait_for_selector(".lz-trace[data-render-ms]")
   # the extension's renderer was chosen over the text/html fallback in the same bundle
   assert cell(page, 1).locator(".jp-RenderedLazynbTrace").count() == 1
-  assert cell(page, 1).locator(".lzt-tabs").count() == 0, "the HTML fallback is not shown"
+  assert cell(page, 1).locator(".lazynb-view").count() == 0, "the text/html (its loader and fallback) is not shown"
   doc = trace_docs(save_and_read(page, lab, "run.ipynb", 1))[0]
   kernels = doc["kernels"]
   assert len(kernels) == 2
