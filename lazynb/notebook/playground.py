@@ -8,9 +8,9 @@
 Every state is compiled, run on the kernel's real input buffers (several runs, the median counts) and its output
 compared with the reference (numpy when given, else the unoptimized kernel's output): an opt must never change the
 answer, and a state that does is marked WRONG everywhere it shows. `pg.doc()` is the view as plain data
-(application/vnd.lazynb.playground+json): the JupyterLab extension draws it (labextension/src/optview.ts, the one
-renderer), `fallback_html` is a short text for pages without the extension (opts, time, result, source), and
-`pg.widget()` adds ipywidgets controls in a live notebook, above the same view.
+(application/vnd.lazynb.playground+json, described by lazynb/playground.schema.json): the JupyterLab extension draws
+it (labextension/src/optview.ts, the one renderer), `fallback_html` is a short text for pages without the extension
+(opts, time, result, source), and `pg.widget()` adds ipywidgets controls in a live notebook, above the same view.
 """
 from __future__ import annotations
 import difflib, html, os, re, statistics, time
