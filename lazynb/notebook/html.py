@@ -35,7 +35,7 @@ def script_once() -> bool:
     return True
   return cell is not None and cell == _carrier
 
-def render_view(doc: dict, show=None, script: bool = True) -> str:
+def render_view(doc: dict, script: bool = True) -> str:
   """The text/html of a trace output: the document once (packed, see lazynb.viz), the loader of the interactive view
   (with its script if `script`), and a short view without JavaScript (summary, schedule, kernel sources)."""
   return _viz.embed(doc, _viz.text_fallback(doc), script=script, packed=True)
