@@ -155,6 +155,30 @@ def test_truncated_trace_in_chromium(tmp_path):
     pg.locator(".lz-source .lz-line", has_text=late["name"]).first.wait_for()
     assert errors == []
 
+@pytest.mark.browser
+def test_kernel_header_names_its_variables_in_chromium(tmp_path):
+  """A kernel with a symbolic size: its header in the Kernels tab says the variable and its value in the last run; a
+  kernel without one has no such line."""
+  from lazynb import Tensor, Variable
+  from lazynb.trace import capture
+  with capture(rewrites=False) as tr:
+    (Tensor.ones(10, 4).contiguous().shrink(((0, Variable("i", 1, 10).bind(3)), (0, 4))) * 2).realize()
+  doc = json.loads(json.dumps(tr.to_json()))
+  sym = next(k for k in doc["kernels"] if k["vars"])
+  assert sym["vars"] == ["i"] and sym["var_vals"] == {"i": 3}
+  page = tmp_path / "vars.html"
+  page.write_text(viz.page(doc))
+  with _page(page) as (pg, errors):
+    pg.wait_for_selector(".lz-trace .lz-sched-row")
+    for i, s in enumerate(doc["schedule"]):
+      if s["kernel"] is None: continue
+      pg.locator(".lz-sched-row").nth(i).click()
+      k = next(k for k in doc["kernels"] if k["id"] == s["kernel"])
+      pg.locator(".lz-source .lz-line", has_text=k["name"]).first.wait_for()
+      shown = pg.locator(".lz-vars").all_inner_texts()
+      assert shown == (["variables: i=3 (int arguments: one compiled kernel serves every value)"] if k["vars"] else []), (k["name"], shown)
+    assert errors == []
+
 def test_script_goes_with_the_first_output_and_stays_with_its_cell(monkeypatch):
   """The view's script is in one output per kernel session: the first, and that cell's later outputs (a re-run cell must
   not take the script out of the notebook); Colab, one frame per output, gets it every time."""

@@ -132,11 +132,22 @@ export class KernelView {
       .join(' \u00b7 ');
     const yours = kernelStagesLine(k);
     const ref = k.reference;
+    const vals = new Map(k.varVals);
+    const vars = k.vars
+      .map(n => `${n}=${vals.has(n) ? vals.get(n) : '?'}`)
+      .join(', ');
     setChildren(
       this.header,
       kernelName(k),
       h('span', { cls: 'lz-dim' }, `  ${stats.join(' \u00b7 ')}`),
       stages ? h('div', { cls: 'lz-small lz-dim' }, `stages: ${stages}`) : null,
+      vars
+        ? h(
+            'div',
+            { cls: 'lz-small lz-vars' },
+            `variables: ${vars} (int arguments: one compiled kernel serves every value)`
+          )
+        : null,
       yours
         ? h(
             'div',

@@ -105,6 +105,9 @@ export interface IKernel {
   graph: string | null;
   loweredGraph: string | null;
   timings: [string, number][];
+  /** the kernel's int arguments (symbolic sizes) and each one's value in its last run */
+  vars: string[];
+  varVals: [string, number][];
   /** the code stages a learner's function ran for this kernel */
   replaced: string[];
   reference: IStageReference | null;
@@ -349,6 +352,10 @@ function readKernel(x: unknown, i: number): IKernel {
     graph: strOrNull(k.graph),
     loweredGraph: strOrNull(k.lowered_graph),
     timings: Object.entries(obj(k.timings)).map(
+      ([n, v]) => [n, num(v)] as [string, number]
+    ),
+    vars: arr(k.vars).map(v => str(v)),
+    varVals: Object.entries(obj(k.var_vals)).map(
       ([n, v]) => [n, num(v)] as [string, number]
     ),
     replaced: arr(k.replaced).map(v => str(v)),
