@@ -197,6 +197,27 @@ def test_the_simplify_check_names_a_rewrite_that_changes_a_value_and_where():
   right = PatternMatcher([(UPat.var("x", dtypes.index) % UPat.cvar("c"), lambda x, c: x if x.vmin >= 0 and x.vmax < c.arg else None)])
   assert build.wrong_rewrite(lambda s: graph_rewrite(s, right), UOp.sink((g + 1) % 4, g % 4)) is None
 
+@pytest.mark.parametrize("cores", [1, 2])
+def test_the_threaded_optimize_stage_gives_thread_axes_on_any_machine_and_numpys_values(cores, monkeypatch):
+  """b01.launch grades a load stage on kernels split over thread ids: `threaded` must split them also where the CPU renderer
+  has no threads (one core), leave that renderer as it was, and the split kernels must still give numpy's values."""
+  from lazynb import Context, Device
+  from lazynb.codegen.kernel import AxisType
+  r = Device["CPU"].renderer
+  monkeypatch.setattr(r, "has_threads", cores > 1)
+  a = np.arange(24, dtype=np.float32).reshape(6, 4)
+  ast = [si for si in (Tensor(a) * 2).sum(axis=1).schedule() if si.kind == "kernel"][0].ast
+  k = build.threaded(ast, r)
+  assert k.axis_types[0] is AxisType.THREAD and k.full_shape[0] == 3 and r.has_threads == (cores > 1)
+  sizes = []
+  def spy_load(device, name, lib):
+    prog = pipeline.reference("load")(device, name, lib)
+    return lambda *bufs, **kw: sizes.append(kw["global_size"][0]) or prog(*bufs, **kw)
+  with Context(NOOPT=1), pipeline.use("optimize", build.threaded), pipeline.use("load", spy_load):
+    got = [(Tensor(a) * 2).sum(axis=1).numpy(), (Tensor(a.ravel()[:7]) + 1).numpy(), Tensor(a).sum().numpy()]
+  for g, w in zip(got, [(a * 2).sum(axis=1), a.ravel()[:7] + 1, a.sum()]): np.testing.assert_allclose(g, w)
+  assert sizes == [3, 1, 1]  # 6 rows: 3 ids; 7 values (a prime) and a full sum: no thread axis
+
 def test_the_recorded_full_capstone_run_is_of_the_current_notebook_and_passed():
   """notebooks/runs/b10_capstone.full.ipynb (tools/record_run.py --solved): the capstone at full size on every part's
   reference solution. Its code is the notebook's as it is now, it reached its accuracy, and every part regraded."""

@@ -442,7 +442,7 @@ wrong("07.beat_heuristic", "the heuristic's own opts", "must be at least", _heur
 # everywhere, so the alternative keeps the heuristic's tile and drops only what costs more than it saves here, the threads)
 right("07.beat_heuristic", "the heuristic's opts without its threads", lambda: [o for o in _heuristic_opts() if o.op is not OptOps.THREAD])
 
-# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b02.render, b03.linearize, b04.simplify
+# ---------------------------------------------------------------- the build track: b01.compile, b01.load, b01.launch, b02.render, b03.linearize, b04.simplify
 
 def _solution(stem):
   """A fresh copy of the reference solution's module (a wrong answer may change its tables without touching another's)."""
@@ -502,6 +502,41 @@ def _so_file(lib):
   return f.name
 right("b01.load", "keeps the library file, passes pointers with from_buffer", _load_with(
   lambda fxn, bufs, vals: fxn(*[ctypes.cast((ctypes.c_char * b.nbytes).from_buffer(b), ctypes.c_void_p) for b in bufs], *map(ctypes.c_int, vals))))
+
+def _grid_load_with(launch):
+  """The reference grid load, with the kernel launched by launch(fxn, args, ids, vals): args are the buffers' pointers, ids
+  is global_size[0], vals the variables' values (not yet in args)."""
+  def my_grid_load(device, name, lib):
+    fxn = getattr(ctypes.CDLL(_so_file(lib)), name)
+    def program(*bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
+      launch(fxn, [ctypes.c_void_p(b.ctypes.data) for b in bufs], global_size[0], [ctypes.c_int(v) for v in vals])
+      return 0.0
+    return program
+  return my_grid_load
+def _each_id(ids):
+  """A launch calling the kernel once with no id when there is no thread axis, else once per id in ids(n)."""
+  def launch(fxn, args, n, vals):
+    if n == 1: fxn(*args, *vals)
+    else:
+      for t in ids(n): fxn(*args, *vals, ctypes.c_int(t))
+  return launch
+wrong("b01.launch", "calls the kernel once (the answer to b01.load)", "the kernel ran once", lambda device, name, lib: _solution("b01_runtime").my_load(device, name, lib))
+wrong("b01.launch", "thread ids 1..n", "thread ids start at 0", _grid_load_with(_each_id(lambda n: range(1, n + 1))))
+wrong("b01.launch", "a fixed count of ids (4), whatever global_size says", "range(global_size[0])", _grid_load_with(_each_id(lambda n: range(4))))
+wrong("b01.launch", "drops the variables' values", "was not 1234",
+      _grid_load_with(lambda fxn, args, n, vals: [fxn(*args, ctypes.c_int(t)) for t in range(n)]))
+wrong("b01.launch", "the thread id before the variables' values", "was not 1234",
+      _grid_load_with(lambda fxn, args, n, vals: [fxn(*args, ctypes.c_int(t), *vals) for t in range(n)]))
+def _probe_only(device, name, lib):
+  """Launches every id for a kernel named probe, and every other kernel once with id 0: what only the corpus can catch."""
+  if name == "probe": return _solution("b01_runtime").my_grid_load(device, name, lib)
+  return _grid_load_with(lambda fxn, args, n, vals: fxn(*args, *vals, ctypes.c_int(0)))(device, name, lib)
+wrong("b01.launch", "launches over the grid for the probe kernel only", "differs", _probe_only)
+def _pooled(fxn, args, n, vals):
+  from concurrent.futures import ThreadPoolExecutor
+  if n == 1: return fxn(*args, *vals)
+  with ThreadPoolExecutor(n) as pool: list(pool.map(lambda t: fxn(*args, *vals, ctypes.c_int(t)), range(n)))
+right("b01.launch", "the ids on a thread pool", _grid_load_with(_pooled))
 
 def _render_edit(edit):
   """The reference renderer with its C text changed by edit(src)."""

@@ -10,7 +10,9 @@ it as a file, and from then on runs the course on it.
     assemble()                       the kept stages in one file, my_compiler.py: the compiler you wrote, in pipeline order
 
 The build track runs with NOOPT=1: kernels are plain loops (no vector lanes, no threads), which is what the stages
-you write here handle; the one opt you write (Build 9, an UNROLL of a reduce loop) keeps them plain loops. The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
+you write here handle; the one opt you write (Build 9, an UNROLL of a reduce loop) keeps them plain loops. One exercise
+(b01.launch) grades a load stage on kernels split over thread ids (`threaded`), which it must launch once per id.
+The folder is ./my_compiler unless LAZYNB_BUILD_DIR names another.
 """
 from __future__ import annotations
 import ast, collections, contextlib, functools, linecache, math, os, pathlib, subprocess, sys, tempfile
@@ -150,7 +152,8 @@ def assemble(path: str | os.PathLike | None = None) -> pathlib.Path:
 STAGE_OF: dict[str, str] = {}  # exercise key -> the stage (or other part) a pass keeps
 
 def regrade(name: str, obj) -> tuple[bool, str]:
-  """Your kept `name` graded again by the exercise that kept it: (passed?, message)."""
+  """Your kept `name` graded again by the exercise that kept it: (passed?, message). Where two exercises keep the same
+  part (b01.load, then b01.launch: both the load stage), the first grades it: what mine() needs (NOOPT=1, no threads)."""
   from lazynb.notebook.exercise import run
   return run(next(k for k, v in STAGE_OF.items() if v == name), obj)
 
@@ -227,6 +230,69 @@ def _(my_compile):
 @stage_exercise("b01.load", "load")
 def _(my_load):
   with pipeline.use("compile", shared_library): grade("load", my_load, extra=tuple(symbolic_programs()))
+
+# ---------------------------------------------------------------- b01.launch: a load stage that launches over the grid
+def threaded(ast, renderer, opts=None):
+  """An optimize stage that gives kernels a THREAD axis on every machine: lazynb's own (plain loops under NOOPT=1), then
+  the outer loop split over 4, 3 or 2 thread ids (the first that divides it; a kernel with no concrete outer loop stays
+  plain). lazynb's own heuristic threads only big kernels, by the machine's cores; this one is the same everywhere."""
+  import copy
+  from lazynb.codegen.kernel import Opt, OptOps, AxisType, KernelOptError
+  if opts is None and getattr(type(renderer), "has_threads", False) and not renderer.has_threads:  # one core: C still takes an id
+    renderer = copy.copy(renderer)
+    renderer.has_threads = True
+  k = pipeline.reference("optimize")(ast, renderer, opts)
+  if opts is not None or not k.full_shape or k.axis_types[0] is not AxisType.GLOBAL or k.is_sym(0): return k
+  for t in (4, 3, 2):
+    if k.full_shape[0] % t == 0:
+      try: k.apply_opt(Opt(OptOps.THREAD, 0, t))
+      except KernelOptError: continue
+      break
+  return k
+
+LAUNCH_PROBE = """void probe(int* restrict data0, int* restrict data1, const int n, const int tidx0) {
+  if (n != 1234) data1[0] += 1;
+  if (tidx0 < 0 || tidx0 >= 16) { data0[16] += 1; return; }
+  data0[tidx0] += 1;
+}
+"""
+
+def _launch_said(program, g: int) -> None:
+  """Launch the probe kernel (it counts the thread ids it is called with) over global_size (g, 1, 1): a Fail saying how the
+  launch went wrong, if it did."""
+  import numpy as np
+  counts, flags = np.zeros(17 * 4, np.uint8), np.zeros(4, np.uint8)
+  program(counts, flags, global_size=(g, 1, 1), local_size=(1, 1, 1), vals=(1234,), wait=True)
+  ids, bad_id, bad_n = counts.view(np.int32)[:16], int(counts.view(np.int32)[16]), int(flags.view(np.int32)[0])
+  launch = f"launched with global_size=({g}, 1, 1) and vals=(1234,)"
+  seen = [i for i in range(16) for _ in range(ids[i])]
+  runs = len(seen) + bad_id  # every call counts once, whatever its id
+  need(runs > 0, f"{launch}, the kernel never ran: call it once per thread id.")
+  need(runs > 1, f"{launch}, the kernel ran once: a kernel with a thread axis runs once per thread id, 0 to global_size[0] - 1 "
+                 f"(here {g} times), with the id as its last argument, a c_int after the buffers and the vals.")
+  need(bad_n == 0, f"{launch}, the kernel's variable was not 1234: pass each of vals as a c_int right after the buffers, "
+                   "and the thread id after them, last.")
+  if seen == list(range(g)) and bad_id == 0: return
+  said = f"the kernel ran {runs} times" + (f", with the ids {', '.join(map(str, seen))}" if seen else "") + \
+         (f" and {plural(bad_id, 'time')} with an id outside 0..15 or none" if bad_id else "")
+  if seen == list(range(1, g + 1)): said += ": thread ids start at 0"
+  raise Fail(f"{launch}, {said}. It must run once per id {', '.join(map(str, range(g)))}, each exactly once: the ids are range(global_size[0]).")
+
+@stage_exercise("b01.launch", "load")
+def _(my_load):
+  """A load stage whose programs launch a kernel with a thread axis once per id: first a probe kernel that counts the ids
+  it runs with (over two grid sizes: a fixed count cannot fit both), then the corpus with every kernel it can split over
+  threads split (and the symbolic programs: vals and an id together). A kernel reduces its id modulo the thread count, so
+  ids off by one still compute every value: only the probe can see them."""
+  need(callable(my_load), f"the load stage must be a function taking {pipeline.stage('load').takes}; got {type(my_load).__name__}.")
+  program = my_load("CPU", "probe", shared_library("CPU", LAUNCH_PROBE))
+  need(callable(program), f"my_load returned a {type(program).__name__}: it must return a program, a function that launches the kernel.")
+  for g in (3, 5): _launch_said(program, g)
+  with pipeline.use("compile", shared_library), pipeline.use("optimize", threaded):
+    try: grade("load", my_load, extra=tuple(symbolic_programs()))
+    except Fail as e:
+      raise Fail(f"{e}\n  (these kernels have a thread axis where they can: each thread id computes its share of the output, so values "
+                 "that are wrong or NaN, the poison of memory never written, mean ids that did not run or ran the wrong way)") from None
 
 @stage_exercise("b02.render", "render")
 def _(my_render):

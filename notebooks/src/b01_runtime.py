@@ -97,7 +97,7 @@ check("b01.compile", my_compile)
 # - The program is called as `program(*bufs, global_size=..., local_size=..., vals=..., wait=...)`. Each buffer is
 #   a numpy array (of bytes); C wants its address: `ctypes.c_void_p(buf.ctypes.data)`. Each value in `vals` is an
 #   `int` for one variable: pass it as `ctypes.c_int(v)`, after the buffers. The sizes are for devices that launch a
-#   grid (a GPU); this kernel loops over everything itself, so call it once.
+#   grid (a GPU); this kernel loops over everything itself, so call it once (Exercise 3 launches kernels that do not).
 # - It returns the seconds the call took (`time.perf_counter()` before and after).
 
 # %%
@@ -113,9 +113,71 @@ def my_load(device, name, lib):
 check("b01.load", my_load)
 
 # %% [markdown]
+# ## Launching over a grid
+#
+# Under `NOOPT=1` a kernel is one call that loops over everything. lazynb's optimizer can also split a kernel's outer
+# loop over CPU threads (a **THREAD axis**, Part 7): the kernel then does one share of the work per call, and the
+# program must call it once per share, each time with another **thread id**. A GPU launches a grid of ids the same way.
+#
+# `threaded` (from `lazynb.notebook.build`) is an optimize stage that gives every kernel it can a THREAD axis of 4, 3 or
+# 2 ids, the same on every machine. Spying on compile and load shows what such a kernel looks like, and how it is
+# launched:
+
+# %%
+from lazynb.notebook.build import threaded
+sources.clear()
+launches = []
+def spy_load(device, name, lib):
+  program = pipeline.reference("load")(device, name, lib)
+  def spied(*bufs, **sizes):
+    launches.append((name, sizes["global_size"], tuple(sizes.get("vals", ()))))
+    return program(*bufs, **sizes)
+  return spied
+
+with Context(NOOPT=1), pipeline.use("optimize", threaded), pipeline.use("compile", spy_compile), pipeline.use("load", spy_load):
+  rows = (Tensor(np.arange(12, dtype=np.float32).reshape(4, 3)) * 2 + 1).sum(axis=1).numpy()
+print(rows)
+print("launched (name, global_size, vals):", launches, "\n")
+print(sources[0])
+assert launches[0][1][0] == 4 and "tidx0" in sources[0] and np.allclose(rows, [9, 27, 45, 63])
+
+# %% [markdown]
+# The function takes one more argument, last: `tidx0_arg`, the thread id, an `int` after the buffers (and after the
+# variables' values, when there are any). This kernel sums row `tidx0` of the four; `global_size=(4, 1, 1)` says there
+# are 4 ids, 0 to 3. The kernel takes its id modulo 4 (a known range helps the C compiler), so a wrong id does not write
+# outside the output: it computes a row twice and leaves another unwritten. (`lz_chk` is one more buffer: lazynb
+# compiles a kernel made by a replaced code stage with bounds checks, and records there any access outside a buffer.
+# Your program passes it like the others; the lines `if (!(...)) { lz_oob(...); return; }` are those checks.)
+#
+# ## Exercise 3: launch over the grid
+#
+# `my_grid_load(device, name, lib)` is your `my_load` (copy it), with a program that launches over the grid:
+#
+# - `global_size[0] == 1`: no thread axis, the kernel loops over everything: call it once, as before;
+# - otherwise call it once per thread id `0, 1, ..., global_size[0] - 1`, the id as a `ctypes.c_int` after the
+#   buffers and the values of `vals`. One call after another is fine. (lazynb's own runtime calls them on a
+#   `concurrent.futures.ThreadPoolExecutor`: ctypes lets go of Python's lock during a call, so they run on
+#   separate cores. Optional.)
+#
+# The check first launches a probe kernel that counts the ids it is called with, then grades you on the corpus with
+# `threaded` kernels. When it passes, `my_compiler/load.py` holds this load in place of your first: it runs both kinds.
+
+# %%
+# EXERCISE b01.launch
+import ctypes, os, tempfile, time
+
+def my_grid_load(device, name, lib):
+  """my_load, whose program runs a kernel with a thread axis (global_size[0] > 1) once per thread id, the id a c_int
+  after the buffers and the vals; with global_size[0] == 1 it calls the kernel once, as before."""
+  raise NotImplementedError  # YOUR CODE
+
+# %%
+check("b01.launch", my_grid_load)
+
+# %% [markdown]
 # ## Your runtime, running the course
 #
-# Both stages passed? Then they were kept (`my_compiler/compile.py` and `my_compiler/load.py`), and `with mine():`
+# Your stages passed? Then they were kept (`my_compiler/compile.py` and `my_compiler/load.py`), and `with mine():`
 # runs on them. The `%%tinygrad` view below says at the top which stages were yours; the Kernels tab shows the
 # kernels your runtime compiled and ran. (With nothing kept yet, the block says so and runs on lazynb's own.)
 
