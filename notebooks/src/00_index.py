@@ -49,7 +49,7 @@
 # | notebook | what you write |
 # |---|---|
 # | [b00_graph](b00_graph.ipynb) | the UOp graph: a hash-consing node constructor and a toposort, which then orders every kernel the linearize stage walks |
-# | [b01_runtime](b01_runtime.ipynb) | the compile and load stages: C source to a shared library, a library to a program ctypes runs |
+# | [b01_runtime](b01_runtime.ipynb) | the compile and load stages: C source to a shared library, a library to a program ctypes runs, launched once per thread id over a grid |
 # | [b02_renderer](b02_renderer.ipynb) | the render stage: a kernel's UOps to C, for elementwise, reduce, movement, matmul and conv kernels |
 # | [b03_linearize](b03_linearize.ipynb) | the linearize stage: a kernel's graph to a list in execution order (loops closed by ENDRANGE, the reduce as an accumulator) |
 # | [b04_simplify](b04_simplify.ipynb) | the simplify stage: rewrite rules (UPat, PatternMatcher, graph_rewrite) that fold index math with each UOp's bounds |

@@ -20,7 +20,8 @@
 #    `with mine():` runs anything on every stage you have kept. The last build notebook trains MNIST that way.
 #
 # The build track runs with `NOOPT=1`: kernels are plain loops, with no vector lanes and no threads. That keeps
-# the stages you write small; Part 7 shows what the optimizations add.
+# the stages you write small; Part 7 shows what the optimizations add. (Exercise 3 below is the one exception: a
+# runtime that launches kernels split over threads.)
 #
 # This notebook starts at the end of the pipeline: **compile** (C source to a binary) and **load** (a binary to
 # something you can call). Project 7 built a device whose "binary" was Python; here it is real machine code.
