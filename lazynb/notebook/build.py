@@ -269,11 +269,11 @@ def _launch_said(program, g: int) -> None:
   runs = len(seen) + bad_id  # every call counts once, whatever its id
   need(runs > 0, f"{launch}, the kernel never ran: call it once per thread id.")
   need(runs > 1, f"{launch}, the kernel ran once: a kernel with a thread axis runs once per thread id, 0 to global_size[0] - 1 "
-                 f"(here {g} times), with the id as its last argument, a c_int after the buffers and the vals.")
+                 f"(here {plural(g, 'time')}), with the id as its last argument, a c_int after the buffers and the vals.")
   need(bad_n == 0, f"{launch}, the kernel's variable was not 1234: pass each of vals as a c_int right after the buffers, "
                    "and the thread id after them, last.")
   if seen == list(range(g)) and bad_id == 0: return
-  said = f"the kernel ran {runs} times" + (f", with the ids {', '.join(map(str, seen))}" if seen else "") + \
+  said = f"the kernel ran {plural(runs, 'time')}" + (f", with the ids {', '.join(map(str, seen))}" if seen else "") + \
          (f" and {plural(bad_id, 'time')} with an id outside 0..15 or none" if bad_id else "")
   if seen == list(range(1, g + 1)): said += ": thread ids start at 0"
   raise Fail(f"{launch}, {said}. It must run once per id {', '.join(map(str, range(g)))}, each exactly once: the ids are range(global_size[0]).")
