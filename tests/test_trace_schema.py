@@ -52,6 +52,20 @@ def test_real_traces_validate(docs):
   assert any(isinstance(x, str) for k in docs["_symbolic"]["kernels"] for x in k["global_size"] + k["full_shape"]), "a symbolic size"
   assert docs["_matmul"]["rewrites"] and docs["_matmul"]["kernels"][0]["uops"]
 
+def test_output_stubs_validate_and_drift_fails(docs):
+  """The stub an output's trace entry holds (lazynb.viz.stub: the document itself is in the text/html) is in the schema
+  too ($defs/Stub): real ones validate, with and without an error and a `show`; an extra or a missing field fails."""
+  from lazynb.viz import stub
+  stubs = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/Stub"})
+  def errs(d) -> list[str]: return [e.message for e in stubs.iter_errors(d)]
+  for name, doc in docs.items():
+    for d in (doc, dict(doc, show=["kernels"])): assert errs(stub(d)) == [], name
+  for change in (lambda d: d.update(extra=1), lambda d: d["kernels"][0].update(source="..."), lambda d: d["kernels"][0].pop("time_s"),
+                 lambda d: d.update(payload="application/json"), lambda d: d.pop("timing")):
+    d = stub(docs["_matmul"])
+    change(d)
+    assert errs(d), change
+
 def test_schema_rejects_drift(docs):
   """A field the schema does not know, a wrong type or a missing field fails: the schema is the one description."""
   for change in (lambda d: d["kernels"][0].update(new_field=1), lambda d: d["kernels"][0].update(source=3),
