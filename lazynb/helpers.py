@@ -63,6 +63,13 @@ CHECK = ContextVar("LAZYNB_CHECK", 0)
 POISON = ContextVar("LAZYNB_POISON", 0)
 # 0: TinyJit calls its function plainly every time (nothing captured, jit_cache empty), as tinygrad's JIT=0
 JIT = ContextVar("JIT", 1)
+# tinygrad 0.10's scheduler switches, accepted so its code and tests that set them run (docs/compat.md). lazynb's schedule
+# is the same for every value: it always computes an arange inside the kernel that reads it (FUSE_ARANGE=1's effect, so
+# that is the value it reports); it has no reduce grouping, expand realizing or conv-backward switch to turn
+# (DONT_GROUP_REDUCES, DONT_REALIZE_EXPAND, FUSE_CONV_BW); it keeps no rewrite-match statistics (TRACK_MATCH_STATS)
+FUSE_ARANGE, FUSE_CONV_BW = ContextVar("FUSE_ARANGE", 1), ContextVar("FUSE_CONV_BW", 0)
+DONT_GROUP_REDUCES, DONT_REALIZE_EXPAND, TRACK_MATCH_STATS = ContextVar("DONT_GROUP_REDUCES", 0), ContextVar("DONT_REALIZE_EXPAND", 0), \
+  ContextVar("TRACK_MATCH_STATS", 0)
 
 class Nesting:
   """A block that can nest: `with n:` ... inside any of them `bool(n)` is True (trace.muted, BEAM's quiet compiler)."""

@@ -451,3 +451,23 @@ def test_a_decision_that_leaves_out_a_node_lazynb_needs_is_an_error_that_names_i
   with kernel_boundaries(lambda g: {a.uop.base}), pytest.raises(BoundaryError, match="in memory already"): (a + 1).realize()
   with kernel_boundaries(lambda g: ["x"]), pytest.raises(BoundaryError, match="must return a set of UOps"): (a + 1).realize()
   with kernel_boundaries(lambda g: set()), pytest.raises(BoundaryError, match="leaves the output ADD"): (a + 1).realize()
+
+TINYGRAD_SWITCHES = {"FUSE_ARANGE": (0, 1), "FUSE_CONV_BW": (0, 1), "DONT_GROUP_REDUCES": (0, 1), "DONT_REALIZE_EXPAND": (0, 1),
+                     "TRACK_MATCH_STATS": (0, 1, 2)}
+
+@pytest.mark.parametrize("name", sorted(TINYGRAD_SWITCHES))
+def test_tinygrads_scheduler_switches_are_accepted_and_change_nothing(name):
+  """tinygrad 0.10's code and tests set these in `Context`; lazynb accepts them (docs/compat.md) and, having no such
+  switch, schedules the same kernels for every value: an indexing gather (arange), a parallel reduce, argmax."""
+  x, idx = Tensor(np.arange(20, dtype=np.float32).reshape(4, 5)).realize(), Tensor([3, 0, 2]).realize()
+  progs = {"gather": lambda: x[idx], "two sums": lambda: x.sum(0) + x.sum(1).reshape(4, 1).expand(4, 5).sum(0), "argmax": lambda: x.argmax(0)}
+  want = {"gather": x.numpy()[[3, 0, 2]], "two sums": x.numpy().sum(0) + x.numpy().sum(1).sum(0), "argmax": x.numpy().argmax(0)}
+  base = {k: n_kernels(f()) for k, f in progs.items()}
+  for v in TINYGRAD_SWITCHES[name]:
+    with Context(**{name: v}):
+      for k, f in progs.items():
+        assert n_kernels(f()) == base[k], (name, v, k)
+        np.testing.assert_allclose(f().numpy(), want[k])
+
+def test_context_refuses_an_unknown_setting():
+  with pytest.raises(KeyError, match="unknown setting 'FUSE_ARANGEE'"): Context(FUSE_ARANGEE=1)
