@@ -150,3 +150,15 @@ def test_jit_misuse_is_what_tinygrad_raises():
   with pytest.raises(AssertionError, match="inputs changed"): add(Tensor.ones(5), Tensor.ones(5))
   x = Tensor.ones(4).realize()
   with pytest.raises(AssertionError, match="shares its memory"): TinyJit(lambda a, b: (a + b).realize())(x, x)
+
+@pytest.mark.parametrize("update", [True, False])
+def test_exec_item_run_counts_only_when_asked(update):
+  """tinygrad's tests run lowered items with `ei.run(do_update_stats=...)`: with False the kernel still runs (the value is
+  there) and GlobalCounters stay as they were; with True they count it."""
+  x = Tensor(np.arange(8, dtype=np.float32)).realize()
+  y = x * 3 + 1
+  (si,) = [si for si in y.schedule() if si.kind == "kernel"]
+  GlobalCounters.reset()
+  lower_schedule_item(si).run(wait=True, do_update_stats=update)
+  assert (GlobalCounters.kernel_count, GlobalCounters.global_ops > 0) == ((1, True) if update else (0, False))
+  np.testing.assert_allclose(y.numpy(), np.arange(8) * 3 + 1)

@@ -161,7 +161,12 @@ class ExecItem:
   def __init__(self, si: ScheduleItem):
     self.si, self.bufs = si, list(si.bufs)
     self.prg = get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
-  def run(self) -> float: return exec_item(self.si)
+  def run(self, *, wait: bool = False, do_update_stats: bool = True) -> float:
+    """Run it; the time it took. lazynb always waits for the device; do_update_stats=False leaves GlobalCounters as they were."""
+    before = (GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s, GlobalCounters.kernel_count)
+    t = exec_item(self.si)
+    if not do_update_stats: GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s, GlobalCounters.kernel_count = before
+    return t
 
 def lower_schedule_item(si: ScheduleItem) -> ExecItem:
   """One schedule item made ready to run (tinygrad 0.10's name; lower_schedule does a list and compiles its kernels in one batch)."""
