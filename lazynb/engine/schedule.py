@@ -118,7 +118,13 @@ def _fold_movement(x: UOp) -> UOp | None:
   if (c := const_of(x.src[0])) is None or x.op is Ops.PAD and c.arg != 0: return None  # padding adds zeros
   return const_view(c, x.dtype, c.arg, unwrap(x.shape))
 
+def _fold_empty(x: UOp) -> UOp | None:
+  """A value with no elements (a 0 in its shape) has nothing to compute: a constant of its shape, no kernel."""
+  return x.const_like(0) if isinstance(x.size, int) and x.size == 0 and const_of(x) is None else None
+
 fold_consts = PatternMatcher([
+  # (computing ops only: a view of a buffer stays one, an assign's target is such a view)
+  (UPat(GroupOp.ALU | {Ops.CAST, Ops.REDUCE_AXIS}, name="x"), _fold_empty),
   (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), _fold_alu),
   (UPat(Ops.REDUCE_AXIS, name="x"), _fold_reduce),
   (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
