@@ -1,7 +1,8 @@
 """Data types and the promotion rules between them.
 
 The types are tinygrad 0.10's: bool, the signed ints char/short/int/long (int8..int64), the unsigned uchar/ushort/
-uint/ulong (uint8..uint64), and half, bfloat16, float, double. Promotion follows tinygrad's lattice (see _PARENTS):
+uint/ulong (uint8..uint64), and half, bfloat16, float, double; the 8-bit floats fp8e4m3 and fp8e5m2 are known (their
+names, promotion and host-side conversions, float_to_fp8/fp8_to_float) but no kernel computes in them yet. Promotion follows tinygrad's lattice (see _PARENTS):
 it agrees with numpy except that an int meeting a float gives that float (numpy may widen to float64), int64 meeting
 uint64 gives half (the lowest type above both; numpy: float64), and bfloat16 (not in numpy) meets ints as half does.
 Python scalars are "weak": `int_tensor * 2.5` is the default float, `half_tensor * 2.5` stays half.
@@ -52,6 +53,8 @@ class dtypes:
   uint32 = DType(6, 4, "uint", "I")
   int64 = DType(7, 8, "long", "q")
   uint64 = DType(8, 8, "ulong", "Q")
+  fp8e4m3 = DType(9, 1, "float8_e4m3", None)  # 4 exponent bits, 3 mantissa bits, no inf (NVIDIA's e4m3fn)
+  fp8e5m2 = DType(10, 1, "float8_e5m2", None)  # 5 exponent bits, 2 mantissa bits, with inf (IEEE-like)
   float16 = DType(11, 2, "half", "e")
   bfloat16 = DType(12, 2, "bfloat16", None)
   float32 = DType(13, 4, "float", "f")
@@ -60,6 +63,11 @@ class dtypes:
   char, uchar, short, ushort, int, uint, long, ulong = int8, uint8, int16, uint16, int32, uint32, int64, uint64
   half, float, double = float16, float32, float64
   default_float: DType = float32
+  fp8s = (fp8e4m3, fp8e5m2)
+  floats = fp8s + (float16, bfloat16, float32, float64)
+  uints = (uint8, uint16, uint32, uint64)
+  sints = (int8, int16, int32, int64)
+  ints = uints + sints
   default_int: DType = int32
   # index arithmetic inside kernels: exact (64-bit) while rewriting; a renderer writes it as `int` when every
   # index of the kernel fits in 32 bits, else as a 64-bit type
@@ -110,18 +118,18 @@ class dtypes:
   def finfo(d: DType) -> tuple[builtins.int, builtins.int]:
     """(exponent bits, mantissa bits) of a float dtype."""
     if not dtypes.is_float(d): raise ValueError(f"{d} is not a floating point type")
-    return {"half": (5, 10), "bfloat16": (8, 7), "float": (8, 23), "double": (11, 52)}[d.name]
+    return {"float8_e4m3": (4, 3), "float8_e5m2": (5, 2), "half": (5, 10), "bfloat16": (8, 7), "float": (8, 23), "double": (11, 52)}[d.name]
 
 def _too_big(x):
   raise OverflowError(f"{x} does not fit in a 64-bit integer")
 
-_FLOAT_NAMES = frozenset({"half", "bfloat16", "float", "double"})
+_FLOAT_NAMES = frozenset({"float8_e4m3", "float8_e5m2", "half", "bfloat16", "float", "double"})
 _INT_NAMES = frozenset({"char", "uint8", "short", "ushort", "int", "uint", "long", "ulong", "index"})
 _UNSIGNED = frozenset({dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64})
 _TO_NP = {"bool": np.bool_, "char": np.int8, "uint8": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
           "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16, "float": np.float32, "double": np.float64}
 _FIELDS = {n: getattr(dtypes, n) for n in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
-           "bfloat16", "float32", "float64", "half", "float", "double", "uchar", "ushort", "uint", "ulong", "char", "short", "int", "long")}
+           "bfloat16", "float32", "float64", "half", "float", "double", "fp8e4m3", "fp8e5m2", "uchar", "ushort", "uint", "ulong", "char", "short", "int", "long")}
 _BY_NAME = _FIELDS | {d.name: d for d in _FIELDS.values()} | {"index": dtypes.index}
 
 if (_env := os.environ.get("DEFAULT_FLOAT", "")):
@@ -144,24 +152,31 @@ def to_dtype(x) -> DType:
     raise UnknownDTypeError(f"unknown dtype {x!r}; supported: {sorted(_BY_NAME)}")
   return dtypes.from_np(x)
 
+def fp8_unsupported(d: DType) -> UnsupportedDTypeError:
+  return UnsupportedDTypeError(f"lazynb's kernels do not compute in {d} yet; keep the tensor in half or bfloat16, or convert values on "
+                               "the host with lazynb.dtype.float_to_fp8 / fp8_to_float")
+
 def np_storage(d: DType):
-  """The numpy type that holds d's bits in memory (bfloat16: uint16)."""
-  return np.uint16 if d is dtypes.bfloat16 else d.np
+  """The numpy type that holds d's bits in memory (bfloat16: uint16, the fp8s: uint8)."""
+  return np.uint16 if d is dtypes.bfloat16 else np.uint8 if d in dtypes.fp8s else d.np
 
 def to_storage(arr, d: DType) -> np.ndarray:
   """Values as d's in-memory bits. bfloat16 rounds float32 to the nearest even 16-bit value (NaN stays a quiet NaN)."""
+  if d in dtypes.fp8s: return np.vectorize(lambda x: float_to_fp8(x, d), otypes=[np.uint8])(np.asarray(arr, dtype=np.float64))
   if d is not dtypes.bfloat16: return np.asarray(arr).astype(d.np)
   with np.errstate(over="ignore", invalid="ignore"): u = np.asarray(arr, dtype=np.float32).view(np.uint32).astype(np.uint64)
   rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16
   return np.where((u & 0x7fffffff) > 0x7f800000, (u >> 16) | 0x40, rounded).astype(np.uint16)
 
 def from_storage(arr: np.ndarray, d: DType) -> np.ndarray:
-  """d's in-memory bits as numpy values (bfloat16 -> float32)."""
+  """d's in-memory bits as numpy values (bfloat16 and the fp8s -> float32)."""
+  if d in dtypes.fp8s: return np.array([fp8_to_float(b, d) for b in range(256)], np.float32)[arr.astype(np.uint8)]
   return (arr.astype(np.uint32) << 16).view(np.float32) if d is dtypes.bfloat16 else arr
 
 # the promotion lattice: each type and the types it can widen to directly
 _PARENTS = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32],
             dtypes.int32: [dtypes.int64], dtypes.int64: [dtypes.float16, dtypes.bfloat16],
+            dtypes.fp8e4m3: [dtypes.float16, dtypes.bfloat16], dtypes.fp8e5m2: [dtypes.float16, dtypes.bfloat16],
             dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
             dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16, dtypes.bfloat16],
             dtypes.float16: [dtypes.float32], dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64], dtypes.float64: []}
@@ -188,6 +203,38 @@ def truncate_bf16(x) -> float:
   if abs(float(x)) > 3.3895313892515355e38: return math.copysign(math.inf, float(x))  # the largest finite bfloat16
   return float(np.array(np.array(f).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32))
 
+# fp8 <-> float on the host. Rounding is to the nearest value, ties to even (as ml_dtypes and CUDA's cvt); a value
+# beyond the largest finite one, infinities included, saturates to it (CUDA's __NV_SATFINITE, what tinygrad does);
+# NaN keeps its sign and becomes the type's NaN code (e4m3: 0x7f, e5m2: 0x7e).
+# (exponent bias, mantissa bits, largest finite value, its code, NaN's code)
+_FP8 = {"float8_e4m3": (7, 3, 448.0, 0x7e, 0x7f), "float8_e5m2": (15, 2, 57344.0, 0x7b, 0x7e)}
+
+def _fp8_spec(d: DType):
+  if d.name not in _FP8: raise TypeError(f"{d} is not an fp8 dtype; use dtypes.fp8e4m3 or dtypes.fp8e5m2")
+  return _FP8[d.name]
+
+def float_to_fp8(x: float, d: DType) -> int:
+  """The byte (0..255) fp8 dtype d stores for the Python float x."""
+  bias, m, top, top_code, nan = _fp8_spec(d)
+  x = float(x)
+  sign = 0x80 if math.copysign(1.0, x) < 0 else 0
+  if math.isnan(x): return sign | nan
+  a = abs(x)
+  if a >= top: return sign | top_code  # saturate
+  e = max(math.frexp(a)[1] - 1, 1 - bias)  # the exponent of a's binade; subnormals share the smallest normal one's
+  n = round(a / 2.0 ** (e - m))           # a in units of the last mantissa bit: exact division, ties to even
+  if n < 1 << m: return sign | n          # a subnormal (or zero): exponent field 0
+  if n == 2 << m: e, n = e + 1, 1 << m    # rounding carried into the next binade
+  return sign | (e + bias) << m | (n - (1 << m))
+
+def fp8_to_float(b: int, d: DType) -> float:
+  """The value of the byte b (0..255) read as fp8 dtype d."""
+  bias, m, _, _, _ = _fp8_spec(d)
+  sign, e, frac = -1.0 if b & 0x80 else 1.0, (b >> m) & ((0x80 >> m) - 1), b & ((1 << m) - 1)
+  if d is dtypes.fp8e4m3 and e == 15 and frac == 7: return math.copysign(math.nan, sign)
+  if d is dtypes.fp8e5m2 and e == 31: return math.copysign(math.nan, sign) if frac else sign * math.inf
+  return sign * (frac if e == 0 else (1 << m) + frac) * 2.0 ** (max(e, 1) - bias - m)
+
 def sum_acc_dtype(d: DType, n: int = 1) -> DType:
   """The dtype sum() accumulates in, as tinygrad: bools and signed ints at least int32, unsigned ints at least uint32.
   Where n terms of the largest value would overflow that (only possible for the widened small types), the 64-bit
@@ -206,7 +253,7 @@ def int_fits(x, d: DType) -> bool:
   """Whether a Python int is a value of int dtype `d` (so making it a constant of `d` would not wrap around)."""
   return dtypes.min(d) <= x <= dtypes.max(d)
 
-def truncate(d: DType, x):
+def _truncate(d: DType, x):
   """Make a Python number behave like a value of dtype `d` (wraps ints, rounds to the float's precision)."""
   if d is dtypes.bool: return bool(x)
   if dtypes.is_int(d):
@@ -217,7 +264,14 @@ def truncate(d: DType, x):
     if d is dtypes.float16: return float(np.float16(x))
     if d is dtypes.float32: return float(np.float32(x))
     if d is dtypes.bfloat16: return float(from_storage(to_storage(np.float32(x), d), d))
+  if d in dtypes.fp8s: return fp8_to_float(float_to_fp8(x, d), d)
   return float(x)
+
+class _Truncator:
+  """truncate(d, x), and truncate[d](x) as tinygrad 0.10 spells it (its truncate is a table of functions by dtype)."""
+  def __call__(self, d: DType, x): return _truncate(d, x)
+  def __getitem__(self, d: DType): return lambda x: _truncate(d, x)
+truncate = _Truncator()
 
 # tinygrad 0.10's tables of dtypes by name (its tests iterate over them): every concrete dtype, aliases included
 DTYPES_DICT: dict[str, DType] = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "void", "index"))}

@@ -9,7 +9,7 @@ import contextlib, math, weakref
 from typing import Any, Callable, TYPE_CHECKING
 import numpy as np
 from lazynb import pipeline
-from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, wrap_int, UnsupportedDTypeError
+from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, wrap_int, UnsupportedDTypeError, from_storage
 from lazynb.device import Device, Buffer
 from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
@@ -348,7 +348,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     if self.dtype is dtypes.bfloat16: return self.float().numpy()  # numpy has no bfloat16: float32 values, as tinygrad
     if self.numel() == 0: return np.zeros(self.shape, dtype=self.dtype.np)
     buf = self._buffer().allocate()
-    return buf.numpy().reshape(self.shape)
+    out = buf.numpy().reshape(self.shape)
+    return from_storage(out, self.dtype) if self.dtype in dtypes.fp8s else out  # an fp8 buffer's bytes, as float32 values
   def __array__(self, dtype=None, copy=None): return self.numpy() if dtype is None else self.numpy().astype(dtype)
   def item(self) -> Any:
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib, math
 from typing import Callable, TYPE_CHECKING
 import numpy as np
-from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage, wrap_int
+from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage, wrap_int, fp8_unsupported
 from lazynb.device import Device
 from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, variables, sym_canon
@@ -59,6 +59,7 @@ def _random_words(n: int, device: str) -> np.ndarray:
 def _uniform(shape: tuple[int, ...], dt: DType, device: str) -> np.ndarray:
   """Uniform floats in [0, 1) of dtype dt: random mantissa bits under the exponent of 1.0, minus 1 (exact)."""
   numel, size = prod(shape), dt.itemsize
+  if dt in dtypes.fp8s: raise fp8_unsupported(dt)
   if numel == 0: return np.zeros(shape, np.float32)
   uint = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
   words = _random_words(-(-numel * size // 4), device).view(uint)[:numel]
