@@ -23,6 +23,7 @@ class DType:
   name: str
   fmt: str | None   # struct format character
   count: int = 1    # > 1 for vector types
+  _scalar: DType | None = None  # a vector type's element type
   # printed with the C names, as tinygrad 0.10 prints them (dtypes.uchar, dtypes.int, dtypes.half...); uint8 keeps its name inside
   def __repr__(self): return f"dtypes.{'uchar' if self.name == 'uint8' else self.name}"
   def __lt__(self, o: DType): return (self.priority, self.itemsize, self.name) < (o.priority, o.itemsize, o.name)
@@ -30,10 +31,12 @@ class DType:
   @property
   def np(self): return _TO_NP.get(self.name)
   @property
-  def scalar(self) -> DType: return self
+  def scalar(self) -> DType: return self._scalar or self
   @property
   def base(self) -> DType: return self  # what a pointer points to; a value type is its own (as tinygrad)
-  def vec(self, n: int) -> DType: return DType(self.priority, self.itemsize * n, f"{self.name}{n}", None, n)
+  def vec(self, n: int) -> DType:
+    if self.count != 1: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar}")
+    return DType(self.priority, self.itemsize * n, f"{self.name}{n}", None, n, self)
 
 @dataclass(frozen=True, eq=True)
 class PtrDType(DType):
@@ -75,9 +78,9 @@ class dtypes:
   # (from here on a bare `bool` or `int` in an annotation would be the dtype above: Python's are builtins.bool, builtins.int)
 
   @staticmethod
-  def is_float(x: DType) -> builtins.bool: return type(x) is DType and x.name in _FLOAT_NAMES  # by name: hot in the simplifier
+  def is_float(x: DType) -> builtins.bool: return type(x) is DType and (x._scalar or x).name in _FLOAT_NAMES  # by name: hot in the simplifier
   @staticmethod
-  def is_int(x: DType) -> builtins.bool: return type(x) is DType and x.name in _INT_NAMES
+  def is_int(x: DType) -> builtins.bool: return type(x) is DType and (x._scalar or x).name in _INT_NAMES
   @staticmethod
   def is_unsigned(x: DType) -> builtins.bool: return x.scalar in _UNSIGNED
   @staticmethod
@@ -97,7 +100,7 @@ class dtypes:
     if isinstance(x, float): return dtypes.default_float
     if isinstance(x, (list, tuple, np.ndarray)):
       return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
-    raise TypeError(f"cannot infer a dtype for {type(x).__name__}: {x!r}")
+    raise NoDTypeError(f"cannot infer a dtype for {type(x).__name__}: {x!r}; give numbers or bools (nested lists of them)")
   @staticmethod
   def from_np(x) -> DType:
     x = np.dtype(x)
@@ -135,6 +138,10 @@ _BY_NAME = _FIELDS | {d.name: d for d in _FIELDS.values()} | {"index": dtypes.in
 if (_env := os.environ.get("DEFAULT_FLOAT", "")):
   if not dtypes.is_float(_BY_NAME.get(_env.lower(), dtypes.void)): raise ValueError(f"DEFAULT_FLOAT={_env}: not a float dtype")
   dtypes.default_float = _BY_NAME[_env.lower()]
+
+class NoDTypeError(TypeError, RuntimeError):
+  """A Python value that has no dtype (None). tinygrad 0.10 raises RuntimeError there; TypeError is the class for a
+  wrong type of argument: this error is both."""
 
 class UnknownDTypeError(TypeError, AttributeError):
   """A dtype name lazynb does not know. tinygrad 0.10 raises AttributeError there (it looks the name up on `dtypes`);

@@ -33,3 +33,17 @@ def test_device_default_and_track_rewrites():
   @track_rewrites(named=True)
   def f(x): return lazynb.Tensor([x]).add(1).tolist()
   assert f(2) == [3]
+
+@pytest.mark.parametrize("name", sorted(tdt.DTYPES_DICT))
+def test_kind_predicates_of_vector_types(name):
+  """A vector type is of its element's kind (tinygrad's tests ask it of float4, uchar3...)."""
+  ours, theirs = ldt.DTYPES_DICT[name], tdt.DTYPES_DICT[name]
+  for n in (1, 2, 3, 4, 8):
+    o, t = (ours.vec(n), theirs.vec(n)) if n > 1 else (ours, theirs)
+    assert (ldt.dtypes.is_float(o), ldt.dtypes.is_int(o), ldt.dtypes.is_unsigned(o)) == (tdt.dtypes.is_float(t), tdt.dtypes.is_int(t), tdt.dtypes.is_unsigned(t))
+    assert o.scalar is ours and o.count == n and o.itemsize == t.itemsize
+
+@pytest.mark.parametrize("bad", [None, [None], [1, None], [[2.0], [None]]])
+def test_from_py_of_no_number_is_a_runtime_error_as_tinygrads(bad):
+  with pytest.raises(RuntimeError): tdt.dtypes.from_py(bad)
+  with pytest.raises(RuntimeError, match="cannot infer a dtype"): ldt.dtypes.from_py(bad)
