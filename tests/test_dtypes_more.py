@@ -312,3 +312,13 @@ def test_extreme_constants_render_exactly(dev):
   np.testing.assert_array_equal(u.maximum(2**64 - 1).numpy(), np.full(2, 2**64 - 1, np.uint64))
   np.testing.assert_array_equal((Tensor(np.array([1.5]), device=dev) * 0.1).numpy(), np.array([1.5]) * 0.1)
   np.testing.assert_array_equal((Tensor(np.array([1, 2], np.uint32), device=dev) + 4294967290).numpy(), np.array([4294967291, 4294967292], np.uint32))
+
+def test_safetensors_bfloat16_with_ml_dtypes_imported(tmp_path):
+  """Importing ml_dtypes (as jax does) teaches numpy bfloat16, and the safetensors package then returns such arrays."""
+  pytest.importorskip("ml_dtypes")
+  from safetensors.torch import save_file
+  from lazynb.nn.state import safe_load
+  w = torch.tensor([1.5, -2.0, 3.140625], dtype=torch.bfloat16)
+  save_file({"w": w}, str(tmp_path / "bf.safetensors"))
+  back = safe_load(tmp_path / "bf.safetensors")["w"]
+  assert back.dtype is dtypes.bfloat16 and back.numpy().tolist() == w.float().tolist()

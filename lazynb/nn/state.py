@@ -65,6 +65,8 @@ def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
     if "bfloat16" in str(e): return _load_with_bf16(path)
     raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
   except Exception as e: raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
+  # with ml_dtypes imported (jax, tensorflow...) numpy knows bfloat16 and the package returns such arrays: read the bits ourselves
+  if any(a.dtype.name == "bfloat16" for a in arrays.values()): return _load_with_bf16(path)
   return {k: Tensor(v) for k, v in arrays.items()}
 
 _ST_DTYPES = {"BOOL": np.bool_, "I8": np.int8, "U8": np.uint8, "I16": np.int16, "U16": np.uint16, "BF16": np.uint16, "I32": np.int32,
