@@ -502,9 +502,10 @@ _MISSING_SEEN: set[str] = set()
 _SUPPLIED: set[str] = set()
 
 def _to_np_dtype(dt):
-  """tinygrad.tensor's private numpy-dtype helper, which its tests import: numpy's dtype for dt's struct format."""
+  """tinygrad.tensor's private numpy-dtype helper, which its tests import: numpy's scalar type (a class, as tinygrad's
+  returns: its tests ask issubclass of it) for dt's struct format."""
   import numpy as np
-  return np.dtype(dt.fmt) if dt.fmt is not None else None
+  return np.dtype(dt.fmt).type if dt.fmt is not None else None
 
 def _temp(x: str, append_user: bool = False) -> str:
   """tinygrad.helpers.temp, which its tests import: a path in the system's temporary folder."""
