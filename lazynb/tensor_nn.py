@@ -5,7 +5,7 @@ Nothing here is a primitive: every method is a few calls of elementwise, reduce 
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Sequence
-from lazynb.dtype import dtypes
+from lazynb.dtype import dtypes, to_dtype, least_upper_dtype
 from lazynb.helpers import prod, unwrap
 from lazynb.gradient import custom_gradient
 from lazynb.shape.sizes import ArgumentError
@@ -15,15 +15,17 @@ if TYPE_CHECKING: from lazynb.tensor import Tensor
 # ---------------------------------------------------------------- linear algebra and convolution
 def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
   """Matrix product as a broadcast multiply and a sum over the shared axis. (On a CPU the schedule stage may copy a big
-  w into panels first: renderer/layout.py.)"""
+  w into panels first: renderer/layout.py.) The sum accumulates as sum() does (int8s in int32...), the result has
+  the operands' promoted dtype (wrapping there, as numpy's int8 @ int8) unless dtype says."""
   if not isinstance(w, type(self)): w = type(self)(w, device=self.device)
+  out = to_dtype(dtype) if dtype is not None else least_upper_dtype(self.dtype, w.dtype)
   n1, n2 = self.ndim, w.ndim
   if n1 == 0 or n2 == 0: raise ArgumentError(f"matmul needs tensors with at least 1 dim, got {self.shape} and {w.shape}")
   k = self.shape[-1]
   if k != w.shape[-min(n2, 2)]: raise ArgumentError(f"matmul shape mismatch: {self.shape} @ {w.shape} ({k} != {w.shape[-min(n2, 2)]})")
   x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + (k,))
   w2 = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
-  return (x * w2).sum(-1, dtype=dtype)
+  return (x * w2).sum(-1, dtype=dtype).cast(out)
 def matmul(self: Tensor, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dtype)
 
 def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

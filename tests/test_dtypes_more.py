@@ -322,3 +322,16 @@ def test_safetensors_bfloat16_with_ml_dtypes_imported(tmp_path):
   save_file({"w": w}, str(tmp_path / "bf.safetensors"))
   back = safe_load(tmp_path / "bf.safetensors")["w"]
   assert back.dtype is dtypes.bfloat16 and back.numpy().tolist() == w.float().tolist()
+
+INTS = [dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64]
+@pytest.mark.parametrize("a,b", list(itertools.product(INTS, INTS)))
+def test_int_matmul_has_the_promoted_dtype_and_wraps_as_numpy(a, b):
+  """x @ w accumulates wide (as sum) and gives the operands' promoted dtype, wrapped there: numpy's (and tinygrad's)
+  result, e.g. int8 @ int8 is int8. Values big enough that the small types overflow."""
+  rng = np.random.default_rng(3)
+  x = rng.integers(0, 2 if a is dtypes.bool else 120, (3, 5)).astype(a.np)
+  w = rng.integers(0, 2 if b is dtypes.bool else 120, (5, 4)).astype(b.np)
+  r = Tensor(x) @ Tensor(w)
+  want = x @ w
+  assert r.dtype is least_upper_dtype(a, b) and r.dtype.np == want.dtype.type
+  np.testing.assert_array_equal(r.numpy(), want)
