@@ -28,7 +28,8 @@ def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
   return (x * w2).sum(-1, dtype=dtype).cast(out)
 def matmul(self: Tensor, w: Tensor, dtype=None) -> Tensor: return self.dot(w, dtype)
 
-def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None, dtype=None) -> Tensor:
+  if dtype is not None: return self.cast(dtype).linear(weight.cast(dtype), None if bias is None else bias.cast(dtype))  # all in dtype
   x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
   return x if bias is None else x + bias
 def sequential(self: Tensor, ll: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:

@@ -66,16 +66,16 @@ def _log_softmax(x: Tensor, axis: int) -> Tensor:
 # their gradients as torch writes them: through the division the chain rule gives sum(s) - 1 (~1e-7, not 0) times s
 # (the rules hold the Tensor class, never a tensor: a tensor kept alive by its rule stays a live lazy value, which a
 # TinyJit capture computes on its own, one more kernel)
-def softmax(self: Tensor, axis: int = -1) -> Tensor:
-  T, x = type(self), self._float()
+def softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
+  T, x = type(self), (self.cast(dtype) if dtype is not None else self)._float()  # dtype: computed in it (as torch, cast first)
   ret = _softmax(x, axis)
   def backward(grad, inputs, wanted):
     g, s = T(grad), _softmax(T(inputs[0]), axis)
     return ((g - (g * s).sum(axis, keepdim=True)) * s).uop if wanted[0] else None,
   if not T.no_grad: custom_gradient(ret.uop, "softmax", (x.uop,), backward)
   return ret
-def log_softmax(self: Tensor, axis: int = -1) -> Tensor:
-  T, x = type(self), self._float()
+def log_softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
+  T, x = type(self), (self.cast(dtype) if dtype is not None else self)._float()  # dtype: computed in it (as torch, cast first)
   ret = _log_softmax(x, axis)
   def backward(grad, inputs, wanted):
     g, s = T(grad), _softmax(T(inputs[0]), axis)

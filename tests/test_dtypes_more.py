@@ -335,3 +335,33 @@ def test_int_matmul_has_the_promoted_dtype_and_wraps_as_numpy(a, b):
   want = x @ w
   assert r.dtype is least_upper_dtype(a, b) and r.dtype.np == want.dtype.type
   np.testing.assert_array_equal(r.numpy(), want)
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("src,dt", [(dtypes.float16, dtypes.float32), (dtypes.float32, dtypes.float16), (dtypes.float32, dtypes.float64)])
+def test_softmax_dtype_argument_as_torch(fn, src, dt):
+  """softmax(axis, dtype=) computes in dtype and returns it (torch casts the input first); the gradient reaches the input
+  in the input's dtype."""
+  tdt = {dtypes.float16: torch.float16, dtypes.float32: torch.float32, dtypes.float64: torch.float64}
+  data = [[1.0, 2.0, 3.5], [-1.0, 0.25, 4.0]]
+  x, tx = Tensor(data, dtype=src, requires_grad=True), torch.tensor(data, dtype=tdt[src], requires_grad=True)
+  out, tout = getattr(x, fn)(1, dtype=dt), getattr(tx, fn)(1, dtype=tdt[dt])
+  assert out.dtype is dt and tout.dtype == tdt[dt]
+  tol = 2e-3 if dtypes.float16 in (src, dt) else 1e-6
+  np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=tol, atol=tol)
+  (out * Tensor([[1.0, -2.0, 0.5]], dtype=dt)).sum().backward()
+  (tout * torch.tensor([[1.0, -2.0, 0.5]], dtype=tdt[dt])).sum().backward()
+  assert x.grad.dtype is src
+  np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
+
+def test_linear_dtype_argument_as_tinygrad():
+  tg = pytest.importorskip("tinygrad")
+  for w_shape in [(2,), (2, 3)]:
+    for dt in ["int8", "half", "float", "int32"]:
+      x, w, b = np.array([[0, 1], [2, 3]], np.int8), np.ones(w_shape, np.uint8), np.arange(w_shape[-1], dtype=np.int16)
+      ours = Tensor(x).linear(Tensor(w), Tensor(b), dtype=dt)
+      theirs = tg.Tensor(x).linear(tg.Tensor(w), tg.Tensor(b), dtype=dt)
+      assert repr(ours.dtype) == repr(theirs.dtype) and ours.numpy().tolist() == theirs.numpy().tolist()
+      assert repr(Tensor(x).linear(Tensor(w), Tensor(b)).dtype) == repr(tg.Tensor(x).linear(tg.Tensor(w), tg.Tensor(b)).dtype)
+  # computed in dtype, not cast at the end: in half 2049 + 1 is 2048 + 1 = 2048 (ties to even); in int16, 2050
+  x, w = np.array([[2049, 1]], np.int16), np.ones((2, 1), np.uint8)
+  assert Tensor(x).linear(Tensor(w), dtype="half").numpy().tolist() == tg.Tensor(x).linear(tg.Tensor(w), dtype="half").numpy().tolist() == [[2048]]
