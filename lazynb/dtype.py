@@ -35,7 +35,7 @@ class DType:
   @property
   def base(self) -> DType: return self  # what a pointer points to; a value type is its own (as tinygrad)
   def vec(self, n: int) -> DType:
-    if self.count != 1: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar}")
+    if self.count != 1 and type(self) is DType: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar}")
     return DType(self.priority, self.itemsize * n, f"{self.name}{n}", None, n, self)
 
 @dataclass(frozen=True, eq=True)
