@@ -28,6 +28,10 @@ from lazynb.uop.ops import UOp, UPat, Ops, PatternMatcher, GroupOp, new_unique
 
 PACK_MIN_BYTES, PACK_MIN_ROWS = 4 << 20, 64
 
+def _copy(x: UOp) -> UOp:
+  """x written out to memory of its own (Tensor.contiguous): a new UNIQUE keeps two copies of one value apart."""
+  return UOp(Ops.CONTIGUOUS, x.dtype, (x, new_unique()))
+
 def _pack_matmul(ctx, r: UOp, x: UOp, w: UOp) -> UOp | None:
   """sum over k of x[..., 1->n, k] * w[1.., n, k] (Tensor.dot's form, either order) as the same sum over w's panels."""
   (dev, renderer), shape = ctx, unwrap(r.src[0].shape)
@@ -38,7 +42,7 @@ def _pack_matmul(ctx, r: UOp, x: UOp, w: UOp) -> UOp | None:
   wk = w.src[0]  # (1, .., 1, n, k): w as dot reads it, the same for every row of x
   if x.src[0].shape[-2:] != (1, k) or unwrap(wk.shape) != (1,) * len(lead) + (n, k) or x.device != w.device: return None
   if n % p or k * n * w.dtype.itemsize < PACK_MIN_BYTES or prod(lead) < PACK_MIN_ROWS: return None
-  panels = UOp(Ops.CONTIGUOUS, w.dtype, (wk.reshape((n // p, p, k)).permute((0, 2, 1)), new_unique()))  # (n/p, k, p), in order
+  panels = _copy(wk.reshape((n // p, p, k)).permute((0, 2, 1)))  # (n/p, k, p), in order
   wp = panels.permute((0, 2, 1)).reshape((1,) * len(lead) + (n // p, p, k)).expand((*lead, n // p, p, k))
   xp = x.reshape((*lead, n // p, p, k))
   return UOp(Ops.REDUCE_AXIS, r.dtype, (xp * wp,), (Ops.ADD, (len(shape),))).reshape(unwrap(r.shape))
@@ -65,8 +69,6 @@ def batch_chunk(bs: int) -> int:
   """How many images one pass of a weight-gradient kernel sums before it writes partial sums: the biggest divisor of
   the batch from 32 down to 8 (the whole batch when none is)."""
   return next((d for d in range(32, 7, -1) if bs % d == 0), bs)
-
-def _copy(x: UOp) -> UOp: return UOp(Ops.CONTIGUOUS, x.dtype, (x, new_unique()))
 
 def row_windows(x: UOp, k_: tuple[int, int]) -> UOp:
   """(b, c, oy*W, ky, kx): position p = oy*W + ox reads the flat input (a copy with a spare zero row) at p + ky*W + kx."""
