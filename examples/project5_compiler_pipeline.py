@@ -4,7 +4,7 @@
 
 1. schedule: a 6-op graph, the AST of every kernel, and why each cut was made
 2. the graph (tinygrad's VIZ=1 opens a browser; lazynb draws the same graphs in the notebook with %%tinygrad,
-   and here, with --html, as one self-contained page of the same view, lazynb.viz.page): elementwise, reduce and
+   and here, with --html, as one self-contained page of the same view, lazynb.notebook.viz.page): elementwise, reduce and
    loop nodes of a matmul kernel
 3. the IR stages (what DEBUG=4 prints): kernel AST -> opts -> lowered (index math, loops) -> linearized list
 4. algebraic rewrites: x * 1 + 0 with NOOPT=1 and without. NOOPT turns off kernel *optimizations* (tiling,
@@ -59,7 +59,7 @@ def task2_graph(html_path: str | None):
   assert {"alu", "reduce", "memory", "movement"} <= ast_kinds      # MUL, REDUCE_AXIS, LOAD/STORE, VIEW
   assert {"alu", "reduce", "loop"} <= low_kinds                     # RANGE loops appear after lowering
   if html_path:
-    from lazynb import viz
+    from lazynb.notebook import viz
     with open(html_path, "w", encoding="utf-8") as f: f.write(viz.page(doc, "the matmul kernel of project 5"))
     print(f"  wrote {html_path}: open it in a browser (the Kernels tab draws the AST and the lowered graph)")
 

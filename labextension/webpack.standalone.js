@@ -1,6 +1,6 @@
 // The standalone trace view: lib/standalone.js (from `tsc`) and style/base.css bundled into one script with no
 // chunks, no workers and no runtime imports, written into the Python package as lazynb/static/lazynb-view.js.
-// lazynb embeds it in %%tinygrad text/html outputs and in VIZ=1 files (see lazynb/notebook/viewjs.py, lazynb/viz.py).
+// lazynb embeds it in %%tinygrad text/html outputs and in VIZ=1 files (see lazynb/notebook/html.py, lazynb/notebook/viz.py).
 // Run by `npm run build:standalone` (part of build:prod): `node webpack.standalone.js` (no webpack-cli needed).
 const path = require('path');
 const webpack = require('webpack');

@@ -15,8 +15,9 @@ from lazynb import pipeline, corpus as _corpus  # noqa: E402,F401  (the stages d
 from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E402,F401
 Variable = UOp.variable  # Variable("i", 1, 10).bind(3): a symbolic size (tinygrad 0.10's name)
 from lazynb import debug as _debug  # noqa: E402,F401  (the DEBUG printer subscribes to the trace bus)
-from lazynb import viz as _viz  # noqa: E402
-if getenv("VIZ", 0): _viz.record_run()  # VIZ=1: the whole run as one HTML file at exit (see lazynb/viz.py)
+if getenv("VIZ", 0):  # VIZ=1: the whole run as one HTML file at exit (lazynb/notebook/viz.py: the views' layer, no IPython)
+  from lazynb.notebook import viz as _viz
+  _viz.record_run()
 
 __version__ = "0.1.0"
 

@@ -95,7 +95,8 @@ class Recorder:
   def __exit__(self, *exc): unsubscribe(self)
   def of(self, kind: str) -> list[Event]: return [e for e in self.events if e.kind == kind]
 
-# the trace document (lazynb.tracedoc.Trace) reads events, so it sits above this module and registers itself here
+# the trace document (lazynb.notebook.tracedoc.Trace) is the views' model of the events: it sits in the notebook layer,
+# registers itself here when imported, and capture() imports it on first use
 _document: Callable[[Recorder], Any] | None = None
 def set_document(cls: Callable[[Recorder], Any]):
   global _document
@@ -103,8 +104,8 @@ def set_document(cls: Callable[[Recorder], Any]):
 
 @contextlib.contextmanager
 def capture(rewrites: bool = True):
-  """Record what the compiler does inside the block; yields a Trace (see lazynb.tracedoc)."""
-  if _document is None: raise RuntimeError("no trace document is registered: import lazynb.tracedoc")
+  """Record what the compiler does inside the block; yields a Trace (see lazynb.notebook.tracedoc)."""
+  if _document is None: import lazynb.notebook.tracedoc  # noqa: F401  (sets _document)
   rec = Recorder(rewrites=rewrites)
   trace = _document(rec)
   with rec:

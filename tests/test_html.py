@@ -1,9 +1,10 @@
 """The text/html of a trace output (lazynb/notebook/html.py: `bundle`, `render_view`): the document once, the loader of
 the one renderer (the TypeScript view, tested in Chromium in tests/ui and tests/test_viz.py), and the view without
-JavaScript (lazynb.viz.text_fallback): summary, schedule and kernel sources, every string of the document escaped."""
+JavaScript (lazynb.notebook.viz.text_fallback): summary, schedule and kernel sources, every string of the document escaped."""
 import copy, html, json, re
 import pytest
-from lazynb import Tensor, viz
+from lazynb import Tensor
+from lazynb.notebook import viz
 from lazynb.trace import capture
 
 XSS = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>']

@@ -192,7 +192,7 @@ def test_noopt_and_beam_kernels_run_right(monkeypatch):
 
 def test_the_magic_shows_the_llvm_ir():
   from lazynb.notebook.magic import run_code, effective, parse_args
-  from lazynb import viz
+  from lazynb.notebook import viz
   ns = {"Tensor": Tensor}
   run = run_code("a = Tensor([1.0, 2.0, 3.0])\nb = (a * 3 + 1).realize()", ns, effective(parse_args("--device LLVM")))
   assert run.error is None and ns["b"].tolist() == [4.0, 7.0, 10.0]

@@ -1,7 +1,8 @@
 """The %%tinygrad magic: argument parsing, running code under settings, the widget controls, and real
 notebooks executed with nbclient (outputs checked as saved)."""
 import json, pytest
-from lazynb import Tensor, Device, viz
+from lazynb import Tensor, Device
+from lazynb.notebook import viz
 from lazynb.notebook import magic
 from lazynb.notebook.magic import parse_args, run_code, effective, Settings, UsageError, VIEWS
 

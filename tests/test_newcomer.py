@@ -12,7 +12,7 @@ from __future__ import annotations
 import json, os, re, shutil, signal, socket, subprocess, sys, textwrap, time, urllib.parse, urllib.request
 from pathlib import Path
 import pytest
-from lazynb import viz
+from lazynb.notebook import viz
 from freshenv import ROOT, NODE, run, fresh_venv, path_without, lab_extension_line, execute_notebooks_script
 
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))

@@ -7,7 +7,7 @@ from lazynb.helpers import plural, Context
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "lazynb"
 FILES = sorted([*(ROOT / "notebook").glob("*.py"), *(ROOT / "engine").glob("*.py"),
-                *(ROOT / p for p in ("debug.py", "viz.py", "trace.py", "tracedoc.py", "pipeline.py", "device.py", "uop/rewrite.py")),
+                *(ROOT / p for p in ("debug.py", "trace.py", "pipeline.py", "device.py", "uop/rewrite.py")),
                 *(ROOT.parent / "labextension" / "src").glob("*.ts")])  # the views' TypeScript: `${n} kernels` is the same bug
 NOUNS = ("kernels", "items", "copies", "steps", "runs", "nodes", "lines", "rounds", "candidates", "passes", "times", "ops", "views",
          "tensors", "stages", "graphs", "rewrites", "buffers", "entries", "cells", "values", "elements", "bytes")
@@ -50,6 +50,6 @@ def test_trace_text_and_playground_say_one_kernel():
   with capture() as tr: t.realize()
   doc = tr.to_json()
   assert len(doc["kernels"]) == 1
-  from lazynb.viz import text_fallback
+  from lazynb.notebook.viz import text_fallback
   for text in (tr.summary(), text_fallback(doc)): assert not ONE_PLURAL.search(text), text
   with pytest.raises(IndexError, match=r"the schedule has 1 kernel$"): Playground(Tensor([1.0, 2.0]) * 3, 5)

@@ -1,4 +1,4 @@
-"""The ShapeTracker picture (lazynb/shape/picture.py, lazynb/notebook/stpicture.py): every drawn cell's memory index
+"""The ShapeTracker picture (lazynb/notebook/picture.py, lazynb/notebook/stpicture.py): every drawn cell's memory index
 is what numpy reads for the same movement ops on an arange, masked cells are numpy's padding; the static HTML
 holds the same numbers; the trace document carries a picture per buffer access. The renderer's hover is tested
 in Chromium in tests/ui/test_lab_ui.py and in node (labextension/test/stpicture.test.ts)."""
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from lazynb import Tensor
 from lazynb.shape import ShapeTracker, View
-from lazynb.shape.picture import picture
+from lazynb.notebook.picture import picture
 from lazynb.notebook.stpicture import show_st, make_picture, picture_text, pictures_html
 from lazynb.trace import capture
-from lazynb.tracedoc import MIME
+from lazynb.notebook.tracedoc import MIME
 
 PAD = -1  # numpy's padding value: the arange never holds it
 
@@ -210,7 +210,7 @@ def test_conv_two_views():
     assert [[c["mem"] for c in r] for r in pw["cells"]] == wts[co, ci].tolist()
 
 def test_a_big_trace_draws_a_bounded_number_of_pictures():
-  import lazynb.tracedoc as td
+  import lazynb.notebook.tracedoc as td
   xs = [Tensor.rand(3 + i, 5).realize() for i in range(10)]
   with capture() as tr:
     for a in xs: (a.T * 2).realize()   # a kernel per shape

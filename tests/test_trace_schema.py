@@ -1,6 +1,6 @@
 """The trace document's schema (lazynb/trace.schema.json), written once: real traces validate against it, a document that
 drifts from it fails, and the TypeScript side (labextension/src/types.ts) reads exactly the fields the schema has, into
-interfaces whose field names and types agree with it. Also the 2 MB bound of lazynb.tracedoc.bounded on a many-kernel trace."""
+interfaces whose field names and types agree with it. Also the 2 MB bound of lazynb.notebook.tracedoc.bounded on a many-kernel trace."""
 from __future__ import annotations
 import copy, json, re
 from pathlib import Path
@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from lazynb import Tensor, nn, Variable
 from lazynb.trace import capture
-from lazynb.tracedoc import bounded, MAX_DOC_BYTES
+from lazynb.notebook.tracedoc import bounded, MAX_DOC_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "lazynb" / "trace.schema.json").read_text())
@@ -53,9 +53,9 @@ def test_real_traces_validate(docs):
   assert docs["_matmul"]["rewrites"] and docs["_matmul"]["kernels"][0]["uops"]
 
 def test_output_stubs_validate_and_drift_fails(docs):
-  """The stub an output's trace entry holds (lazynb.viz.stub: the document itself is in the text/html) is in the schema
+  """The stub an output's trace entry holds (lazynb.notebook.viz.stub: the document itself is in the text/html) is in the schema
   too ($defs/Stub): real ones validate, with and without an error and a `show`; an extra or a missing field fails."""
-  from lazynb.viz import stub
+  from lazynb.notebook.viz import stub
   stubs = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/Stub"})
   def errs(d) -> list[str]: return [e.message for e in stubs.iter_errors(d)]
   for name, doc in docs.items():

@@ -12,7 +12,7 @@ import pytest
 from lazynb import Tensor, Device, pipeline
 from lazynb.codegen import get_program
 from lazynb.trace import capture
-from lazynb.tracedoc import bounded
+from lazynb.notebook.tracedoc import bounded
 from lazynb.uop.ops import Ops
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "lazynb" / "trace.schema.json").read_text())

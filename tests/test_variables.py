@@ -150,7 +150,7 @@ def test_jit_prune_keeps_variable_kernels():
 
 def test_html_view_shows_variables():
   """The trace holds each kernel's variables and their values; the view without JavaScript names them too."""
-  from lazynb import viz
+  from lazynb.notebook import viz
   with capture(rewrites=False) as tr: rows(Tensor(A), 7).max(0).numpy()
   doc = tr.to_json()
   (k,) = [k for k in doc["kernels"] if k["vars"]]

@@ -1,4 +1,4 @@
-"""VIZ=1 and the standalone view (lazynb/viz.py): a plain script run with VIZ=1 writes one self-contained HTML file of its
+"""VIZ=1 and the standalone view (lazynb/notebook/viz.py): a plain script run with VIZ=1 writes one self-contained HTML file of its
 whole run, which Chromium shows with the JupyterLab renderer's tabs and the kernel source (and, without JavaScript, the
 kernels as text); an unwritable output directory falls back to the temp directory with a message; the embedded JSON
 cannot end its script element."""
@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib, html, json, os, pathlib, re, subprocess, sys
 from pathlib import Path
 import pytest
-from lazynb import viz
+from lazynb.notebook import viz
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
@@ -124,7 +124,7 @@ def test_truncated_trace_in_chromium(tmp_path):
   the interactive view shows the note, every kernel in the schedule and opens a kernel whose graph was left out."""
   from lazynb import Tensor, nn
   from lazynb.trace import capture
-  from lazynb.tracedoc import MIME, MAX_DOC_BYTES
+  from lazynb.notebook.tracedoc import MIME, MAX_DOC_BYTES
   from lazynb.notebook.magic import TraceView
   from lazynb.notebook.html import MAX_OUTPUT_BYTES
   l1, l2 = nn.Linear(16, 32), nn.Linear(32, 4)

@@ -7,7 +7,7 @@ export type NameParts = string[][];
 export type Dim = number | string;
 
 /**
- * What lazynb.tracedoc.Trace.to_json() writes and every view reads: the JupyterLab renderer and the standalone view (labextension/src/types.ts), the view without JavaScript (lazynb.viz.text_fallback) and VIZ=1 files. Written once, here: tests/test_trace_schema.py validates real traces against it and checks types.ts against it. x-ts-interface names the TypeScript interface of an object, x-ts-reader the function that reads it, x-ts-unread the fields the TypeScript views do not read, x-ts-known-mismatch fields whose TypeScript type is narrower than the data (with why). x-ts-as: the TypeScript type an object is read into when it has no interface of its own (Truncated: its note).
+ * What lazynb.notebook.tracedoc.Trace.to_json() writes and every view reads: the JupyterLab renderer and the standalone view (labextension/src/types.ts), the view without JavaScript (lazynb.notebook.viz.text_fallback) and VIZ=1 files. Written once, here: tests/test_trace_schema.py validates real traces against it and checks types.ts against it. x-ts-interface names the TypeScript interface of an object, x-ts-reader the function that reads it, x-ts-unread the fields the TypeScript views do not read, x-ts-known-mismatch fields whose TypeScript type is narrower than the data (with why). x-ts-as: the TypeScript type an object is read into when it has no interface of its own (Truncated: its note).
  */
 export interface TraceDocument {
   version: 1;
@@ -132,7 +132,7 @@ export interface ViewPart {
   contiguous?: boolean;
 }
 /**
- * a ShapeTracker picture (lazynb.shape.picture): each drawn logical cell with the memory index it reads (null: masked) and its path through the stacked views; read by stpicture.ts as unknown and checked there
+ * a ShapeTracker picture (lazynb.notebook.picture): each drawn logical cell with the memory index it reads (null: masked) and its path through the stacked views; read by stpicture.ts as unknown and checked there
  */
 export interface Picture {
   shape: number[];
@@ -264,7 +264,7 @@ export interface Error {
   message: string;
 }
 /**
- * present only when lazynb.tracedoc.bounded left parts out; the views show `note`
+ * present only when lazynb.notebook.tracedoc.bounded left parts out; the views show `note`
  */
 export interface Truncated {
   note: string;

@@ -1,5 +1,5 @@
 /**
- * Where an output keeps its trace document (see lazynb/viz.py): a %%tinygrad output stores it once, packed (gzip, then
+ * Where an output keeps its trace document (see lazynb/notebook/viz.py): a %%tinygrad output stores it once, packed (gzip, then
  * base64) inside its text/html, and its application/vnd.lazynb.trace+json entry is a stub that says so and lists only
  * the kernels and timings. Older outputs hold the whole document in the MIME entry, or plain JSON in the text/html.
  */

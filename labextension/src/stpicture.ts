@@ -1,5 +1,5 @@
 /**
- * The ShapeTracker picture (data from lazynb/shape/picture.py): a grid of logical cells, each showing the
+ * The ShapeTracker picture (data from lazynb/notebook/picture.py): a grid of logical cells, each showing the
  * memory index it reads (striped where a mask says it reads nothing), next to the memory as a row of cells
  * coloured like the cells that read them. Hovering a logical cell lights the memory cell it reads and shows
  * its index arithmetic view by view (for a stack of views, the intermediate index in each view); hovering a

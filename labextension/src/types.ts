@@ -1,5 +1,5 @@
 /**
- * The trace document (application/vnd.lazynb.trace+json, see lazynb/tracedoc.py) as typed data.
+ * The trace document (application/vnd.lazynb.trace+json, see lazynb/notebook/tracedoc.py) as typed data.
  *
  * The payload is untrusted: `readTrace` copies it into these shapes, coercing every field to the
  * type the views expect (strings stay strings, numbers are finite numbers, lists are lists), so no
@@ -165,7 +165,7 @@ export interface ITraceDoc {
   show: string[] | null;
   /** show_st's pictures (read by stpicture.ts) */
   pictures: unknown[];
-  /** why parts were left out of an oversized trace (lazynb.tracedoc.bounded), or null */
+  /** why parts were left out of an oversized trace (lazynb.notebook.tracedoc.bounded), or null */
   truncated: string | null;
 }
 

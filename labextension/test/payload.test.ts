@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decodePayload, documentOf, isStub, payloadOf } from '../src/payload';
 import { collectRuns } from '../src/runs';
 
-// lazynb.viz.pack({'version': 1, 'kernels': [{'id': 0, 'name': 'E_4', 'source': 'x<y && "q"'}], 'note': 'é'}) in Python
+// lazynb.notebook.viz.pack({'version': 1, 'kernels': [{'id': 0, 'name': 'E_4', 'source': 'x<y && "q"'}], 'note': 'é'}) in Python
 const PACKED_TEXT =
   'H4sIAAAAAAACA6tWKkstKs7Mz1OyMtRRyk4tykvNKVayiq5WykxRsjLQUcpLzE1VslJyjTdR0lEqzi8tSgZxK2wqFdTUFGKUCmOUlGpjgcryS0DiMaUGBqmWSrUAElnpzVcAAAA=';
 const DOC = {

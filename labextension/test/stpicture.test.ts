@@ -7,7 +7,7 @@ Object.assign(globalThis, { document: dom.window.document });
 
 import { cellStory, drawPicture, readPicture } from '../src/stpicture';
 
-// lazynb.shape.picture of ShapeTracker.from_shape((2, 3)).pad(((0, 0), (1, 0))).permute((1, 0)), as Python's json.dumps
+// lazynb.notebook.picture of ShapeTracker.from_shape((2, 3)).pad(((0, 0), (1, 0))).permute((1, 0)), as Python's json.dumps
 // writes it (so it can be pasted again when the picture changes)
 // prettier-ignore
 const PIC = {"shape": [4, 2], "dims": [0, 1], "at": [0, 0], "rows": 4, "cols": 2, "total_rows": 4, "total_cols": 2, "views": [{"shape": [4, 2], "strides": [1, 3], "offset": -1, "mask": [[1, 4], [0, 2]], "contiguous": false}], "index": "((idx0-1)+(idx1*3))", "valid": "(idx0>0)", "mem_size": 6, "mem_start": 0, "mem_end": 6, "cells": [[{"idx": [0, 0], "mem": null, "steps": [{"view": 0, "idx": [0, 0], "out": -1, "valid": false}]}, {"idx": [0, 1], "mem": null, "steps": [{"view": 0, "idx": [0, 1], "out": 2, "valid": false}]}], [{"idx": [1, 0], "mem": 0, "steps": [{"view": 0, "idx": [1, 0], "out": 0, "valid": true}]}, {"idx": [1, 1], "mem": 3, "steps": [{"view": 0, "idx": [1, 1], "out": 3, "valid": true}]}], [{"idx": [2, 0], "mem": 1, "steps": [{"view": 0, "idx": [2, 0], "out": 1, "valid": true}]}, {"idx": [2, 1], "mem": 4, "steps": [{"view": 0, "idx": [2, 1], "out": 4, "valid": true}]}], [{"idx": [3, 0], "mem": 2, "steps": [{"view": 0, "idx": [3, 0], "out": 2, "valid": true}]}, {"idx": [3, 1], "mem": 5, "steps": [{"view": 0, "idx": [3, 1], "out": 5, "valid": true}]}]]};

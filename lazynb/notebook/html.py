@@ -1,15 +1,15 @@
-"""The text/html of a trace output (see lazynb.tracedoc): `bundle(doc)`, an output's whole MIME bundle, and `render_view`.
+"""The text/html of a trace output (see lazynb.notebook.tracedoc): `bundle(doc)`, an output's whole MIME bundle, and `render_view`.
 
 `bundle` is what a %%tinygrad output carries: a stub under the trace MIME type and, as text/html (`render_view`), the
-document once, packed, with the loader of the interactive view (lazynb.viz.embed: the JupyterLab renderer's code as one
+document once, packed, with the loader of the interactive view (lazynb.notebook.viz.embed: the JupyterLab renderer's code as one
 script, which only the session's first output carries, see `script_once`) and a short view for pages where scripts do
-not run (lazynb.viz.text_fallback). The views themselves are drawn by that one TypeScript renderer only
+not run (lazynb.notebook.viz.text_fallback). The views themselves are drawn by that one TypeScript renderer only
 (labextension/src): in JupyterLab by the extension, elsewhere (Notebook 7, nbconvert HTML, VS Code, Colab) by the
 script.
 """
 from __future__ import annotations
 import json, sys
-from lazynb import viz as _viz
+from lazynb.notebook import viz as _viz
 
 # ---------------------------------------------------------------- which output carries the view's script
 _script_sent = False
@@ -36,18 +36,18 @@ def script_once() -> bool:
   return cell is not None and cell == _carrier
 
 def render_view(doc: dict, script: bool = True) -> str:
-  """The text/html of a trace output: the document once (packed, see lazynb.viz), the loader of the interactive view
+  """The text/html of a trace output: the document once (packed, see lazynb.notebook.viz), the loader of the interactive view
   (with its script if `script`), and a short view without JavaScript (summary, schedule, kernel sources)."""
   return _viz.embed(doc, _viz.text_fallback(doc), script=script, packed=True)
 
 MAX_OUTPUT_BYTES = 600_000  # one trace output as saved (json.dumps of its bundle); see also tracedoc.MAX_DOC_BYTES
 
 def bundle(doc: dict, summary: str, script: bool | None = None, full: dict | None = None, limit: int = MAX_OUTPUT_BYTES) -> dict:
-  """A trace output's MIME bundle: the document once, in the text/html; the trace entry is its stub (see lazynb.viz).
+  """A trace output's MIME bundle: the document once, in the text/html; the trace entry is its stub (see lazynb.notebook.viz).
   `script`: whether this output carries the view's script (default: only the first output of the kernel session).
   If the bundle's JSON is over `limit` bytes, the document is bounded again (tracedoc.bounded, from `full` if given) to
   a smaller size until it fits."""
-  from lazynb.tracedoc import MIME, MAX_DOC_BYTES, bounded
+  from lazynb.notebook.tracedoc import MIME, MAX_DOC_BYTES, bounded
   script = script_once() if script is None else script
   def make(d: dict) -> dict: return {MIME: _viz.stub(d), "text/html": render_view(d, script=script), "text/plain": summary}
   out, doc_limit = make(doc), MAX_DOC_BYTES

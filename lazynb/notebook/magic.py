@@ -7,7 +7,7 @@
     (a @ a).realize()
 
 The cell runs in the notebook's namespace under the chosen settings while a trace recorder listens;
-then one output shows what the compiler did (see lazynb.tracedoc for the document, lazynb.notebook.html
+then one output shows what the compiler did (see lazynb.notebook.tracedoc for the document, lazynb.notebook.html
 for the output, labextension/src for the view that draws it). With controls on (the default), sliders for DEBUG/NOOPT/BEAM and a device menu re-run
 the cell's code and refresh that output in place.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 from lazynb.helpers import Context, unwrap
 from lazynb.device import Device
-if TYPE_CHECKING: from lazynb.tracedoc import Trace
+if TYPE_CHECKING: from lazynb.notebook.tracedoc import Trace
 
 VIEWS = ("schedule", "graph", "shapetracker", "kernels", "timing", "rewrites")
 
@@ -105,7 +105,7 @@ def run_code(code: str, namespace: dict, s: Settings, runner=None) -> CellRun:
   finally: Device._default = old_default
   if tr is None:
     from lazynb.trace import Recorder
-    from lazynb.tracedoc import Trace
+    from lazynb.notebook.tracedoc import Trace
     tr = Trace(Recorder())
     tr.error = err
   return CellRun(tr, err, s)

@@ -24,7 +24,7 @@ from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError,
 from lazynb.engine.search import beam_search, scratch_buffers
 from lazynb.engine.realize import CompiledRunner, run_schedule
 from lazynb.tensor import Tensor
-from lazynb.tracedoc import kernel_views, name_parts
+from lazynb.notebook.tracedoc import kernel_views, name_parts
 from lazynb.uop.ops import UOp, Ops
 
 MIME = "application/vnd.lazynb.playground+json"

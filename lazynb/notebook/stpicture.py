@@ -1,19 +1,19 @@
 """The ShapeTracker picture in a notebook: `show_st(x)` for a Tensor (the view its movement ops made over its
 buffer), a ShapeTracker or a View.
 
-The output is a trace document (lazynb.tracedoc's mime type) holding only `pictures` and `show: ["stpicture"]`:
+The output is a trace document (lazynb.notebook.tracedoc's mime type) holding only `pictures` and `show: ["stpicture"]`:
 the JupyterLab renderer draws it with hover (a logical cell lights the memory cell it reads and shows its index
 arithmetic, view by view); the text/html fallback below draws the same picture without scripts (each cell's
 arithmetic is its tooltip, and a worked example is printed under the grid); text/plain is the grid as text.
-The numbers all come from lazynb.shape.picture (the views' own index expressions).
+The numbers all come from lazynb.notebook.picture (the views' own index expressions).
 """
 from __future__ import annotations
 import html, secrets
 from lazynb.helpers import prod, plural
 from lazynb.shape import ShapeTracker, View
-from lazynb.shape.picture import picture, GRID_CAP
+from lazynb.notebook.picture import picture, GRID_CAP
 from lazynb.tensor import Tensor
-from lazynb.tracedoc import MIME, VERSION
+from lazynb.notebook.tracedoc import MIME, VERSION
 from lazynb.uop.ops import GroupOp, UOp
 
 PALETTE = 10  # memory cells are coloured by index mod PALETTE; a logical cell takes the colour of what it reads
@@ -34,7 +34,7 @@ def tensor_st(t: Tensor | UOp) -> tuple[ShapeTracker, list[list[str]], int]:
   return st, [[op.name, repr(arg)] for op, arg in reversed(chain)], prod(u.shape)
 
 def make_picture(x, dims=None, at=None, cap: int = GRID_CAP, title: str | None = None) -> dict:
-  """One picture (lazynb.shape.picture's data plus a title and the movement ops) for a Tensor, ShapeTracker or View."""
+  """One picture (lazynb.notebook.picture's data plus a title and the movement ops) for a Tensor, ShapeTracker or View."""
   movement: list = []
   size: int | None = None
   st: ShapeTracker | View

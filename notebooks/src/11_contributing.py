@@ -132,13 +132,13 @@ assert graph_rewrite(ridx.maximum(other), symbolic + max_self).op is Ops.MAX   #
 # few lines: the Python HTML view of that time trimmed each kernel's source in a `while True` loop until it fit what
 # was left of a size budget, and once the budget went negative the loop never ended. That view is gone (one
 # TypeScript view draws every trace now), but its successor keeps a budget of the same kind: the short view for pages
-# without JavaScript, `lazynb.viz.text_fallback`, shows kernel sources until `source_bytes` are used up. A good bug
+# without JavaScript, `lazynb.notebook.viz.text_fallback`, shows kernel sources until `source_bytes` are used up. A good bug
 # report is minimal, runnable, and says what was observed and what was expected. Here is the old repro's shape pointed
 # at the new code (a budget that is already used up), run the safe way, in a subprocess with a timeout:
 
 # %%
 repro = textwrap.dedent('''
-    from lazynb import viz
+    from lazynb.notebook import viz
     src = "\\n".join(f"  float v{i} = *(data1+{i});" for i in range(300))
     doc = {"kernels": [{"id": 0, "name": "E_300", "device": "CPU", "runs": 1, "source": src}], "schedule": []}
     out = viz.text_fallback(doc, source_bytes=-20000)   # what is left of the budget after a few large kernels
@@ -155,7 +155,7 @@ assert not hangs and "source cut" in r.stdout, r.stderr[-500:]   # what the text
 
 # %% [markdown]
 # Had the cell said the bug is there, the next steps would be the usual ones: turn the repro into a test (marked
-# `xfail(strict=True)` until the fix lands, so that the fix is noticed), fix `text_fallback` in `lazynb/viz.py`
+# `xfail(strict=True)` until the fix lands, so that the fix is noticed), fix `text_fallback` in `lazynb/notebook/viz.py`
 # (stop when the budget is used up), remove the `xfail`, run the suite. It finishes: the new code cuts each source
 # once, with no loop to get stuck in, and says how much it left out.
 #

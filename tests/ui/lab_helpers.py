@@ -84,7 +84,7 @@ def save_and_read(pg, lab, name: str, want_outputs: int, timeout: float = 30) ->
 
 def trace_docs(nb: dict) -> list[dict]:
   """The trace documents of a saved notebook's outputs (in each output's text/html when its MIME entry is a stub)."""
-  from lazynb import viz
+  from lazynb.notebook import viz
   return [viz.doc_of(o["data"]) for c in nb["cells"] for o in c.get("outputs", []) if MIME in o.get("data", {})]
 
 def trace_views(pg, root_selector: str) -> list[dict]:

@@ -199,7 +199,7 @@ def bench_doc(nodes: int = 2000) -> dict:
   """A real trace whose kernel graph is its lowered graph cut at exactly `nodes` nodes."""
   from lazynb import Tensor
   from lazynb.trace import capture
-  from lazynb.tracedoc import GraphStore
+  from lazynb.notebook.tracedoc import GraphStore
   with capture(rewrites=False) as tr: exec(BENCH_CODE, {"Tensor": Tensor})
   doc = json.loads(json.dumps(tr.to_json()))
   low = next(e.data["lowered"] for e in tr.events if e.kind == "program" and e.data.get("lowered") is not None)

@@ -23,9 +23,9 @@ import atexit, base64, gzip, hashlib, html, json, os, re, sys, tempfile, time, w
 from pathlib import Path
 from lazynb.helpers import plural
 from lazynb.trace import Recorder, subscribe, unsubscribe
-from lazynb.tracedoc import Trace, MIME
+from lazynb.notebook.tracedoc import Trace, MIME
 
-BUNDLE = Path(__file__).parent / "static" / "lazynb-view.js"
+BUNDLE = Path(__file__).parent.parent / "static" / "lazynb-view.js"
 _bundle: tuple[str, str] | None = None
 
 def bundle() -> tuple[str, str]:

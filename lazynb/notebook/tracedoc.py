@@ -14,7 +14,7 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
   replaced_stages  every stage a learner's function ran in this block, in pipeline order
   graphs     {id: {nodes: [{id, op, dtype, arg, shape, kind}], edges: [[src, dst]], total_nodes, truncated}}
   views      every buffer access of every kernel: {kernel, buf, access, views, index, valid, movement, picture}
-             (picture: lazynb.shape.picture's data for loads and stores; null for symbolic sizes and past PICTURE_LIMIT)
+             (picture: lazynb.notebook.picture's data for loads and stores; null for symbolic sizes and past PICTURE_LIMIT)
   pictures   only in show_st's documents (show: ["stpicture"]): [picture + {title, movement}]
   rewrites   [{name, stage, steps: [{pattern, before, after}], before_graph, after_graph, replaced_stage}] in the order
              they ran; stage is the pipeline stage (uop.ops.STAGES: tensor graph, kernels, lowered, simplified, linearized)
@@ -25,7 +25,7 @@ A `Trace` is built from the events a Recorder collected (see lazynb.trace). `Tra
   error      null, or {type, message} if the block raised
 Everything is plain data (strings, numbers, lists): the renderers treat it as untrusted text.
 A %%tinygrad output saves this document once, packed inside its text/html; its MIME entry under this type is then a
-stub ({version, payload: "text/html", settings, timing, error, show, kernels: [names and times]}): see lazynb.viz.
+stub ({version, payload: "text/html", settings, timing, error, show, kernels: [names and times]}): see lazynb.notebook.viz.
 """
 from __future__ import annotations
 import json, re, time
@@ -34,7 +34,7 @@ from lazynb import trace, pipeline
 from lazynb.device import Device
 from lazynb.helpers import strip_ansi, ContextVar, plural
 from lazynb.uop.ops import UOp, Ops, GroupOp, sym_str
-from lazynb.shape.picture import picture
+from lazynb.notebook.picture import picture
 
 VERSION = 1
 MIME = "application/vnd.lazynb.trace+json"
