@@ -56,8 +56,18 @@ class CLDevice(Compiled):
     platforms = cl.get_platforms()
     devs = [d for p in platforms for d in p.get_devices()]
     if not devs: raise DeviceUnavailable("pyopencl found no OpenCL device; pip install pocl-binary-distribution for a CPU one")
-    self.cl_device = next((d for d in devs if d.type & cl.device_type.GPU), devs[0])  # a GPU when one is there (PoCL may be listed first)
-    self.ctx = cl.Context([self.cl_device])
+    # a GPU when one is there (PoCL may be listed first), else the first device that builds a kernel: a PoCL whose LLVM
+    # does not know the CPU (an AMD Zen 5 under pip's PoCL 3.0: "unknown target CPU 'generic'") builds none
+    errors = []
+    for d in sorted(devs, key=lambda d: not d.type & cl.device_type.GPU):
+      try: cl.Program(ctx := cl.Context([d]), "__kernel void probe(__global int *a) { a[0] = 1; }").build()
+      except cl.RuntimeError as e:
+        errors.append(f"{d.platform.version}: {next((ln for ln in str(e).splitlines() if 'error' in ln), str(e)).strip()}")
+        continue
+      self.cl_device, self.ctx = d, ctx
+      break
+    else: raise DeviceUnavailable("no OpenCL device here can build a kernel (" + "; ".join(errors) + "); on Debian or Ubuntu, "
+                                  "apt-get install pocl-opencl-icd adds a PoCL that pyopencl finds")
     self.queue = cl.CommandQueue(self.ctx)
     renderer = OpenCLRenderer()
     # OpenCL on a CPU (PoCL) pays for a matmul's walk down a big right operand as the CPU device does: pack it first
