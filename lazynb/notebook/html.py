@@ -35,21 +35,22 @@ def script_once() -> bool:
     return True
   return cell is not None and cell == _carrier
 
-def render_view(doc: dict, script: bool = True) -> str:
+def render_view(doc: dict, script: bool = True, fallback: str | None = None) -> str:
   """The text/html of a trace output: the document once (packed, see lazynb.notebook.viz), the loader of the interactive view
-  (with its script if `script`), and a short view without JavaScript (summary, schedule, kernel sources)."""
-  return _viz.embed(doc, _viz.text_fallback(doc), script=script, packed=True)
+  (with its script if `script`), and a short view without JavaScript (default: summary, schedule, kernel sources)."""
+  return _viz.embed(doc, _viz.text_fallback(doc) if fallback is None else fallback, script=script, packed=True)
 
 MAX_OUTPUT_BYTES = 600_000  # one trace output as saved (json.dumps of its bundle); see also tracedoc.MAX_DOC_BYTES
 
-def bundle(doc: dict, summary: str, script: bool | None = None, full: dict | None = None, limit: int = MAX_OUTPUT_BYTES) -> dict:
+def bundle(doc: dict, summary: str, script: bool | None = None, full: dict | None = None, limit: int = MAX_OUTPUT_BYTES,
+           fallback: str | None = None) -> dict:
   """A trace output's MIME bundle: the document once, in the text/html; the trace entry is its stub (see lazynb.notebook.viz).
   `script`: whether this output carries the view's script (default: only the first output of the kernel session).
   If the bundle's JSON is over `limit` bytes, the document is bounded again (tracedoc.bounded, from `full` if given) to
   a smaller size until it fits."""
   from lazynb.notebook.tracedoc import MIME, MAX_DOC_BYTES, bounded
   script = script_once() if script is None else script
-  def make(d: dict) -> dict: return {MIME: _viz.stub(d), "text/html": render_view(d, script=script), "text/plain": summary}
+  def make(d: dict) -> dict: return {MIME: _viz.stub(d), "text/html": render_view(d, script, fallback), "text/plain": summary}
   out, doc_limit = make(doc), MAX_DOC_BYTES
   while len(json.dumps(out)) > limit and doc_limit > 10_000:
     doc_limit //= 2

@@ -1,5 +1,5 @@
 """The ShapeTracker picture in a real JupyterLab, in Chromium: show_st's output renders with the extension (not its
-HTML fallback); hovering a logical cell lights the memory cell that cell reads (the one numpy reads for the same
+HTML text fallback); hovering a logical cell lights the memory cell that cell reads (the one numpy reads for the same
 movement ops) and tells its arithmetic, through both views of a reshape after a permute; a %%tinygrad trace's
 buffer access opens its picture in the ShapeTracker pane. Outputs are saved in the notebook, so no kernel runs."""
 from __future__ import annotations
@@ -63,26 +63,41 @@ def test_picture_hover_lights_the_memory_cell_numpy_reads(lab, page):
   shot(page, "ui-stpicture-trace", cell(page, 2))
   assert not page.lazynb_errors, page.lazynb_errors
 
-def test_static_html_picture_hover_without_script(lab, browser):
-  """The text/html fallback alone (as nbviewer or VS Code shows it): no script, yet hovering a cell outlines the
-  memory cell it reads (CSS :has), and each cell's tooltip is its arithmetic."""
+def test_output_html_draws_with_the_view_script_and_shows_text_without_it(lab, browser, monkeypatch):
+  """The text/html alone, as nbconvert HTML, VS Code or Colab show it: the view's script (which a session's first output
+  carries) draws the same picture as the extension, hover and all; with JavaScript off, the picture as text."""
   from lazynb import Tensor
+  from lazynb.notebook import html as nbhtml
   from lazynb.notebook.stpicture import show_st
   from lab_helpers import ARTIFACTS
   t = Tensor.arange(12).reshape(3, 4).pad(((1, 0), (0, 0))).permute(1, 0).reshape(2, 8)
   ref = np.pad(np.arange(12).reshape(3, 4), ((1, 0), (0, 0)), constant_values=-1).T.reshape(2, 8)
+  monkeypatch.setattr(nbhtml, "_script_sent", False)  # this output is the session's first: it carries the script
   html = show_st(t)._repr_mimebundle_()["text/html"]
-  assert "<script" not in html
+  page_html = f"<!doctype html><body>{html}</body>"
   pg = browser.new_page()
-  pg.set_content(f"<!doctype html><body>{html}</body>")
-  for idx in [(0, 1), (1, 6)]:
-    c = pg.locator(f".lzs-c >> nth={idx[0] * 8 + idx[1]}")
-    assert c.inner_text() == str(ref[idx]) and f"reads memory[{ref[idx]}]" in c.get_attribute("title")
+  errors: list[str] = []
+  pg.on("pageerror", lambda e: errors.append(str(e)))
+  pg.set_content(page_html)
+  pg.wait_for_selector(".lz-stp .lz-stp-c")
+  pic = pg.locator(".lz-stp")
+  assert pic.count() == 1 and pg.locator(".lazynb-static").count() == 0
+  for idx in [(0, 0), (0, 1), (1, 6)]:
+    c = pic.locator(f".lz-stp-c[data-idx='{idx[0]},{idx[1]}']")
+    assert c.inner_text() == ("\u00b7" if ref[idx] == -1 else str(ref[idx]))  # a padded cell reads nothing
+    if ref[idx] == -1: continue
     c.hover()
-    outlined = pg.locator(".lzs-m").evaluate_all("els => els.filter(e => getComputedStyle(e).outlineStyle === 'solid').map(e => e.dataset.mem)")
-    assert outlined == [str(ref[idx])], idx
-  masked = pg.locator(".lzs-c >> nth=0")
-  assert masked.inner_text() == "\u00b7" and "reads nothing" in masked.get_attribute("title")
+    on = pic.locator(".lz-stp-m.lz-stp-on")
+    assert on.count() == 1 and on.get_attribute("data-mem") == str(ref[idx]), idx
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
-  pg.screenshot(path=str(ARTIFACTS / "static-stpicture.png"), full_page=True)
+  pg.screenshot(path=str(ARTIFACTS / "standalone-stpicture.png"), full_page=True)
+  assert errors == []
   pg.close()
+  ctx = browser.new_context(java_script_enabled=False)
+  nojs = ctx.new_page()
+  nojs.set_content(page_html)
+  assert nojs.locator(".lz-stp").count() == 0
+  text = nojs.locator(".lazynb-static pre").inner_text()
+  assert [ln.split() for ln in text.splitlines() if ln.split() and all(w == "." or w.isdigit() for w in ln.split())][:2] == \
+         [["." if v == -1 else str(v) for v in row] for row in ref]
+  ctx.close()
