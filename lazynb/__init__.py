@@ -16,8 +16,8 @@ from lazynb.uop import UOp, Ops, UPat, PatternMatcher, graph_rewrite  # noqa: E4
 Variable = UOp.variable  # Variable("i", 1, 10).bind(3): a symbolic size (tinygrad 0.10's name)
 from lazynb import debug as _debug  # noqa: E402,F401  (the DEBUG printer subscribes to the trace bus)
 if getenv("VIZ", 0):  # VIZ=1: the whole run as one HTML file at exit (lazynb/notebook/viz.py: the views' layer, no IPython)
-  from lazynb.notebook import viz as _viz
-  _viz.record_run()
+  from lazynb.notebook.viz import record_run
+  record_run()
 
 __version__ = "0.1.0"
 
