@@ -1,13 +1,11 @@
 """Everything realize and autograd remember between calls, in one object: `state` (one per process).
 
-The graph itself holds no state (a UOp is an immutable, hash-consed value), so what realize() and backward() need to
-remember (which memory a BUFFER node names, which expression already has a value, which tensors want gradients ...)
-lives here. Each field is a registry, described once below: what maps to what, who writes it, and when an entry goes.
-Almost all are weak: an entry dies with the UOp or Tensor it is about, so the state never keeps a graph alive.
-
-This module sits at the bottom layer (it imports nothing from lazynb), so the IR, the scheduler, the realizer, the
-Tensor and the optimizers all read and write the same object. `state.describe()` counts what each registry holds.
-"""
+The graph holds no state (a UOp is an immutable, hash-consed value), so what realize() and backward() must remember
+(which memory a BUFFER node names, which expression has a value, which tensors want gradients ...) lives here, one
+registry per field (docs/internals.md, "Realize and autograd state"). Almost all are weak: an entry dies with the UOp or
+Tensor it is about, so the state never keeps a graph alive. This module imports nothing from lazynb (the base layer),
+so the IR, the scheduler, the realizer, the Tensor and the optimizers share one object; `state.describe()` counts what
+each registry holds."""
 from __future__ import annotations
 import atexit, weakref
 
@@ -56,39 +54,8 @@ class IdentitySet:
   def __len__(self) -> int: return len(self._d)
 
 class RunState:
-  """The realize and autograd registries. Fields, with who writes them and when an entry dies:
-
-  buffers          BUFFER uop -> device Buffer (its memory). Written where a BUFFER node is made: the scheduler
-                   (`new_buffer`, and the new name of an assigned buffer, which shares the Buffer) and host data
-                   (`tensor_create`). Weak on the uop: the Buffer is freed with the last node naming it.
-  realized         the expression cache (`Realized` above): node -> view of the buffer holding its value. Written by
-                   `Tensor.realize_all` and `kernelize`; read by `Tensor.uop` and the scheduler. Weak on the node;
-                   an entry whose buffers were written since is dropped when it is next read.
-  superseded       old BUFFER uop -> new BUFFER uop after an assign wrote new contents into the memory. The old name
-                   stands for the old contents: a view moves on to the new name, a graph still reading the old one
-                   raises StaleReadError. Written by the scheduler (`create_schedule`). Weak on the old name.
-  owned            BUFFER uops whose memory belongs to one tensor (contiguous(), assign(), data, copies): only these
-                   are written in place. Written by the scheduler and `tensor_create`. Weak.
-  live             every Tensor: a realize that overwrites memory first computes the lazy ones that read it. Written
-                   by `Tensor.__init__`. Weak (an IdentitySet): a tensor leaves with its last reference.
-  grad_tensors     the Tensors with requires_grad=True, found by backward(). Written by the `requires_grad` setter.
-                   Weak (an IdentitySet).
-  pending_assigns  in-place ASSIGN uops not realized yet (their readers must run first). Written by `Tensor.assign`. Weak.
-  computed_from    buffer view -> weakref to the expression it was realized from, so backward() can differentiate a
-                   graph whose parts were realized. Written by `Tensor.realize_all`. Weak on both sides (no cycle
-                   with `realized`).
-  custom_grads     composite output UOp -> its own gradient rule (`gradient.CustomGradient`: the UOps it was built from
-                   and a function from the output's gradient to theirs). compute_gradient uses the rule instead of
-                   differentiating the movement ops inside (conv2d: the input gradient is a transposed convolution).
-                   Written by `gradient.custom_gradient` (conv2d). Weak on the output: the rule dies with its node.
-  last_backward    weakref to the loss of the last backward(), or None: an optimizer step realizes it with the update.
-                   Written by `Tensor.backward`.
-  capturing        TinyJit's record while it watches a call, else None: every kernel and copy run, ("kernel", runner,
-                   bufs, ast, var_vals) and ("copy", None, bufs, None), and every host write into a buffer: ("random",
-                   refill, [buf], None) for random numbers (drawn again on replay), ("data", (shape, dtype), [buf],
-                   digest) for anything else (frozen). Set and cleared by `TinyJit.__call__`; appended to by
-                   `engine.realize` (exec_item, write_host).
-  """
+  """The realize and autograd registries, one attribute each. What each maps, who writes it and when an entry dies:
+  docs/internals.md, "Realize and autograd state"."""
   def __init__(self):
     self.buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.realized = Realized(self.buffers)

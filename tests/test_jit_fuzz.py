@@ -11,7 +11,7 @@ compared with the plain run: what the call returned, each input, each base and v
 earlier calls: memory a call never touched must be left alone), the global tensors; then the caller writes through each
 returned view of an input (it must reach that input as in the plain run) and all is compared again.
 
-A JitError is accepted where the module doc of lazynb/engine/jit.py says TinyJit raises one (then the jitted run stops);
+A JitError is accepted where docs/jit.md says TinyJit raises one (then the jitted run stops);
 a wrong value, a changed buffer or any other exception fails, with the whole program as runnable source. The plain run
 is the reference (tests/test_view_writes.py checks the plain writes against numpy). HYPOTHESIS_SCALE=10 runs ten times
 the examples; the slow tier has a long run.
@@ -27,7 +27,7 @@ from test_view_writes import ex, view_op, basic_index
 CALLS = 5
 DEVICES = ["CPU", "PYTHON", "LLVM"]
 SHAPES = [(4,), (2, 3), (3, 2), (2, 2, 2)]
-# the JitErrors the module doc of lazynb/engine/jit.py lists (no kernel ran; host data or Python arguments that change;
+# the JitErrors docs/jit.md lists (no kernel ran; host data or Python arguments that change;
 # inputs that change or share memory; a returned view with a variable size of its own): any other JitError is a failure
 DOCUMENTED = ("nothing was jitted", "different data from Python values", "non-Tensor arguments changed", "inputs changed",
               "shares its memory", "variable of its own")
@@ -253,7 +253,7 @@ def check(dev: str, make_src: str, fn_src: str, keywords: bool, probes: list):
         jret, jinputs = jit.call(i, keywords)
         got = jit.look(jret, jinputs)
       except JitError as e:
-        assert any(d in str(e) for d in DOCUMENTED), f"{where}call {i + 1}: a JitError the module doc does not list: {e}"
+        assert any(d in str(e) for d in DOCUMENTED), f"{where}call {i + 1}: a JitError docs/jit.md does not list: {e}"
         return "JitError: " + next(d for d in DOCUMENTED if d in str(e))
       except Exception as e: raise AssertionError(f"{where}call {i + 1}: the jitted function raised {type(e).__name__}: {e}") from e
       _compare(got, want, f"{where}after call {i + 1}")

@@ -1,32 +1,6 @@
-"""TinyJit: run a function's kernels without re-tracing it.
-
-Call 1 runs the function normally (warm-up: everything gets compiled). Call 2 runs it again while
-recording everything it executes, in order: kernels and copies with the Buffers they touched, and every
-piece of data the host wrote into a buffer (random numbers, arange, lists turned into tensors). Calls 3+
-skip Python entirely and replay that record, with the buffers of the new input tensors swapped in.
-
-What a replay keeps, and what it redoes:
-  - Tensor arguments (positional, and keyword ones matched by name) are the inputs: their buffers change.
-  - Random numbers made inside the function are drawn again on every replay, from the same generator in the
-    same order as a plain call would, so `Tensor.manual_seed` gives the same numbers jitted or not.
-  - Any other host data made inside the function (`Tensor([step])`) is frozen at capture. If it differed
-    between the first two calls, capturing it would give wrong numbers later, so that is an error.
-  - Other arguments (Python numbers, strings) are frozen too: a replay with different ones is an error.
-  - Variables (symbolic sizes) are not frozen: a bound Variable passed as an argument, or in the shape of an input,
-    gives the replayed kernels its new value (one compiled kernel for every sequence length).
-  - What it returns: the computed tensors are the capture call's (each replay writes the new values into their buffers);
-    an input, or a view of one, is this call's input (through the same views: a write through it reaches the input);
-    other values are the capture call's.
-  - Writes: what the function writes into its inputs (or views of them) and into other tensors (globals), also writes
-    it leaves pending (`S.assign(S + x)` never read), happens on every replay. What the caller left pending on that
-    memory, and its lazy values that read memory the call writes, are done first, as a plain call does them.
-    An input the function gives a new graph (an assign to a view whose base is gone) gets new memory on every replay.
-
-The JitErrors it raises (anything else that differs from the plain function is a bug): the function ran no kernel
-("nothing was jitted"); it made different host data on its first two calls; non-Tensor arguments, or the inputs'
-shapes, dtypes, devices or views, changed since capture; an input shares its memory with another ("shares its
-memory"); it returns a view of an input whose shape has a variable of its own.
-"""
+"""TinyJit: run a function's kernels without re-tracing it. Call 1 warms up, call 2 records what it executes, calls 3+
+replay the record with the new inputs' buffers. What a replay keeps and redoes, and the JitErrors it raises:
+docs/jit.md."""
 from __future__ import annotations
 import functools, weakref
 from typing import Any

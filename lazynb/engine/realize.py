@@ -53,7 +53,7 @@ class CompiledRunner:
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
   buf.allocate().copyin(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
-  if state.capturing is not None:  # TinyJit watches (the record's entries: runstate.RunState)
+  if state.capturing is not None:  # TinyJit watches (the record's entries: docs/internals.md)
     if refill is not None: state.capturing.append(("random", refill, [buf], None))
     else: state.capturing.append(("data", (arr.shape, str(arr.dtype)), [buf], hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()))
 

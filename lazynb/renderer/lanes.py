@@ -1,13 +1,5 @@
-"""Lanes: accumulators a SIMD register can hold together, found in the linearized UOps.
-
-An UPCAST reduce leaves L accumulators whose updates are one expression written L times, lane l reading memory l
-elements after lane 0 (or the same value in every lane). A C compiler is left to find them itself (SLP
-vectorization). clang does; gcc 12 does not when the lanes' loads overlap, as in the conv weight gradient
-(acc[16j+l] += x[j+l] * g[l]): it builds each shifted window of x from 16 scalar loads and spills, 2.8x slower. So the
-C renderer can write such a group as one vector (`ClangRenderer.lane_vectors`, turned on for gcc): the L accumulators
-become one GCC vector variable, the L updates one statement on vector loads. Each lane still computes exactly what its
-scalar computed, in the same order.
-"""
+"""Lanes: accumulators a SIMD register can hold together, found in the linearized UOps, so that the C renderer can write
+a group as one GCC vector (`ClangRenderer.lane_vectors`, on for gcc). Why: docs/internals.md, "Lane vectors"."""
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.dtype import dtypes

@@ -1,25 +1,7 @@
-"""Layout rules a CPU-like device adds to the schedule stage: rewrites of the tensor graph, applied before kernels are cut,
-that change where values sit in memory and never what is computed. Off the teaching path: the reference schedule stage
-runs none of them under LAZYNB_PLAIN=1, and each has its own switch (MATMUL_PACK=0, CONV_ROWS=0). A device declares its rules as
-`Renderer.graph_rules`, (name, PatternMatcher) pairs; the rules get (the device's name, its renderer) as their context
-and touch only that device's nodes.
-
-Packing, as BLAS libraries do. In x @ w the kernel's register tile (rows x `p` columns of the output) walks down p
-columns of w, one row of w at a time: p values, then a jump of a whole row. When w is big (a 1024x1024 float32 is 4 MB)
-those jumps leave the caches and the page tables behind, and the matmul waits on memory: measured on one core, 41
-GFLOPS at 1024 and 23 at 2048 against 73 and 64 with w packed (docs/benchmarks.md). So w is first copied (one more
-kernel) into panels of p columns, each panel's rows one after another, and the product reads the panels in order.
-Small matrices stay as they are (there the copy costs more than it saves), as does everything under NOOPT=1.
-
-Convolutions along rows. A stride-1 2-D conv's output row is only ox wide (20 for a 5x5 kernel on 24x24): too short
-for whole vectors. Laid along whole input rows instead, output position p = oy*W + ox reads the flat input at
-p + ky*W + kx: one long run of oy*W positions, every load moving by 1 along it, so the kernel gets whole vectors along p
-and the short kx loop unrolled (docs/benchmarks.md, MNIST CNN). The kx-1 columns past each row's last window hold
-windows that wrap onto the next row; they are computed and dropped. The input is written out first with one more row of
-zeros at the bottom, which the last row's wrapped windows read instead of going through a bounds check (gcc 12
-vectorizes no load of a row that has one: the course CNN's conv2 ran 10x slower than with clang). The weight gradient
-is laid out the same way, its batch summed in chunks. Both rules find the products conv2d and its gradient write
-(shape/windows.py) and replace them by the same sums over rows, when the conv is big enough to pay for the copies."""
+"""Layout rules a CPU-like device adds to the schedule stage (`Renderer.graph_rules`): rewrites of the tensor graph that
+change where values sit in memory, never what is computed. The packed matmul (MATMUL_PACK=0 turns it off) and
+convolutions and their weight gradient along rows (CONV_ROWS=0); LAZYNB_PLAIN=1 runs neither. Why and how, with the
+measurements: docs/internals.md, "The CPU's layout rules"."""
 from __future__ import annotations
 from lazynb.dtype import dtypes
 from lazynb.helpers import unwrap, prod, CONV_ROWS, MATMUL_PACK, NOOPT, PLAIN

@@ -1,21 +1,6 @@
 """LLVM IR from linearized UOps: the kernel ClangRenderer writes as C, one instruction per line, for the LLVM device
-(compiled inside the Python process, runtime/ops_llvm.py).
-
-It is built like the C renderer (renderer/cstyle.py): the shared pre-render rewrites (renderer/prerender.py) state
-the numeric rules as UOps, and `llvm_rules`, a PatternMatcher, gives each op its instructions: a rule gets `ctx`, the
-renderer writing this kernel (a copy per kernel), emits instructions with ctx.ins("fadd float %a, %b") (which returns
-the new value's name) and returns the operand that holds the op's value; ctx[x] is the operand of x. The instruction
-names per op are data (_FLOAT_OPS, _INT_OPS, _MATH). The walker has LLVM's shape: a value read once is computed where it
-is read (where C would write it inline), a value read more often where the kernel computes it (C's aluN), a load where
-the kernel loads (C's valN). Loop counters and accumulators live in stack slots (`alloca`), loaded where they are read
-and stored where they change, as C variables are: LLVM's first passes (SROA, mem2reg) turn them into registers and phi
-nodes, so the IR a learner reads has no phi bookkeeping.
-
-What stays LLVM's own: float ops may fuse into multiply-adds (`contract`, C's -ffp-contract=fast) except in kernels
-that compute in half; float16 is LLVM's `half` (every operation rounded to half, as numpy); bfloat16 lives in 16 bits
-and is a float in registers, rounded to nearest even (NaN kept quiet) where the rewrites cast to it; a gated load reads
-element 0 and throws it away instead of branching (an address inside the buffer), so a masked row still vectorizes.
-"""
+(runtime/ops_llvm.py). How its rules and walker are built, and what stays LLVM's own (contraction, half, bfloat16,
+gated loads): docs/internals.md, "LLVM IR"."""
 from __future__ import annotations
 import copy, math, re, struct
 import numpy as np

@@ -1,19 +1,6 @@
-"""One C compiler run: source on stdin, the binary's bytes back, with the next process started ahead of time.
-
-A compiler process spends its first milliseconds on things that do not depend on the source: loading its shared
-libraries (clang 14 here: ~23 ms), reading its options, starting the assembler (gcc with -pipe). So as each compile
-begins, the same command is started again (it loads on the other core while that one compiles) and left waiting on
-stdin; the next kernel with that command only pays for the compiling. It is the same program with the same flags, so
-it makes the same bytes a process started late would (tests/test_compiler_process.py compares them). While a learner types, the waiting process costs memory only
-(clang ~70 MB, gcc ~20 MB); at most SPARES of them wait.
-
-The compiler writes its output to an anonymous in-memory file (memfd) that it opens as /dev/fd/N. A waiting process
-is never killed: it is let go (least recently used, or at exit) by closing its stdin, so it reads an empty source,
-compiles nothing and exits as after any compile, removing its own temporary files (gcc -shared keeps one in TMPDIR
-until it links); if Python dies, the same happens. Each waiting process belongs to the process that started it: a
-forked child starts its own. Where memfd is missing (not Linux), or with LAZYNB_CC_PRESTART=0, every compile starts its
-own process and writes into a temporary directory.
-"""
+"""One C compiler run: source on stdin, the binary's bytes back, with the next process started ahead of time. Why it
+pays, what a waiting process costs, how one is let go, and when every compile starts its own (LAZYNB_CC_PRESTART=0,
+no memfd): docs/internals.md, "The compiler process started ahead"."""
 from __future__ import annotations
 import atexit, os, signal, subprocess, tempfile, threading
 from lazynb.helpers import Nesting, unwrap, PLAIN

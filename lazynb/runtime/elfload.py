@@ -1,30 +1,6 @@
-"""Loading a relocatable object (what `cc -c` writes) into this process, without a linker: ELF64, x86-64, Linux.
-
-Why: the link step is most of what a shared library costs clang (a one-line kernel, compiler CPU time on the dev
-machine: `-shared` 78 ms, `-c` 33 ms; gcc 37 and 26 ms). An object file holds the machine code and a list of holes the
-linker would fill in (the relocations); filling them in ourselves takes 0.1-0.2 ms (docs/benchmarks.md).
-
-What happens in `load_object`, following the ELF specification and the x86-64 psABI:
-1. Read the ELF header, then the section headers. The sections a kernel needs are the allocated ones: code (.text*),
-   constants (.rodata*), initialised data (.data*) and zeroed data (.bss*). Notes, comments, unwind tables and the
-   symbol/string tables are read or skipped, not loaded.
-2. Lay them out in one anonymous mmap, in three page-aligned parts, each with its own permissions:
-     code part   .text sections, then a jump table (one 16-byte entry per outside function)   read + execute
-     const part  .rodata sections, then the GOT (one 8-byte address per symbol reached through it)  read only
-     data part   .data and .bss sections                                                      read + write
-   The region is written while it is read + write only, then `mprotect` makes the code part read + execute: it is
-   never writable and executable at once.
-3. Read the symbol table: a symbol defined in a section is at that section's address plus its value; an undefined
-   one (expf, memset, ...) is looked up in the process (the C library, libm, libgcc_s) with ctypes.
-4. Apply the relocations of every loaded section: R_X86_64_64 (an absolute address), PC32 and PLT32 (32-bit
-   displacements; a call to an outside function goes to its jump-table entry, which is close by, so the displacement
-   always fits), GOTPCREL/GOTPCRELX/REX_GOTPCRELX (the displacement to a GOT entry holding the address).
-Anything else (a relocation type, TLS, constructors, a section group, a common symbol) raises `ElfLoadError` naming it:
-the caller then uses the shared-library path, which handles everything. A function nobody defines raises
-`UndefinedSymbol` (an `ElfLoadError`).
-
-The loaded image stays mapped for the life of the process, as a dlopen'ed library would.
-"""
+"""Loading a relocatable object (what `cc -c` writes) into this process without a linker: ELF64, x86-64, Linux. Why,
+the steps (sections, the three mapped parts, symbols, the relocations handled) and its errors (`ElfLoadError`,
+`UndefinedSymbol`): docs/internals.md, "The ELF loader"."""
 from __future__ import annotations
 import ctypes, platform, struct, sys
 from dataclasses import dataclass

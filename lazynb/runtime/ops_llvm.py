@@ -1,17 +1,6 @@
-"""The LLVM device: kernels rendered as LLVM IR and compiled inside the Python process by LLVM itself (llvmlite),
-to an object file that lazynb's loader (runtime/elfload.py) places in memory. No compiler process is started, so a
-new kernel costs milliseconds where the CPU device's C compiler costs tens of them (docs/benchmarks.md).
-
-The same UOps as the CPU device's C (renderer/llvmir.py follows ClangRenderer's rules), the same memory (CPUAllocator),
-the same threads (CPUProgram). Select it with LLVM=1, DEVICE=LLVM or Tensor(..., device="LLVM"). It needs the
-llvmlite package (pip install llvmlite, or lazynb[backends]) and, for its loader, Linux on x86-64.
-
-LAZYNB_MARCH works as for the CPU device: native (default) targets this CPU with all its features; another name
-(x86-64, x86-64-v3, ...) targets that CPU model only (and the tile heuristic assumes SSE). float16 is LLVM's `half`:
-without F16C (which -march=x86-64 lacks) LLVM converts it by calling libgcc's __extendhfsf2 / __truncsfhf2, which the
-loader finds in the process (gcc 12's libgcc has them); where they are missing the device reports no float16.
-LAZYNB_LLVM_LOOPVEC=1 turns LLVM's loop vectorizer back on (off by default: see LLVMCompiler.compile).
-"""
+"""The LLVM device: kernels rendered as LLVM IR and compiled inside the Python process by llvmlite, to an object file
+that runtime/elfload.py places in memory (no compiler process). Selecting it, what it needs, LAZYNB_MARCH, float16
+and LAZYNB_LLVM_LOOPVEC: docs/internals.md, "The LLVM device"."""
 from __future__ import annotations
 import hashlib, threading
 from lazynb.device import Compiler, Compiled, CompileError, DeviceUnavailable
