@@ -204,14 +204,12 @@ def arange_axes(k: Kernel) -> set[int]:
 def hand_coded_optimizations(k: Kernel) -> list[Opt]:
   """Pick reasonable opts without search. Returns the opts applied.
 
-  Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each
-  loaded value is reused from registers across the upcast block. For a matmul this is a register tile:
-  two vectors wide along the contiguous output row, and as many rows (8 at most) as keep the accumulators within
-  half the vector registers: 8x32 floats with AVX-512, 4x16 with AVX2, 4x8 with SSE. (On the Intel AVX-512 machine of
-  session 8, idle, 8x32 ran the 2-thread matmul at 0.70-0.84x numpy against 0.53-0.56x for 8x16, 256 to 2048, and
-  BEAM picks it too; on the Zen 4 machine of session 5, before packing, 8x32 had been 0.6x of 8x16: docs/benchmarks.md.) Then unroll the
-  innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the outer
-  loop across CPU threads when there is enough work."""
+  Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each loaded value is
+  reused from registers across the upcast block. For a matmul this is a register tile: two vectors wide along the
+  contiguous output row, and as many rows (8 at most) as keep the accumulators within half the vector registers: 8x32
+  floats with AVX-512, 4x16 with AVX2, 4x8 with SSE (measured: docs/internals.md, "Kernel heuristics"). Then unroll the
+  innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the
+  outer loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
     vec, regs = k.renderer.simd_floats, k.renderer.simd_regs
     window = sliding_window_axis(k)
@@ -262,8 +260,7 @@ def hand_coded_optimizations(k: Kernel) -> list[Opt]:
 def sliding_window_axis(k: Kernel) -> int | None:
   """A convolution's kx: a short reduce axis (2-8) along which an input moves by 1, as it does along the contiguous
   output row (out[p] reads in[p + kx]). Unrolling it whole puts in[p + 0..kx-1 + lane] side by side, which the C
-  compiler turns into unaligned vector loads; unrolling cin by 4 instead left it shuffling lanes (5.6x slower for
-  the course CNN's 5x5 conv on one core: docs/benchmarks.md, MNIST CNN)."""
+  compiler turns into unaligned vector loads (unrolling cin by 4 instead: docs/internals.md, "Kernel heuristics")."""
   strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
   out = strides[0]
   if out is None: return None
@@ -275,12 +272,10 @@ def sliding_window_axis(k: Kernel) -> int | None:
 
 def partial_sum_lanes(k: Kernel) -> tuple[int, int | None, int | None] | None:
   """A reduce whose contiguous output axis of 8 or 16 is a set of partial sums: the output and every input move by 1 along
-  it (conv2d's weight gradient over rows, renderer/layout.py). Returns (lane axis, window axis, row
-  axis): the window is a short output axis (2-8) along which one input moves by 1 and another is broadcast (kx: the
-  same rows, shifted), the row axis one (divisible by 4) along which the window's input is broadcast (the output
-  channel). Upcasting lanes 8, window whole, rows 4 ran the course CNN's conv2 weight gradient (batch 64, one core)
-  in 32 ms; the 8x8 channel tile took 150-200 ms, and lanes with 8x4 channels 75 ms. 16 lanes (one AVX-512 vector)
-  against 8: batch 512, two threads, 78 ms against 120."""
+  it (conv2d's weight gradient over rows, renderer/layout.py). Returns (lane axis, window axis, row axis): the window is
+  a short output axis (2-8) along which one input moves by 1 and another is broadcast (kx: the same rows, shifted), the
+  row axis one (divisible by 4) along which the window's input is broadcast (the output channel). Measured against other
+  tiles: docs/internals.md, "Kernel heuristics"."""
   strides = [st.real_strides() if m else None for st, m in zip(k.sts, k.is_mem)]
   out, ins = strides[0], [rs for rs in strides[1:] if rs is not None]
   if out is None or not ins: return None

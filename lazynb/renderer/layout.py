@@ -89,12 +89,8 @@ def _conv_rows(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
   return out.reshape((bs, G, rc, oy, W, 1, 1, 1)).shrink(((0, bs), (0, G), (0, rc), (0, oy), (0, ox), (0, 1), (0, 1), (0, 1)))
 
 def _weight_grad_rows(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
-  """conv2d's weight gradient, windows * grad (bs, G, rc, cin, oy, ox, ky, kx) summed over (0, 4, 5), along rows:
-  dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] * x[b, ci, p + ky*W + kx], g given zeros in the wrapped columns.
-  p is split into `lanes` partial sums, summed after: the big kernel's output row is then one vector of lanes (16 with
-  AVX-512 when p allows, else 8) along which both inputs move by 1, with kx beside it (shifted loads of the same rows).
-  The batch is cut into chunks (batch_chunk), the chunk an outer output axis: each thread sums a few images' rows for
-  every output while they sit in its cache (the MNIST CNN's conv2: 230 -> 126 ms); chunks and lanes are added after."""
+  """conv2d's weight gradient along rows: dw[co, ci, ky, kx] = sum over b and p of g[b, co, p] * x[b, ci, p + ky*W + kx],
+  p split into `lanes` partial sums and the batch into chunks (docs/internals.md, "The CPU's layout rules")."""
   shape = unwrap(r.src[0].shape)
   if len(shape) != 8 or not all(isinstance(v, int) for v in shape) or r.arg[1] != _summed(shape, (0, 4, 5)): return None
   bs, G, rc, cin, oy, ox, ky, kx = shape
