@@ -1,13 +1,5 @@
-"""The DEBUG printer: one reader of the trace bus, writing to the terminal.
-
-  DEBUG=1  a line per realize: how many kernels ran and how long it took
-  DEBUG=2  a line per kernel: name (coloured by axis kind), device, time, GFLOPS and GB/s
-  DEBUG=3  the generated source of each new kernel, and the opts applied
-  DEBUG=4  every compiler pass in pipeline order, with its stage (tensor graph, kernels, lowered, simplified, linearized),
-           and the kernel AST, the lowered UOps and the linearized program
-  DEBUG=5  the schedule (every item and why it is a kernel)
-  DEBUG=6+ also unnamed graph_rewrite passes (a helper's own index simplification)
-"""
+"""The DEBUG printer: one reader of the trace bus, writing to the terminal. What each level prints, DEBUG=1 to DEBUG=6
+and up: README.md's table of variables."""
 from __future__ import annotations
 from lazynb import trace
 from lazynb.helpers import DEBUG, colored, ansistrip_pad, fmt_time, GlobalCounters, plural

@@ -1,11 +1,10 @@
-"""Reverse-mode autodiff as graph rewriting: one rule per op says how the gradient of its output (`ctx`)
-flows to each of its sources. Gradients are UOp graphs like any other, so they stay lazy, get scheduled
-and fused like the forward pass, and show up in the notebook's views.
+"""Reverse-mode autodiff as graph rewriting: one rule per op says how the gradient of its output (`ctx`) flows to each
+of its sources. Gradients are UOp graphs like any other, so they stay lazy, get scheduled and fused like the forward
+pass, and show up in the notebook's views.
 
-Each rule returns one entry per source: a gradient UOp, or None for "no gradient flows there".
-A composite Tensor method may give its output a rule of its own (`custom_gradient`, kept in `state.custom_grads`):
-conv2d does, so that its input gradient is a transposed convolution instead of the gradient of its window views.
-"""
+Each rule returns one entry per source: a gradient UOp, or None for "no gradient flows there". A composite Tensor method
+may give its output a rule of its own (`custom_gradient`, kept in `state.custom_grads`): conv2d does, so that its input
+gradient is a transposed convolution instead of the gradient of its window views."""
 from __future__ import annotations
 import contextlib, contextvars, math
 from typing import Callable, Iterator

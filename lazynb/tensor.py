@@ -1,9 +1,8 @@
 """Tensor: the user-facing, lazy frontend. Every method builds UOps; nothing runs until realize()/numpy().
 
-Everything here is written with three kinds of primitive: elementwise ALU ops, REDUCE_AXIS, and movement
-ops. There is no matmul or conv primitive: `a @ b` is a broadcast multiply and a sum; conv2d is a windowed
-view of the input (movement ops only), a multiply by the weights, and a sum.
-"""
+Everything here is written with three kinds of primitive: elementwise ALU ops, REDUCE_AXIS, and movement ops. There is
+no matmul or conv primitive: `a @ b` is a broadcast multiply and a sum; conv2d is a windowed view of the input (movement
+ops only), a multiply by the weights, and a sum."""
 from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable, TYPE_CHECKING
@@ -273,13 +272,11 @@ class Tensor(OpMixin, elementwise_eq=True):
     _kernelize([self, *lst])
     return self
   def assign(self, x) -> Tensor:
-    """Write x into this tensor's memory, in place.
-
-    A tensor that is all of a buffer it owns gets a lazy ASSIGN: the write happens when it is realized, and lazy values
-    defined before it still see the old contents. A view (`a[:4]`, `a.T`, `a.reshape(...)`) writes into the memory of the
-    tensor it views, at once, so that tensor and its other views see the new values; that tensor first gets memory of its
-    own if it has none. A tensor without memory of its own (a lazy value, a constant) just takes x's graph: its views
-    follow it."""
+    """Write x into this tensor's memory, in place. A tensor that is all of a buffer it owns gets a lazy ASSIGN: the
+    write happens when it is realized, and lazy values defined before it still see the old contents. A view (`a[:4]`,
+    `a.T`, `a.reshape(...)`) writes at once into the memory of the tensor it views, so that tensor and its other views
+    see the new values; that tensor first gets memory of its own if it has none. A tensor without memory of its own (a
+    lazy value, a constant) just takes x's graph: its views follow it."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign: shape {x.shape} does not match {self.shape}")
     if x.device != self.device: raise ValueError(f"assign: device {x.device} does not match {self.device}")

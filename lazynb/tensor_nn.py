@@ -97,10 +97,9 @@ def _conv_backward(self: Tensor, weight: Tensor, groups: int, stride, dilation, 
 
 def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
                      output_padding=0) -> Tensor:
-  """The gradient of conv2d with respect to its input, written as an ordinary conv2d: `stride - 1` zeros go
-  between the input's pixels, the kernel is flipped and its in/out channels swapped (within each group), and
-  the border is padded by `dilation * (k - 1) - padding` (plus `output_padding` at the end).
-  weight: (cin, cout // groups, *k), as torch."""
+  """The gradient of conv2d with respect to its input, written as an ordinary conv2d: `stride - 1` zeros go between the
+  input's pixels, the kernel is flipped and its in/out channels swapped (within each group), and the border is padded by
+  `dilation * (k - 1) - padding` (plus `output_padding` at the end). weight: (cin, cout // groups, *k), as torch."""
   HW, nd = weight.shape[2:], weight.ndim - 2
   if self.ndim != nd + 2: raise ValueError(f"conv_transpose input {self.shape} and weight {weight.shape} have different spatial dims")
   if self.shape[1] != weight.shape[0] or weight.shape[0] % groups:

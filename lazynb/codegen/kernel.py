@@ -202,14 +202,12 @@ def arange_axes(k: Kernel) -> set[int]:
   return out
 
 def hand_coded_optimizations(k: Kernel) -> list[Opt]:
-  """Pick reasonable opts without search. Returns the opts applied.
-
-  Reduce kernels: upcast up to two output axes along which some input is broadcast (stride 0), so each loaded value is
-  reused from registers across the upcast block. For a matmul this is a register tile: two vectors wide along the
-  contiguous output row, and as many rows (8 at most) as keep the accumulators within half the vector registers: 8x32
-  floats with AVX-512, 4x16 with AVX2, 4x8 with SSE (measured: docs/internals.md, "Kernel heuristics"). Then unroll the
-  innermost reduce axis by 4. Elementwise kernels: upcast the last axis (whole, if it is tiny). Everything: split the
-  outer loop across CPU threads when there is enough work."""
+  """Pick reasonable opts without search; returns the opts applied. Reduce kernels: upcast up to two output axes along
+  which some input is broadcast (stride 0), so each loaded value is reused from registers across the upcast block. For a
+  matmul this is a register tile: two vectors wide along the contiguous output row, and as many rows (8 at most) as keep
+  the accumulators within half the vector registers: 8x32 floats with AVX-512, 4x16 with AVX2, 4x8 with SSE (measured:
+  docs/internals.md, "Kernel heuristics"). Then unroll the innermost reduce axis by 4. Elementwise kernels: upcast the
+  last axis (whole, if it is tiny). Everything: split the outer loop across CPU threads when there is enough work."""
   if k.reduceop is not None:
     vec, regs = k.renderer.simd_floats, k.renderer.simd_regs
     window = sliding_window_axis(k)

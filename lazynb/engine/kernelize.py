@@ -1,9 +1,6 @@
-"""kernelize(): decide the kernels now, and write the decision into the graph.
-
-Each tensor's uop becomes ASSIGN(BUFFER, KERNEL(*inputs)): "this buffer will be filled by this kernel,
-which reads these inputs". The KERNEL's arg holds the kernel AST (`t.uop.src[1].arg.ast`). Realizing the
-tensor later runs exactly those kernels.
-"""
+"""kernelize(): decide the kernels now, and write the decision into the graph. Each tensor's uop becomes ASSIGN(BUFFER,
+KERNEL(*inputs)): "this buffer will be filled by this kernel, which reads these inputs". The KERNEL's arg holds the
+kernel AST (`t.uop.src[1].arg.ast`); realizing the tensor later runs exactly those kernels."""
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb import pipeline

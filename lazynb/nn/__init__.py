@@ -61,8 +61,7 @@ def ConvTranspose1d(in_channels: int, out_channels: int, kernel_size: int, strid
   return ConvTranspose2d(in_channels, out_channels, _tuple(kernel_size, 1), stride, padding, output_padding, dilation, groups, bias)
 
 class BatchNorm:
-  """Normalizes each channel (axis 1) with the batch's statistics while training and with running
-  averages otherwise."""
+  """Normalizes each channel (axis 1) with the batch's statistics while training and with running averages otherwise."""
   def __init__(self, sz: int, eps: float = 1e-5, affine: bool = True, track_running_stats: bool = True, momentum: float = 0.1):
     self.eps, self.momentum, self.track_running_stats = eps, momentum, track_running_stats
     self.weight: Tensor | None = Tensor.ones(sz).contiguous().realize() if affine else None

@@ -13,11 +13,9 @@ rendering = threading.local()
 CHECK_HEAD = 4
 
 class Renderer:
-  """What a device's code looks like and which optimizations it allows.
-
-  global_style says how the global (output) axes are walked: "loop" (for-loops inside the kernel, the CPU),
-  "args" (the kernel receives its global ids as int arguments and the runtime loops), or "special" (GPU
-  work-item ids such as get_global_id / blockIdx)."""
+  """What a device's code looks like and which optimizations it allows. global_style says how the global (output) axes
+  are walked: "loop" (for-loops inside the kernel, the CPU), "args" (the kernel receives its global ids as int arguments
+  and the runtime loops), or "special" (GPU work-item ids such as get_global_id / blockIdx)."""
   device: str = ""
   global_style: str = "loop"
   has_local: bool = False

@@ -1,8 +1,6 @@
-"""The CUDA device: CUDA C compiled to PTX with NVRTC (pip install cuda-bindings nvidia-cuda-nvrtc), run
-through the CUDA driver API when a GPU is present.
-
-With no GPU, the device still renders and compiles (a compile-only mode: read the CUDA source and the
-PTX of any kernel), and asking it to allocate memory or run says clearly that there is no GPU."""
+"""The CUDA device: CUDA C compiled to PTX with NVRTC (pip install cuda-bindings nvidia-cuda-nvrtc), run through the
+CUDA driver API when a GPU is present. With no GPU it still renders and compiles (a compile-only mode: read the CUDA
+source and the PTX of any kernel), and asking it to allocate memory or run says clearly that there is no GPU."""
 from __future__ import annotations
 import ctypes, glob, os, time
 from typing import Any

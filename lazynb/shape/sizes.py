@@ -7,9 +7,8 @@ from lazynb.uop.ops import UOp, Ops, sym_eq, sym_ge  # noqa: F401
 
 class ArgumentError(ValueError, RuntimeError, AssertionError):
   """Arguments that do not fit the op: shapes, axes or sizes (a matmul's inner sizes, a permutation, a gather's index),
-  a clip with neither bound.
-  ValueError is Python's class for a bad argument; tinygrad 0.10 raises RuntimeError or AssertionError there, and its
-  tests check for those: this error is all three."""
+  a clip with neither bound. ValueError is Python's class for a bad argument; tinygrad 0.10 raises RuntimeError or
+  AssertionError there, and its tests check for those: this error is all three."""
 
 def shape_arg(shape) -> tuple:
   if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
