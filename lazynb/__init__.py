@@ -1,7 +1,6 @@
 """lazynb: a small, readable lazy tensor compiler with the tinygrad API, built to be watched from a notebook.
 
-    from lazynb import Tensor, Device, dtypes, Context, GlobalCounters
-"""
+    from lazynb import Tensor, Device, dtypes, Context, GlobalCounters"""
 import sys
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
 from lazynb.dtype import dtypes, DType  # noqa: E402,F401

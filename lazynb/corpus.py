@@ -7,8 +7,7 @@ covering what each stage must handle. Each `Program` builds its tensors afresh f
   movement         pad, shrink, flip, permute, expand, reshape chains (masked views), then an op or a reduce
   matmul           plain, batched, and with a transposed operand
   conv             conv2d with stride, padding, groups and a bias
-  several kernels  softmax, a normalization, cumsum, argmax, cat of reduces, a reduce feeding another
-"""
+  several kernels  softmax, a normalization, cumsum, argmax, cat of reduces, a reduce feeding another"""
 from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable

@@ -2,8 +2,7 @@
 
 A backend is a `Compiled(device, allocator, renderer, compiler, runtime)`: the renderer turns kernels into
 source, the compiler turns source into a binary, and `runtime(name, lib)` loads it as a callable program.
-Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`.
-"""
+Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`."""
 from __future__ import annotations
 import contextlib, hashlib, importlib, os, pathlib, sqlite3, tempfile, threading, time
 from typing import Any

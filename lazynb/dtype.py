@@ -9,8 +9,7 @@ Python scalars are "weak": `int_tensor * 2.5` is the default float, `half_tensor
 
 numpy has no bfloat16: a bfloat16 buffer holds the upper 16 bits of a float32 (np_storage), and reading one gives
 float32 values, as tinygrad's .numpy() does. DEFAULT_FLOAT=HALF (or any float name) in the environment changes the
-default float.
-"""
+default float."""
 from __future__ import annotations
 from dataclasses import dataclass, field
 import builtins, math, os

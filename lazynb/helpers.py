@@ -1,8 +1,7 @@
 """Small shared utilities: environment flags, Context, counters and colours.
 
 Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it starts from the
-environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`.
-"""
+environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`."""
 from __future__ import annotations
 import contextlib, functools, os, pathlib, re, sys, threading, time, warnings
 from typing import Any, Callable, Iterable, TypeVar

@@ -18,8 +18,7 @@ for "run". Each stage's time is recorded in the ProgramSpec, and the trace names
 A replaced stage is held to its contract at the boundary: a result of the wrong kind, or one its spec rejects, stops
 with a StageError that names the stage and says what was expected; an exception inside it, the same, with the
 original chained. Kernels made by replaced code stages run bounds-checked (LAZYNB_CHECK=1): an index outside a buffer
-is an OutOfBoundsError, not a write into Python's memory.
-"""
+is an OutOfBoundsError, not a write into Python's memory."""
 from __future__ import annotations
 import collections, contextlib, contextvars, faulthandler, io, os, pickle, select, signal, time
 from dataclasses import dataclass

@@ -20,8 +20,7 @@ Event kinds and their data:
   jit        phase ("capture" | "replay"), name, kernels, var_vals      TinyJit
   beam       name, cached, opts, rounds, tried, seconds, width, after a BEAM search picked a kernel's opts; a fresh search
              start {opts, seconds}, path [opts per kept step],   also tells what it saw: each round's candidates with
-             rounds_detail [{round, candidates [{opts, seconds, runs}], best, best_s, improved, kept}]   their times
-"""
+             rounds_detail [{round, candidates [{opts, seconds, runs}], best, best_s, improved, kept}]   their times"""
 from __future__ import annotations
 import contextlib, itertools, time
 from dataclasses import dataclass, field

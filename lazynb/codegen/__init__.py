@@ -4,8 +4,7 @@
 
 Lowering and linearizing are rewrite passes, each reported as a `rewrite` event with its stage: "lowered" (views to
 index math), "simplified" (symbolic rules), "linearized" (accumulators, then the order of the program); the
-ProgramSpec is reported as a `program` event.
-"""
+ProgramSpec is reported as a `program` event."""
 from __future__ import annotations
 import re
 from typing import Callable

@@ -4,8 +4,7 @@ Every buffer access in the AST has a ShapeTracker over the same *full shape*. An
 splits one axis of that shape and gives the new inner part a role: upcast (computed in registers, no
 loop), unroll (a reduce loop expanded inline), local (a GPU work-group axis), group (a reduce split across
 a work-group), thread (the CPU's outer loop split over cores). All ShapeTrackers are split together, so
-the index math stays right by construction.
-"""
+the index math stays right by construction."""
 from __future__ import annotations
 import enum
 from dataclasses import dataclass

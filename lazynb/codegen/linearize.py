@@ -14,8 +14,7 @@ has two: partial sums per work-item, then the sum of the partials from local mem
     ENDRANGE
 
 Two steps in the "linearized" stage, both reported to the trace: `accumulators` is a PatternMatcher pass (a REDUCE becomes
-its accumulator); `order` is a named step, not rules: it places every node of the graph in one list.
-"""
+its accumulator); `order` is a named step, not rules: it places every node of the graph in one list."""
 from __future__ import annotations
 import itertools
 from lazynb.dtype import dtypes

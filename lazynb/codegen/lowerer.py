@@ -7,8 +7,7 @@ stands for "accumulate this over these RANGEs"; the linearizer turns it into an 
 
 Two passes, both PatternMatchers reported to the trace: `lower_kernel` ("lowered") rewrites LANE(ast node) markers, one
 per store and upcast lane, top-down into index math (rules in `lowering`); `simplify` ("simplified") then runs the
-symbolic rules over the result (`lower_rules`).
-"""
+symbolic rules over the result (`lower_rules`)."""
 from __future__ import annotations
 import itertools
 from lazynb.dtype import dtypes

@@ -16,8 +16,7 @@ becomes a constant (as a kernel would compute it), so a tensor made of constants
 kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
 
 A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
-LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS.
-"""
+LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS."""
 from __future__ import annotations
 import contextlib, contextvars
 from dataclasses import dataclass, field

@@ -16,8 +16,7 @@ a LOAD or DEFINE_ACC itself (ctx.r[x] = ...), and then returns a line to write a
 
 CStyleLanguage writes plain C whose global ids arrive as int arguments (a runtime loops over them); ClangRenderer (the
 CPU) writes its own loops, takes thread ids, and adds rules for half and gcc's vectors; OpenCLRenderer and CUDARenderer
-change the table and a few prefixes. tests/test_render_table.py writes a renderer for a small C dialect by table alone.
-"""
+change the table and a few prefixes. tests/test_render_table.py writes a renderer for a small C dialect by table alone."""
 from __future__ import annotations
 import copy, math, re
 from typing import Any, Callable

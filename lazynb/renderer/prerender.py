@@ -20,8 +20,7 @@ PYTHON device runs and the line maps point into) stays the same for every device
 each entry on its rewritten sources, then by the rules until none matches (a rule's result in turn, as graph_rewrite
 does), and replaced by what it became. The nodes a rule builds are not placed in the list: a renderer computes them
 where they are read (inline in C, at the use in LLVM IR), which is always valid because a rule builds them from the
-entry's own sources.
-"""
+entry's own sources."""
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.dtype import DType, dtypes

@@ -3,8 +3,7 @@
 Every movement op is a cheap edit of these four fields; no data moves:
 - permute reorders shape and strides;        expand sets a stride to 0;
 - shrink moves the offset and narrows shape; pad widens shape and records the valid window in the mask;
-- flip negates a stride;                     reshape regroups dims when the strides allow it.
-"""
+- flip negates a stride;                     reshape regroups dims when the strides allow it."""
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.helpers import prod

@@ -3,8 +3,7 @@
 A `UOp(op, dtype, src, arg)` is immutable and hash-consed: building the same spec twice returns the same
 Python object, so equal subgraphs are shared and `a is b` is a cheap equality test. The same class carries
 the lazy tensor graph (BUFFER, RESHAPE, ADD, REDUCE_AXIS ...), kernel ASTs (LOAD, STORE, VIEW) and the
-lowered program (RANGE, SPECIAL, DEFINE_ACC ...).
-"""
+lowered program (RANGE, SPECIAL, DEFINE_ACC ...)."""
 from __future__ import annotations
 import contextlib, contextvars, itertools, math, threading, weakref
 from typing import Any, Callable, Iterator

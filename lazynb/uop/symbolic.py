@@ -1,8 +1,7 @@
 """Algebraic rewrite rules: constant folding, identities, and the div/mod arithmetic of indices.
 
 `symbolic` is applied to every kernel. Index math uses each node's bounds (`vmin`/`vmax`): knowing that
-`ridx0` runs over 0..3 lets `(gidx0*4+ridx0)//4` become `gidx0` and `(gidx0*4+ridx0)%4` become `ridx0`.
-"""
+`ridx0` runs over 0..3 lets `(gidx0*4+ridx0)//4` become `gidx0` and `(gidx0*4+ridx0)%4` become `ridx0`."""
 from __future__ import annotations
 import math
 from lazynb.dtype import dtypes, int_fits
