@@ -1,13 +1,7 @@
 """The programs `pipeline.check` grades a stage on: a few hundred small tensor programs, generated from a fixed seed,
-covering what each stage must handle. Each `Program` builds its tensors afresh from numpy data every time it runs
-(new buffers, so nothing realized before is reused), and `run()` gives its values as numpy arrays.
-
-  elementwise      chains of unary, binary and ternary ops, float and int, with broadcasting
-  reduce           sum, max, min, mean, prod over one axis, several, or all, with and without keepdim
-  movement         pad, shrink, flip, permute, expand, reshape chains (masked views), then an op or a reduce
-  matmul           plain, batched, and with a transposed operand
-  conv             conv2d with stride, padding, groups and a bias
-  several kernels  softmax, a normalization, cumsum, argmax, cat of reduces, a reduce feeding another"""
+covering what each stage must handle, in six families of one function each (elementwise, reduce, movement, matmul, conv,
+several kernels: docs/internals.md, "The check corpus"). Each `Program` builds its tensors afresh from numpy data every
+time it runs (new buffers, so nothing realized before is reused), and `run()` gives its values as numpy arrays."""
 from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -18,7 +12,7 @@ from lazynb.tensor import Tensor
 @dataclass(frozen=True)
 class Program:
   name: str                         # what it computes, in words (a check's message names it)
-  kind: str                         # its family (above)
+  kind: str                         # its family (docs/internals.md)
   build: Callable[[], Tensor | tuple]
   def run(self) -> list[np.ndarray]:
     out = self.build()

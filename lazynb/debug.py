@@ -1,5 +1,4 @@
-"""The DEBUG printer: one reader of the trace bus, writing to the terminal. What each level prints, DEBUG=1 to DEBUG=6
-and up: README.md's table of variables."""
+"""The DEBUG printer: one reader of the trace bus, writing to the terminal. What each level prints: README.md."""
 from __future__ import annotations
 from lazynb import trace
 from lazynb.helpers import DEBUG, colored, ansistrip_pad, fmt_time, GlobalCounters, plural

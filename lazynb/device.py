@@ -159,8 +159,7 @@ def run_kernel(program, bufs: list, global_size: tuple, local_size: tuple, vals:
   return t if t is not None else 0.0
 
 def is_dtype_supported(dtype: DType, device: str | None = None) -> bool:
-  """Whether kernels with `dtype` compile and run on `device` (default: Device.DEFAULT). False for a device that
-  cannot be opened here."""
+  """Whether kernels with `dtype` compile and run on `device` (default: Device.DEFAULT); False if it cannot open."""
   if dtype.base.name.startswith("float8"): return False  # no kernel computes in fp8 yet (dtype.py)
   try: dev = Device[device if device is not None else Device.DEFAULT]
   except Exception: return False

@@ -203,8 +203,7 @@ def truncate_fp16(x) -> float:
   with np.errstate(over="ignore"): return float(np.float16(x))
 
 def truncate_bf16(x) -> float:
-  """x as a bfloat16 made by cutting a float32's low 16 bits (toward zero, as tinygrad's host-side conversion), inf
-  where it overflows."""
+  """x as bfloat16: a float32's low 16 bits cut (toward zero, as tinygrad's host conversion); inf on overflow."""
   with np.errstate(over="ignore"): f = np.float32(x)
   if abs(float(x)) > 3.3895313892515355e38: return math.copysign(math.inf, float(x))  # the largest finite bfloat16
   return float(np.array(np.array(f).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32))

@@ -54,8 +54,7 @@ class IdentitySet:
   def __len__(self) -> int: return len(self._d)
 
 class RunState:
-  """The realize and autograd registries, one attribute each. What each maps, who writes it and when an entry dies:
-  docs/internals.md, "Realize and autograd state"."""
+  """The realize and autograd registries (what each maps, who writes it, when an entry dies: docs/internals.md)."""
   def __init__(self):
     self.buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.realized = Realized(self.buffers)

@@ -1,7 +1,6 @@
-"""Tensor methods built from the others: matmul, convolution and pooling (windows made of movement ops), and the
-losses and helpers of neural networks. Kept apart from tensor.py to keep each module readable; they are functions of a Tensor,
-and tensor.py makes them its methods.
-Nothing here is a primitive: every method is a few calls of elementwise, reduce and movement methods of Tensor."""
+"""Tensor methods built from the others (none is a primitive: each is a few calls of elementwise, reduce and movement
+methods of Tensor): matmul, convolution and pooling (windows made of movement ops), and the losses and helpers of neural
+networks. Kept apart from tensor.py to keep each module readable; tensor.py makes these functions its methods."""
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Sequence

@@ -1,6 +1,5 @@
 """TinyJit: run a function's kernels without re-tracing it. Call 1 warms up, call 2 records what it executes, calls 3+
-replay the record with the new inputs' buffers. What a replay keeps and redoes, and the JitErrors it raises:
-docs/jit.md."""
+replay the record with new inputs' buffers. What a replay keeps and redoes, and its JitErrors: docs/jit.md."""
 from __future__ import annotations
 import functools, weakref
 from typing import Any

@@ -320,10 +320,9 @@ class Scheduler:
     return ScheduleItem(kernel.arg.ast, tuple(state.buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
 
   def find_reduce(self, root: UOp) -> UOp | None:
-    """The one reduce this kernel may contain. The kernel's region is what the root reaches through
-    elementwise ops and plain reshapes; a reduce in it joins the kernel if everything that uses the reduce,
-    or uses anything between it and the root, is inside the region (else the reduce would be needed by
-    another kernel too, and gets its own)."""
+    """The one reduce this kernel may contain. The kernel's region is what the root reaches through elementwise ops and
+    plain reshapes; a reduce in it joins the kernel if everything that uses the reduce, or uses anything between it and
+    the root, is inside the region (else the reduce would be needed by another kernel too, and gets its own)."""
     reduces: list[UOp] = []
     inside: set[UOp] = set()  # the region: nodes the kernel reads in its own order (their sources were followed)
     seen: set[UOp] = set()

@@ -1,6 +1,5 @@
-"""MNIST, read from local files. Looked for, in order: $LAZYNB_DATA/mnist/, then the user cache
-(~/.cache/lazynb/mnist/). If neither has the files, they are downloaded into the cache (with a progress
-bar); offline, the error names both places and the variable."""
+"""MNIST from local files: $LAZYNB_DATA/mnist/, then the user cache (~/.cache/lazynb/mnist/). If neither has them, they
+are downloaded into the cache (with a progress bar); offline, the error names both places and the variable."""
 from __future__ import annotations
 import gzip, os, pathlib, sys, urllib.request
 import numpy as np

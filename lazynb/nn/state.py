@@ -26,8 +26,7 @@ def get_state_dict(obj, prefix: str = "") -> dict[str, Tensor]:
 def get_parameters(obj) -> list[Tensor]: return list(dict.fromkeys(get_state_dict(obj).values()))
 
 def load_state_dict(model, state_dict: dict[str, Tensor], strict: bool = True) -> None:
-  """Copy state_dict into the model's tensors. Every key and shape is checked first: on any mismatch
-  nothing is loaded."""
+  """Copy state_dict into the model's tensors; every key and shape is checked first (on a mismatch nothing loads)."""
   own = get_state_dict(model)
   missing = sorted(set(own) - set(state_dict))
   unexpected = sorted(set(state_dict) - set(own))

@@ -1,6 +1,5 @@
-"""LLVM IR from linearized UOps: the kernel ClangRenderer writes as C, one instruction per line, for the LLVM device
-(runtime/ops_llvm.py). How its rules and walker are built, and what stays LLVM's own (contraction, half, bfloat16,
-gated loads): docs/internals.md, "LLVM IR"."""
+"""LLVM IR from linearized UOps, one instruction per line, for the LLVM device (runtime/ops_llvm.py): the kernel
+ClangRenderer writes as C. Its rules, its walker and what stays LLVM's own: docs/internals.md, "LLVM IR"."""
 from __future__ import annotations
 import copy, math, re, struct
 import numpy as np

@@ -1,6 +1,5 @@
-"""One C compiler run: source on stdin, the binary's bytes back, with the next process started ahead of time. Why it
-pays, what a waiting process costs, how one is let go, and when every compile starts its own (LAZYNB_CC_PRESTART=0,
-no memfd): docs/internals.md, "The compiler process started ahead"."""
+"""One C compiler run: source on stdin, the binary's bytes back, the next process started ahead of time (why, its costs,
+how one is let go, LAZYNB_CC_PRESTART=0): docs/internals.md, "The compiler process started ahead"."""
 from __future__ import annotations
 import atexit, os, signal, subprocess, tempfile, threading
 from lazynb.helpers import Nesting, unwrap, PLAIN

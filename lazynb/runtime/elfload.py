@@ -1,6 +1,5 @@
-"""Loading a relocatable object (what `cc -c` writes) into this process without a linker: ELF64, x86-64, Linux. Why,
-the steps (sections, the three mapped parts, symbols, the relocations handled) and its errors (`ElfLoadError`,
-`UndefinedSymbol`): docs/internals.md, "The ELF loader"."""
+"""Loading a relocatable object (what `cc -c` writes) into this process without a linker: ELF64, x86-64, Linux. The
+steps, the relocations handled and the errors (ElfLoadError, UndefinedSymbol): docs/internals.md, "The ELF loader"."""
 from __future__ import annotations
 import ctypes, platform, struct, sys
 from dataclasses import dataclass
@@ -86,8 +85,7 @@ def parse(obj: bytes) -> tuple[list[Section], list[Symbol]]:
 # ---------------------------------------------------------------- symbols of the process
 _libs: list[ctypes.CDLL] | None = None
 def process_symbol(name: str) -> int | None:
-  """The address of `name` in this process (the C library, libm, libgcc_s: the same places a linked library would
-  find it), or None."""
+  """The address of `name` in this process (libc, libm, libgcc_s: where a linked library would find it), or None."""
   global _libs
   if _libs is None:
     libs = [ctypes.CDLL(None)]

@@ -1,6 +1,5 @@
-"""The LLVM device: kernels rendered as LLVM IR and compiled inside the Python process by llvmlite, to an object file
-that runtime/elfload.py places in memory (no compiler process). Selecting it, what it needs, LAZYNB_MARCH, float16
-and LAZYNB_LLVM_LOOPVEC: docs/internals.md, "The LLVM device"."""
+"""The LLVM device: kernels as LLVM IR, compiled inside the Python process by llvmlite to an object that
+runtime/elfload.py places in memory (no compiler process). Use, needs, knobs: docs/internals.md, "The LLVM device"."""
 from __future__ import annotations
 import hashlib, threading
 from lazynb.device import Compiler, Compiled, CompileError, DeviceUnavailable

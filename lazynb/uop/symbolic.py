@@ -65,10 +65,9 @@ def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
   return None
 
 def exact(u: UOp) -> bool:
-  """Is u computed without wrapping around? Index math is exact (64-bit, bounded); a data integer is when the range of
-  its value, computed without wrapping, fits its dtype. Rules that hold for integers but not modulo 2**n (div and mod
-  of a product or a sum, comparisons of a shifted value) apply only to exact expressions: x*4//4 is not x after x*4
-  wrapped."""
+  """Is u computed without wrapping around? Index math is exact (64-bit, bounded); a data integer is when its value's
+  unwrapped range fits its dtype. Rules that hold for integers but not modulo 2**n (div and mod of a product or a sum,
+  comparisons of a shifted value) apply only to exact expressions: x*4//4 is not x after x*4 wrapped."""
   if u.dtype is dtypes.index: return True
   lo, hi = _minmax_raw(u)
   return dtypes.min(u.dtype) <= lo and hi <= dtypes.max(u.dtype)
