@@ -169,3 +169,45 @@ def test_fallback_escapes_and_bounds():
   d = dict(d, notes=[evil], reference=evil, device=evil, state=dict(d["state"], name=evil, opts=[evil], source=evil + "\n" + "x;\n" * 20_000, correct=False))
   out = fallback_html(d)
   assert "<img" not in out and out.count(html_mod.escape(evil)) == 6 and "WRONG RESULT" in out and len(out) < 25_000
+
+@pytest.mark.slow
+def test_beam_progress_goes_to_stdout_or_to_a_callback(capfd, monkeypatch):
+  """BEAM's progress is one line on stdout, rewritten in place (stderr shows as an error box in a notebook), or, given
+  on_progress, a call per round and None at the end; the printed line is cut at a word with an ellipsis."""
+  monkeypatch.setenv("BEAM_PROGRESS", "1")
+  a, b = _rand(16, 16), _rand(16, 16, seed=4)
+  (si,) = (Tensor(a).realize() @ Tensor(b).realize()).schedule()
+  capfd.readouterr()
+  beam_search(Kernel(si.ast, Device["CPU"].renderer), 1, cache=False)
+  out, err = capfd.readouterr()
+  assert "BEAM 1: round 1, " in out and "BEAM" not in err and out.startswith("\r") and out.endswith("\n") and out.count("\n") == 1
+  lines: list = []
+  beam_search(Kernel(si.ast, Device["CPU"].renderer), 1, cache=False, on_progress=lines.append)
+  out, err = capfd.readouterr()
+  assert "BEAM" not in out + err and lines[-1] is None and len(lines) >= 2
+  assert [ln.split(",")[0] for ln in lines[:-1]] == [f"BEAM 1: round {i + 1}" for i in range(len(lines) - 1)]
+  from lazynb.engine.search import _print_progress
+  long = "BEAM 1: round 1, 9 kernels tried, best 1.0 us " + ", ".join(f"Opt(UPCAST, {i}, 4)" for i in range(20))
+  _print_progress(long)
+  out = capfd.readouterr().out
+  kept = out.removeprefix("\r").removesuffix(" ...")
+  assert len(out) <= 161 and out.endswith(" ...") and long.startswith(kept) and long[len(kept)] == " " and len(kept) > 140
+
+@pytest.mark.slow
+def test_widget_beam_shows_each_round_while_it_runs():
+  """The widget's BEAM button: a progress bar and a status line that change every round while the search runs (the
+  widget state is sent as it changes), then the winner's status, the bar hidden again."""
+  a, b = _rand(16, 16), _rand(16, 16, seed=5)
+  pg = Playground(Tensor(a) @ Tensor(b), reference=a @ b, runs=1)
+  w = pg.widget()
+  seen: list = []
+  w.status.observe(lambda ch: seen.append(("status", ch["new"])), names="value")
+  w.bar.observe(lambda ch: seen.append(("bar", ch["new"])), names="value")
+  assert w.bar.layout.visibility == "hidden"
+  w.width.value = 1
+  w.beam_b.click()
+  rounds = pg.beam_info["rounds"]
+  assert [v for k, v in seen if k == "bar" and v] == list(range(1, rounds + 1))  # one step per round
+  texts = [v for k, v in seen if k == "status"]
+  assert "timing the heuristic" in texts[0] and all(any(f"round {i}," in t for t in texts) for i in range(1, rounds + 1))
+  assert ", ".join(pg.beam_info["winner"]) in texts[-1] and w.bar.layout.visibility == "hidden" and not w.beam_b.disabled

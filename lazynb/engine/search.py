@@ -9,7 +9,7 @@ skipped with a note. The chosen actions are cached on disk (keyed by AST, device
 second run of the same kernel costs nothing.
 """
 from __future__ import annotations
-import hashlib, json, os, statistics, sys, time
+import hashlib, json, os, statistics, sys, textwrap, time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from lazynb import trace, pipeline
 from lazynb.dtype import to_storage
@@ -154,10 +154,11 @@ def neighbours(k: Kernel) -> list[Kernel]:
 def too_big(k: Kernel) -> bool:
   return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
 
-def beam_search(k: Kernel, width: int, cache: bool = True) -> Kernel:
+def beam_search(k: Kernel, width: int, cache: bool = True, on_progress=None) -> Kernel:
   """The fastest kernel BEAM finds. `cache=False` searches even when the disk cache knows the answer (the playground
   does, to show the rounds); the result is stored either way. The `beam` event's `rounds_detail` lists, per round,
-  every candidate with its measured time and which one was chosen; `start` is the heuristic's kernel it began from."""
+  every candidate with its measured time and which one was chosen; `start` is the heuristic's kernel it began from. Each
+  round's progress goes to `on_progress(line)` (None at the end), else to stdout, one line rewritten (BEAM_PROGRESS=0: none)."""
   key = ast_key(k.ast, k.renderer.device, width)
   if cache and getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
     if (opts := parse_cached(hit)) is not None and (nk := replay(k, opts)) is not None:
@@ -165,14 +166,14 @@ def beam_search(k: Kernel, width: int, cache: bool = True) -> Kernel:
                  width=width, start=None, rounds_detail=[], path=[])
       return nk
     # a stale entry (another version wrote it, or it was damaged): search again, and the result replaces it
-  with trace.muted(), Device[k.renderer.device].compiler.quiet(): best, info = _search(k, width, key)
+  with trace.muted(), Device[k.renderer.device].compiler.quiet(): best, info = _search(k, width, key, on_progress)
   trace.emit("beam", name=best.name, cached=False, opts=list(best.applied_opts), width=width, **info)
   return best
 
-def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
+def _search(k: Kernel, width: int, key: str, on_progress=None) -> tuple[Kernel, dict]:
   st = time.perf_counter()
   timer = _Timer(scratch_buffers(k))
-  progress = DEBUG >= 1 or getenv("BEAM_PROGRESS", 1)
+  progress = on_progress or (_print_progress if DEBUG >= 1 or getenv("BEAM_PROGRESS", 1) else None)
   start = k.copy()
   hand_coded_optimizations(start)
   k = start
@@ -207,20 +208,23 @@ def _search(k: Kernel, width: int, key: str) -> tuple[Kernel, dict]:
                      "best": list(cands[timed[0][1]].applied_opts), "best_s": _finite(round_best), "improved": round_best < best_t,
                      "kept": [list(cands[i].applied_opts) for t, i in timed[:width] if t < float("inf")] if round_best < best_t else []})
       if progress:
-        print(f"\rBEAM {width}: round {rounds}, {plural(tried, 'kernel')} tried, best {min(best_t, round_best) * 1e6:9.1f} us "
-              f"{cands[timed[0][1]].applied_opts if round_best < best_t else beam[0][1].applied_opts}"[:160], end="", file=sys.stderr)
+        progress(f"BEAM {width}: round {rounds}, {plural(tried, 'kernel')} tried, best {min(best_t, round_best) * 1e6:.1f} us "
+                 f"{cands[timed[0][1]].applied_opts if round_best < best_t else beam[0][1].applied_opts}")
       if round_best >= best_t: break
       best_t = round_best
       beam = [(t, cands[i]) for t, i in timed[:width] if t < float("inf")]
       path.append(list(beam[0][1].applied_opts))
   finally:
     timer.close()
-    if progress: print(file=sys.stderr)
+    if progress: progress(None)
   best = beam[0][1]
   if DEBUG >= 2 and timer.skipped: print("BEAM skipped:\n  " + "\n  ".join(timer.skipped[:20]), file=sys.stderr)
   diskcache_put("beam", key, json.dumps([(o.op.name, o.axis, o.arg) for o in best.applied_opts]).encode())
   return best, {"rounds": rounds, "tried": tried, "seconds": time.perf_counter() - st, "best_s": best_t, "skipped": timer.skipped[:50],
                 "start": opening, "rounds_detail": detail, "path": path}
+
+def _print_progress(line: str | None):  # stdout (stderr shows as an error in a notebook); cut at a word, at most 160 characters
+  print(f"\r{textwrap.shorten(line, 160, placeholder=' ...')}" if line else "", end="" if line else "\n", flush=True)
 
 def _finite(t: float) -> float | None: return t if t < float("inf") else None
 

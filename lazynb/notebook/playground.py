@@ -200,9 +200,11 @@ class Playground:
     for f in list(self.listeners): f()
     return self
 
-  def beam(self, width: int = 2) -> Playground:
-    """BEAM search for this kernel (searching again even if cached, to show its rounds); moves to the winner."""
-    with trace.Recorder(rewrites=False) as rec: best = beam_search(Kernel(self.ast, self.renderer), int(width), cache=False)
+  def beam(self, width: int = 2, on_progress=None) -> Playground:
+    """BEAM search for this kernel (searching again even if cached, to show its rounds); moves to the winner.
+    `on_progress(line)` is told each round's progress (then None); without it the progress is one line on stdout."""
+    with trace.Recorder(rewrites=False) as rec:
+      best = beam_search(Kernel(self.ast, self.renderer), int(width), cache=False, on_progress=on_progress)
     ev = rec.of("beam")[-1].data
     self.beam_info = {"width": int(width), "rounds": ev["rounds"], "tried": ev["tried"], "seconds": ev["seconds"],
                       "start": _opts_json(ev["start"]), "path": [[repr(o) for o in p] for p in ev["path"]],
@@ -348,11 +350,25 @@ class PlaygroundWidget:
     self.undo_b.on_click(lambda _: self._do(pg.undo))
     self.heur_b.on_click(lambda _: self._do(lambda: pg.reset("heuristic")))
     self.none_b.on_click(lambda _: self._do(lambda: pg.reset("none")))
-    self.beam_b.on_click(lambda _: self._do(lambda: pg.beam(self.width.value), busy="BEAM search running ..."))
+    # BEAM takes seconds: a bar (one step per round; the search stops when a round finds nothing faster) and the round's line
+    self.bar = w.IntProgress(value=0, min=0, max=1, description="BEAM", bar_style="info", layout={"visibility": "hidden"})
+    self.beam_b.on_click(lambda _: self.run_beam())
     self.box = w.VBox([w.HBox([self.choice, self.apply_b, self.undo_b]), w.HBox([self.heur_b, self.none_b, self.width, self.beam_b]),
-                       self.status, self.view])
+                       self.bar, self.status, self.view])
     pg.listeners.append(self.refresh)
     self.refresh()
+
+  def run_beam(self):
+    width = self.width.value
+    self.bar.value, self.bar.max, self.bar.layout.visibility = 0, 1, "visible"
+    self.beam_b.disabled = True
+    def step(line: str | None):
+      if line is None: return
+      self.bar.max = self.bar.value + 2  # this round is done and the next one is running
+      self.bar.value += 1
+      self.status.value = f"<i>{esc(line)} ...</i>"
+    try: self._do(lambda: self.pg.beam(width, on_progress=step), busy=f"BEAM {width}: timing the heuristic's kernel and round 1's candidates ...")
+    finally: self.bar.layout.visibility, self.beam_b.disabled = "hidden", False
 
   def _do(self, fn, busy: str | None = None):
     if busy: self.status.value = f"<i>{esc(busy)}</i>"

@@ -4,7 +4,7 @@ the Rewrites tab opens on a pass that changed something, and counts of one are s
 from __future__ import annotations
 import re
 import pytest
-from lab_helpers import cell, open_notebook, shot, trace_doc, trace_output, write_notebook
+from lab_helpers import cell, open_notebook, run_cell, shot, trace_doc, trace_output, write_notebook
 
 pytestmark = pytest.mark.ui
 
@@ -67,3 +67,39 @@ def test_timing_tab_draws_a_bar_per_kernel(lab, page):
   for w, k in zip(widths, ks): assert abs(w - full * k["time_s"] / slowest) <= max(2.0, 0.02 * full), (widths, full, [k["time_s"] for k in ks])
   assert "of the kernels' run time" in bars.first.get_attribute("title")
   shot(page, "ui-timing-bars", cell(page, 0))
+
+PG_CELLS = ["import numpy as np\nfrom lazynb import Tensor\nfrom lazynb.notebook.playground import Playground\n"
+            "a, b = np.random.default_rng(0).standard_normal((2, 32, 32), dtype=np.float32)\n"
+            "pg = Playground(Tensor(a) @ Tensor(b), reference=a @ b, runs=1)\npg.widget()",
+            "pg.beam(1)\nNone"]
+
+def test_beam_progress_is_a_bar_in_the_widget_and_one_stdout_line_in_a_cell(lab, page):
+  """The playground widget's "run BEAM" shows a progress bar and each round's line while it searches (not nothing for
+  seconds); pg.beam() in a cell prints its progress as one line on stdout, never a red stderr box."""
+  write_notebook(lab.root / "beam.ipynb", PG_CELLS)
+  open_notebook(page, lab, "beam.ipynb")
+  run_cell(page, 0)
+  w = cell(page, 0).locator(".widget-vbox").first
+  w.locator("button:has-text('run BEAM')").wait_for()
+  w.evaluate("""root => {
+    window.__lz_seen = [];
+    const rec = () => {
+      const bar = root.querySelector('.widget-hprogress');
+      window.__lz_seen.push({text: root.querySelector('.widget-html').innerText, bar: bar ? getComputedStyle(bar).visibility : 'absent'});
+    };
+    new MutationObserver(rec).observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
+  }""")
+  assert w.locator(".widget-hprogress").evaluate("e => getComputedStyle(e).visibility") == "hidden"
+  w.locator("button:has-text('run BEAM')").click()
+  page.wait_for_function("() => window.__lz_seen.some(s => / us, .* GFLOPS/.test(s.text) && s.bar === 'hidden' && "
+                         "window.__lz_seen.some(t => /round 1,/.test(t.text)))", timeout=120_000)
+  seen = page.evaluate("() => window.__lz_seen")
+  during = [s for s in seen if "round 1," in s["text"]]
+  assert during and all(s["bar"] == "visible" for s in during), seen[:20]
+  assert any("timing the heuristic" in s["text"] and s["bar"] == "visible" for s in seen)
+  shot(page, "ui-playground-beam-progress", cell(page, 0))
+  run_cell(page, 1)
+  outs = cell(page, 1).locator(".jp-OutputArea-output")
+  assert cell(page, 1).locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+  text = cell(page, 1).locator("[data-mime-type='application/vnd.jupyter.stdout']").inner_text()
+  assert text.startswith("BEAM 1: round ") and len(text.strip().splitlines()) == 1, (text, outs.count())
