@@ -15,11 +15,12 @@ class PanelState:
 def state() -> PanelState:
   from lazynb.device import Device
   from lazynb.notebook import magic
+  from lazynb.notebook.words import clip_words
   s = magic.SESSION
   devices = []
   for name in sorted(Device._devices):
     try: ok, why = Device.available(name)
     except Exception as e: ok, why = False, str(e)  # noqa: E701
-    devices.append({"name": name, "ok": bool(ok), "why": (why or "").splitlines()[0][:120] if why else ""})
+    devices.append({"name": name, "ok": bool(ok), "why": clip_words(why.splitlines()[0], 300) if why else ""})
   return PanelState({"session": {"debug": s.debug or 0, "noopt": bool(s.noopt), "beam": s.beam or 0, "device": s.device},
                      "devices": devices, "default_device": Device.DEFAULT})

@@ -25,6 +25,7 @@ from lazynb.engine.search import beam_search, scratch_buffers
 from lazynb.engine.realize import CompiledRunner, run_schedule
 from lazynb.tensor import Tensor
 from lazynb.notebook.tracedoc import kernel_views, name_parts
+from lazynb.notebook.words import clip_words
 from lazynb.uop.ops import UOp, Ops
 
 MIME = "application/vnd.lazynb.playground+json"
@@ -380,7 +381,7 @@ class PlaygroundWidget:
   def refresh(self):
     out = self.pg._repr_mimebundle_()
     d = out[MIME]
-    self.choice.options = [(f"{o['opt']}  \u2014 {o['explain'][len(o['opt']) + 2:][:90]}", Opt(OptOps[o["op"]], o["axis"], o["arg"])) for o in d["legal"]]
+    self.choice.options = [(f"{o['opt']}  \u2014 {clip_words(o['explain'][len(o['opt']) + 2:], 90)}", Opt(OptOps[o["op"]], o["axis"], o["arg"])) for o in d["legal"]]
     self.undo_b.disabled = len(self.pg.history) == 1
     s = d["state"]
     self.status.value = (f"<span style='font-family:monospace'>{esc(', '.join(s['opts']) or 'no opts (NOOPT)')}: {s['time_s'] * 1e6:.1f} us, "

@@ -8,13 +8,14 @@ from dataclasses import replace
 from lazynb.device import Device
 from lazynb.helpers import plural
 from lazynb.notebook.magic import Settings, CellRun, TraceView, run_code
+from lazynb.notebook.words import clip_words
 
 def device_options() -> list[tuple[str, str]]:
   """(label, name) for every registered device; ones that cannot run here say why in the label."""
   out = []
   for name in sorted(Device._devices):
     ok, why = Device.available(name)
-    out.append((name if ok else f"{name} (unavailable: {why.splitlines()[0][:60]})", name))
+    out.append((name if ok else f"{name} (unavailable: {clip_words(why.splitlines()[0], 60)})", name))
   return out
 
 class TraceControls:

@@ -2,7 +2,7 @@
 Source pane shows every C line whole (wrapped, not cut), a kernel graph's first view has labels a learner can read,
 the Rewrites tab opens on a pass that changed something, and counts of one are singular."""
 from __future__ import annotations
-import re
+import json, re
 import pytest
 from lab_helpers import cell, open_notebook, run_cell, shot, trace_doc, trace_output, write_notebook
 
@@ -71,7 +71,8 @@ def test_timing_tab_draws_a_bar_per_kernel(lab, page):
 PG_CELLS = ["import numpy as np\nfrom lazynb import Tensor\nfrom lazynb.notebook.playground import Playground\n"
             "a, b = np.random.default_rng(0).standard_normal((2, 32, 32), dtype=np.float32)\n"
             "pg = Playground(Tensor(a) @ Tensor(b), reference=a @ b, runs=1)\npg.widget()",
-            "pg.beam(1)\nNone"]
+            "pg.beam(1)\nNone",
+            "import json\nprint(json.dumps([o['explain'][len(o['opt']) + 2:] for o in pg.doc()['legal']]))"]
 
 def test_beam_progress_is_a_bar_in_the_widget_and_one_stdout_line_in_a_cell(lab, page):
   """The playground widget's "run BEAM" shows a progress bar and each round's line while it searches (not nothing for
@@ -103,3 +104,11 @@ def test_beam_progress_is_a_bar_in_the_widget_and_one_stdout_line_in_a_cell(lab,
   assert cell(page, 1).locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
   text = cell(page, 1).locator("[data-mime-type='application/vnd.jupyter.stdout']").inner_text()
   assert text.startswith("BEAM 1: round ") and len(text.strip().splitlines()) == 1, (text, outs.count())
+  # the opt menu: each opt's explanation, cut at a whole word with an ellipsis when it is too long for the menu
+  run_cell(page, 2)
+  full = json.loads(cell(page, 2).locator("[data-mime-type='application/vnd.jupyter.stdout']").inner_text())
+  options = w.locator(".widget-dropdown select option").evaluate_all("els => els.map(e => e.textContent.replace(/\\u00a0/g, ' '))")
+  shown = [t.split("  \u2014 ", 1)[1] for t in options]
+  assert len(shown) == len(full) and any(t.endswith("\u2026") for t in shown)
+  for t, f in zip(shown, full):
+    assert t == f or (t.endswith("\u2026") and f.startswith(t[:-1]) and f[len(t) - 1] in " ,;:(["), (t, f)
