@@ -201,3 +201,33 @@ def test_slider_rerun_keeps_the_script_where_it_was():
     tc.debug.value = 1   # re-runs the cell
     assert len(updated) == 1 and updated[0].script is had
     assert ("data-lazynb-script=" in updated[0]._repr_mimebundle_()["text/html"]) is had
+
+class _Handle:
+  def __init__(self, shown, data): self.shown, self.data = shown, data
+  def update(self, data, raw=False): self.data = data
+
+def test_a_slider_rerun_replaces_the_cells_printed_output():
+  """Issue 32: the first run's print goes to a display (not a stream, which cannot be replaced); a slider re-run's print
+  replaces its text, so the cell shows the print once, the current run's. A carriage return starts a line over (BEAM's
+  progress line); a cell that printed nothing first leaves its re-runs' prints to the log below the controls."""
+  pytest.importorskip("ipywidgets")
+  import sys
+  from lazynb.notebook.widgets import TraceControls, CellStdout, overwritten
+  shown: list = []
+  def fake_display(data, raw=False, display_id=False):
+    assert raw and display_id
+    shown.append(_Handle(shown, data))
+    return shown[-1]
+  code = "from lazynb.helpers import NOOPT\nprint('NOOPT is', NOOPT.value)\nx = (Tensor([1.0, 2.0]) + 1).realize()"
+  ns = {"Tensor": Tensor}
+  s = effective(Settings(controls=True))
+  before = sys.stdout
+  with CellStdout(fake_display) as out: first = run_code(code, ns, s)
+  assert sys.stdout is before and len(shown) == 1 and shown[0].data == {"text/plain": "NOOPT is 0\n"}
+  tc = TraceControls(code, ns, s, first, out)
+  tc.noopt.value = True   # re-runs the cell
+  assert tc.runs == 2 and len(shown) == 1 and shown[0].data == {"text/plain": "NOOPT is 1\n"} and sys.stdout is before
+  assert overwritten("BEAM 1: round 1\rBEAM 1: round 2 ...\ndone\n") == "BEAM 1: round 2 ...\ndone\n"
+  quiet = CellStdout(fake_display)
+  with quiet: run_code("y = 1", ns, s)
+  assert quiet.handle is None and len(shown) == 1   # nothing printed: no empty output

@@ -174,11 +174,12 @@ def load_ipython_extension(ip):
       def runner(code: str):
         res = shell.run_cell(code, store_history=False, silent=False)
         return res.error_in_exec if res.error_in_exec is not None else res.error_before_exec
-      run = run_code(cell, shell.user_ns, s, runner)
       if s.controls and has_module("ipywidgets"):
-        from lazynb.notebook.widgets import TraceControls
-        TraceControls(cell, shell.user_ns, s, run).show()
+        from lazynb.notebook.widgets import TraceControls, CellStdout
+        with CellStdout() as out: run = run_code(cell, shell.user_ns, s, runner)   # (a re-run's print replaces it)
+        TraceControls(cell, shell.user_ns, s, run, out).show()
       else:
+        run = run_code(cell, shell.user_ns, s, runner)
         display(TraceView(run.trace, s.show))
       if run.error is not None and isinstance(run.error, RuntimeError) and "not available here" in str(run.error):
         print(f"lazynb: {run.error}")

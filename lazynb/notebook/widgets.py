@@ -3,7 +3,7 @@ the new setting and replaces the cell's trace output in place (an IPython displa
 notebook keeps a normal, static output. Other cells are not re-run. Every text shown in an HTML widget (device names,
 error messages) is escaped; dropdown labels are plain text to ipywidgets."""
 from __future__ import annotations
-import html
+import html, io, sys, time
 from dataclasses import replace
 from lazynb.device import Device
 from lazynb.helpers import plural
@@ -18,10 +18,42 @@ def device_options() -> list[tuple[str, str]]:
     out.append((name if ok else f"{name} (unavailable: {clip_words(why.splitlines()[0], 60)})", name))
   return out
 
+def overwritten(text: str) -> str:
+  """What a terminal shows of `text`: on each line, a carriage return starts it over (BEAM's progress line)."""
+  return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+class CellStdout(io.TextIOBase):
+  """A %%tinygrad cell's printed output as a display a slider re-run can replace (a stream output, once printed, cannot be:
+  the first run's print stayed above the re-run's). While entered it is sys.stdout; the display appears at the first
+  write and follows the text as it grows (at most every 0.2 s, and at the end), so it stays a normal, saved output."""
+  def __init__(self, display=None):
+    if display is None: from IPython.display import display
+    self.display, self.text, self.handle, self.shown_at, self.saved = display, "", None, 0.0, sys.stdout
+  def writable(self): return True
+  @property
+  def encoding(self): return getattr(self.saved, "encoding", None) or "utf-8"
+  def fileno(self): return self.saved.fileno()   # (C-level output goes to the stream it always went to)
+  def write(self, s: str) -> int:
+    self.text += s
+    if time.monotonic() - self.shown_at >= 0.2: self.show()
+    return len(s)
+  def show(self):
+    self.shown_at, data = time.monotonic(), {"text/plain": overwritten(self.text)}
+    if self.handle is not None: self.handle.update(data, raw=True)
+    elif self.text: self.handle = self.display(data, raw=True, display_id=True)
+  def __enter__(self):
+    self.text, self.saved = "", sys.stdout
+    sys.stdout = self
+    return self
+  def __exit__(self, *exc):
+    sys.stdout = self.saved
+    self.show()
+
 class TraceControls:
-  def __init__(self, code: str, namespace: dict, settings: Settings, first: CellRun | None = None):
+  def __init__(self, code: str, namespace: dict, settings: Settings, first: CellRun | None = None, stdout: CellStdout | None = None):
+    """`stdout`: where the first run's printed output went; a re-run's replaces it there (else it goes to the log below)."""
     import ipywidgets as w
-    self.code, self.namespace, self.settings = code, namespace, settings
+    self.code, self.namespace, self.settings, self.stdout = code, namespace, settings, stdout
     self.last = first or run_code(code, namespace, settings)
     self.runs = 1
     cur = settings.device or Device.DEFAULT
@@ -56,7 +88,9 @@ class TraceControls:
       return self.last
     with self.log:
       self.log.clear_output()
-      self.last = run_code(self.code, self.namespace, s)
+      if self.stdout is not None and self.stdout.handle is not None:
+        with self.stdout: self.last = run_code(self.code, self.namespace, s)
+      else: self.last = run_code(self.code, self.namespace, s)
     self.runs += 1
     self.status.value = self._status()
     if self.handle is not None: self.handle.update(TraceView(self.last.trace, s.show, self.view.script if self.view else None))  # the script stays where it was

@@ -112,3 +112,24 @@ def test_beam_progress_is_a_bar_in_the_widget_and_one_stdout_line_in_a_cell(lab,
   assert len(shown) == len(full) and any(t.endswith("\u2026") for t in shown)
   for t, f in zip(shown, full):
     assert t == f or (t.endswith("\u2026") and f.startswith(t[:-1]) and f[len(t) - 1] in " ,;:(["), (t, f)
+
+RERUN_CELLS = ["%load_ext lazynb\nfrom lazynb.helpers import NOOPT",
+               "%%tinygrad --show kernels\nprint('hello from the cell, NOOPT', NOOPT.value)\nx = (Tensor([1.0, 2.0]) + 1).realize()"]
+
+def test_a_slider_rerun_shows_the_cells_stdout_once(lab, page):
+  """A %%tinygrad cell that prints: after a control re-runs it (NOOPT ticked), its output holds the new run's stdout once,
+  where the first run's was (above the controls), not the first run's and then the re-run's."""
+  write_notebook(lab.root / "rerun.ipynb", RERUN_CELLS)
+  open_notebook(page, lab, "rerun.ipynb")
+  run_cell(page, 0)
+  run_cell(page, 1)
+  out = cell(page, 1).locator(".jp-Cell-outputArea")
+  out.locator(".lz-trace").first.wait_for()
+  assert out.inner_text().count("hello from the cell") == 1 and "NOOPT 0" in out.inner_text()
+  out.locator(".widget-checkbox input").first.click()
+  page.wait_for_function("el => el.innerText.includes('run 2:') && el.innerText.includes('NOOPT 1')", arg=out.element_handle(), timeout=60_000)
+  page.wait_for_timeout(1500)   # any late stream message has arrived
+  shot(page, "ui-rerun-stdout", cell(page, 1))
+  text = out.inner_text()
+  assert text.count("hello from the cell") == 1 and "NOOPT 0" not in text, text
+  assert text.index("NOOPT 1") < text.index("DEBUG"), "in the first run's place, above the controls"
