@@ -4,23 +4,7 @@ Readers subscribe a callback. The DEBUG printer (lazynb.debug) is one reader, th
 another, and a test can be a third, so none of them parses printed text. Events carry live objects
 (UOps, ProgramSpecs); readers turn them into whatever they show.
 
-Event kinds and their data:
-  schedule   items (list of ScheduleItem)                     after the scheduler runs
-  rewrite    name, stage, before, after, steps [(before, after, UPat)]   after a graph_rewrite or a reported step (only if a
-             reader asked); stage is one of uop.ops.STAGES ("tensor graph" ... "linearized"), or None outside the compiler
-  program    program (ProgramSpec)                            after codegen: opts, uops, source, stage times; under a
-                                                              reader that compares (subscribe(reference=True)), its
-                                                              `reference` and `differences` (lazynb.pipeline.run_stages)
-  stage      name, phase ("start" | "end"), and at the end of    around a stage a learner's function ran in place of
-             a replaced schedule its items and outs               lazynb's (lazynb.pipeline.use)
-  compile    name, device, seconds, cached, batch             after the device compiler ran (batch: kernels compiled in
-                                                              that compiler call, seconds is this one's share; 0 if cached)
-  exec       name, device, kind, seconds, global_size, local_size, op_estimate, mem_estimate, bufs, var_vals (name -> int)
-  realize    kernels, copies, seconds                          after a schedule has run
-  jit        phase ("capture" | "replay"), name, kernels, var_vals      TinyJit
-  beam       name, cached, opts, rounds, tried, seconds, width, after a BEAM search picked a kernel's opts; a fresh search
-             start {opts, seconds}, path [opts per kept step],   also tells what it saw: each round's candidates with
-             rounds_detail [{round, candidates [{opts, seconds, runs}], best, best_s, improved, kept}]   their times"""
+Each event kind and its data: docs/architecture.md, "The trace bus"."""
 from __future__ import annotations
 import contextlib, itertools, time
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""The trace bus: every compiler stage reports an Event with the fields lazynb/trace.py documents."""
+"""The trace bus: every compiler stage reports an Event with the fields docs/architecture.md documents ("The trace bus")."""
 import numpy as np
 import pytest
 from lazynb import Tensor, Device, GlobalCounters, Context
@@ -18,6 +18,15 @@ DOCUMENTED = {
   "realize": {"kernels", "copies", "seconds"},
   "jit": {"phase", "name", "kernels"},
 }
+
+def test_the_documented_fields_are_in_the_docs_table():
+  import pathlib, re
+  doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text().split("## The trace bus", 1)[1]
+  rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.*?) \|", doc, re.M)}
+  for kind, fields in DOCUMENTED.items():
+    assert kind in rows, f"docs/architecture.md's trace-bus table has no row for {kind}"
+    named = set(re.findall(r"`(\w+)`", rows[kind]))
+    assert fields <= named, f"{kind}: {fields - named} not in the table"
 
 @pytest.fixture
 def fresh():
