@@ -8,7 +8,7 @@ Each event kind and its data: docs/architecture.md, "The trace bus"."""
 from __future__ import annotations
 import contextlib, itertools, time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, cast
 from lazynb.helpers import Nesting
 from lazynb.uop import rewrite as _rewrite
 
@@ -90,7 +90,7 @@ def capture(rewrites: bool = True):
   """Record what the compiler does inside the block; yields a Trace (see lazynb.notebook.tracedoc)."""
   if _document is None: import lazynb.notebook.tracedoc  # noqa: F401  (sets _document)
   rec = Recorder(rewrites=rewrites)
-  trace = _document(rec)
+  trace = cast(Callable[[Recorder], Any], _document)(rec)  # (set by the import above)
   with rec:
     try: yield trace
     except BaseException as e:
