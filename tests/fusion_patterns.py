@@ -28,6 +28,8 @@ def patterns(Tensor, nn):
     "reduce, transposed twice": lambda: b.sum(2).T.T * 2,
     "reduce then expand": lambda: a - a.max(1, keepdim=True),
     "reduce of a reduce": lambda: b.sum(2).sum(),
+    # a reduce read permuted: the permute moves onto the reduce's input, and the reduce joins its consumer
+    "reduce, permuted, plus a buffer": lambda: b.sum(0, keepdim=True).permute(2, 1, 0) + a.T.reshape(4, 3, 1),
     # constants fold: no kernel at all
     "constants only": lambda: Tensor.ones(3, 4) * 2 + 1,
     "full": lambda: Tensor.full((3, 3), 7.0),

@@ -471,3 +471,26 @@ def test_tinygrads_scheduler_switches_are_accepted_and_change_nothing(name):
 
 def test_context_refuses_an_unknown_setting():
   with pytest.raises(KeyError, match="unknown setting 'FUSE_ARANGEE'"): Context(FUSE_ARANGEE=1)
+
+@pytest.mark.parametrize("axes,order", [((0,), (2, 1, 0)), ((1,), (1, 2, 0)), ((0, 2), (2, 0, 1)), ((2,), (0, 2, 1))])
+def test_a_permuted_reduce_joins_its_consumer(axes, order):
+  """x.sum(axes, keepdim).permute(order) + y is one kernel (the permute moves onto the reduce's input), same values as numpy;
+  a reduce also read unpermuted keeps a kernel of its own (moving the permute would compute it twice)."""
+  rng = np.random.default_rng(1)
+  xn = rng.standard_normal((3, 4, 5)).astype(np.float32)
+  ref = xn.sum(axis=axes, keepdims=True).transpose(order)
+  yn = rng.standard_normal(ref.shape).astype(np.float32)
+  x, y = Tensor(xn).realize(), Tensor(yn).realize()
+  out = x.sum(axes, keepdim=True).permute(order) + y
+  assert [si.kind for si in out.schedule()] == ["kernel"]
+  np.testing.assert_allclose(out.numpy(), ref + yn, rtol=1e-5, atol=1e-5)
+  r = x.sum(axes, keepdim=True)
+  both = r.permute(order) + y + r.reshape(-1).sum()  # r read twice: stored once, read by both
+  assert len(both.schedule()) == 3
+  np.testing.assert_allclose(both.numpy(), ref + yn + ref.sum(), rtol=1e-4, atol=1e-4)
+
+def test_the_permute_pass_is_in_the_trace():
+  from lazynb.trace import Recorder
+  x, y = Tensor.ones(4, 3).contiguous().realize(), Tensor.ones(3, 1).contiguous().realize()
+  with Recorder(rewrites=True) as rec: (x.sum(0, keepdim=True).permute(1, 0) + y).realize()
+  assert any(e.data["name"] == "push permutes into reduces" and e.data["steps"] for e in rec.of("rewrite"))

@@ -129,6 +129,20 @@ fold_consts = PatternMatcher([
   (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
 ])
 
+def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp) -> UOp | None:
+  """x.sum(0, keepdim=True).permute(2, 1, 0) is x.permute(2, 1, 0).sum(2, keepdim=True): the reduce takes the permute on
+  its input, so the kernel of its consumer reads it in order and it can join that kernel (tinygrad's swizzle). Only for
+  a reduce read by nothing else (else it would be computed twice)."""
+  if ctx.get(r, 0) != 1: return None
+  return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(x.arg),), (r.arg[0], tuple(i for i, a in enumerate(x.arg) if a in r.arg[1])))
+swizzle = PatternMatcher([(UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _permuted_reduce)])
+
+def consumer_counts(sink: UOp) -> dict[UOp, int]:
+  counts: dict[UOp, int] = {}
+  for n in sink.toposort():
+    for s in n.src: counts[s] = counts.get(s, 0) + 1
+  return counts
+
 def device_layouts(sink: UOp) -> UOp:
   """Each device's own rewrites of the tensor graph (Renderer.graph_rules: the CPU packs a big matmul's right operand,
   renderer/layout.py). They change where values sit in memory, not what is computed; LAZYNB_PLAIN=1 turns them off."""
@@ -159,7 +173,10 @@ def _say(u: UOp) -> str: return f"{u.op.name}{f' {u.arg[0].name} over axes {u.ar
 class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
-    self.sink = device_layouts(graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph"))
+    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
+    self.sink = graph_rewrite(self.sink, swizzle, consumer_counts(self.sink), name="push permutes into reduces", stage="tensor graph",
+                              bottom_up=True, report_unchanged=False)
+    self.sink = device_layouts(self.sink)
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
     self.consumers: dict[UOp, list[UOp]] = {}
