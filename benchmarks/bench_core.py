@@ -614,7 +614,7 @@ def main():
   R["numpy_child_asis"], R["numpy_unset"] = numpy_children(args.quick)
   if importlib.util.find_spec("tinygrad") is not None:
     step("tinygrad (child process)")
-    R["tinygrad"] = run_child("tinygrad", args.quick, child_env())
+    R["tinygrad"] = run_child("tinygrad", args.quick, dict(child_env(), CPU="1"))  # its CPU device, as lazynb's (not an OpenCL it finds)
   else: R["tinygrad"] = {"available": False, "error": "import tinygrad: module not found"}
   step("1. matmul"); R["matmul"] = guarded(bench_matmul, args.quick)  # noqa: E702
   step("1b. matmul with one thread each (child process)"); R["matmul_1thread"] = run_child("single", args.quick, child_env(**SINGLE_ENV))  # noqa: E702

@@ -159,7 +159,7 @@ def main():
   for fw in fws:
     print(f"{fw} ...", file=sys.stderr, flush=True)
     p = subprocess.run([sys.executable, __file__, "--child", fw, "--steps", str(args.steps), "--batch", str(args.batch)],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT, **({"CPU": "1"} if fw == "tinygrad" else {})})
     if p.returncode != 0: rows.append(f"{fw:9s} FAILED: {(p.stderr.strip().splitlines() or ['?'])[-1]}"); continue  # noqa: E702
     r = json.loads(p.stdout.strip().splitlines()[-1])
     sps[fw] = r["s_per_step"]
