@@ -4,7 +4,7 @@
  * webpack.standalone.js into one self-contained script, lazynb/static/lazynb-view.js, which
  * sets `window.lazynbView`. No JupyterLab or Lumino code is on this path.
  *
- * The page (see lazynb/notebook/viewjs.py) holds, inside one host element: the static HTML view (the
+ * The page (see lazynb/notebook/viz.py, embed) holds, inside one host element: the static HTML view (the
  * no-JavaScript fallback), the trace JSON in a <script type="application/json" class="lazynb-trace">,
  * and a script that calls `lazynbView.mount(host)`. Mounting replaces the static view.
  *
