@@ -162,3 +162,13 @@ def test_exec_item_run_counts_only_when_asked(update):
   lower_schedule_item(si).run(wait=True, do_update_stats=update)
   assert (GlobalCounters.kernel_count, GlobalCounters.global_ops > 0) == ((1, True) if update else (0, False))
   np.testing.assert_allclose(y.numpy(), np.arange(8) * 3 + 1)
+
+def test_uop_realized_is_the_buffer_once_it_holds_data():
+  """tinygrad 0.10's UOp.realized: the Buffer of a BUFFER uop whose memory exists, else None (a view, a lazy value)."""
+  from lazynb.device import Buffer
+  a = Tensor([1.0, 2.0, 3.0, 4.0])
+  assert a.uop.realized is None and not a.uop.is_realized
+  a.realize()
+  assert isinstance(a.uop.base.realized, Buffer) and a.uop.base.realized.size == 4 and a.uop.is_realized
+  assert a.reshape(2, 2).uop.realized is None and a.reshape(2, 2).uop.is_realized  # a view: no buffer of its own
+  assert (a + 1).uop.realized is None

@@ -175,7 +175,9 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     if self.op is not Ops.BUFFER: raise RuntimeError(f"{self.op} has no buffer")
     return state.buffers[self]
   @property
-  def is_realized(self) -> bool: return self.base.op is Ops.BUFFER and self.base in state.buffers and state.buffers[self.base].is_allocated()
+  def realized(self): return self.buffer if self.op is Ops.BUFFER and self in state.buffers and self.buffer.is_allocated() else None  # (tinygrad 0.10's)
+  @property
+  def is_realized(self) -> bool: return self.base.realized is not None
 
   # movement ops: return self when they would do nothing
   def reshape(self, shape: tuple[int, ...]) -> UOp: return self if self.shape == shape else UOp(Ops.RESHAPE, self.dtype, (self,), tuple(shape))
