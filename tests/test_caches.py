@@ -159,7 +159,7 @@ def test_stale_beam_entries_are_searched_again(fresh_cache, monkeypatch):
   k = _kernel()
   key = search.ast_key(k.ast, k.renderer.device, 1)
   searched = []
-  def fake_search(k, width, key):
+  def fake_search(k, width, key, on_progress=None):
     searched.append(key)
     return k, {"rounds": 0, "tried": 0, "seconds": 0.0, "skipped": []}
   monkeypatch.setattr(search, "_search", fake_search)

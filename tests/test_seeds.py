@@ -631,7 +631,7 @@ def test_000_project5_beam_progress_names_the_chosen_opts(monkeypatch, capsys):
     (Tensor(rnd(4, 4, seed=22)) @ Tensor(rnd(4, 4, seed=23))).realize()
   (beam,) = rec.of("beam")
   assert tuple(beam.data["opts"]) == state["start"]
-  last = [l for l in capsys.readouterr().err.replace("\r", "\n").splitlines() if l.startswith("BEAM")][-1]
+  last = [l for l in capsys.readouterr().out.replace("\r", "\n").splitlines() if l.startswith("BEAM")][-1]  # (stdout: stderr showed red)
   assert last.rstrip().endswith(repr(list(state["start"]))), f"BEAM kept {list(state['start'])} but printed: {last!r}"
 
 # ---- Part 8 / Project 7: a custom backend from the course's skeleton (Allocator, Compiler, Runner, Compiled)
