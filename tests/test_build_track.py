@@ -11,9 +11,12 @@ from lazynb.notebook.build import STAGE_OF
 nbclient = pytest.importorskip("nbclient")
 
 def texts(nb) -> list[tuple[str, str]]:
-  """(cell source, its printed text) for every code cell."""
-  return [(c.source, "".join(o.get("text", "") for o in c.get("outputs", []) if o.get("output_type") == "stream"))
-          for c in nb.cells if c.cell_type == "code"]
+  """(cell source, its printed text) for every code cell: its stream outputs, and the text a %%tinygrad cell's printed
+  output is shown as (a display a slider re-run replaces: lazynb.notebook.widgets.CellStdout)."""
+  def printed(o) -> str:
+    if o.get("output_type") == "stream": return o.get("text", "")
+    return o.get("data", {}).get("text/plain", "") if o.get("output_type") in ("display_data", "update_display_data") else ""
+  return [(c.source, "".join(printed(o) for o in c.get("outputs", []))) for c in nb.cells if c.cell_type == "code"]
 
 @pytest.fixture(scope="module")
 def solved_run(tmp_path_factory):

@@ -4,6 +4,7 @@ the measurement, in green or red. Until then no part of the page holds the measu
 has it) or the explanation: the cell that asks names the question's entry in the answer file (02_setup's own question),
 and the explanation is read from there only at the reveal."""
 from __future__ import annotations
+import re
 import time
 import pytest
 from lab_helpers import cell, open_notebook, run_cell, shot, write_notebook
@@ -20,9 +21,11 @@ CELLS = ["from lazynb import Tensor, GlobalCounters\nfrom lazynb.notebook.quiz i
          "q_n.reveal(measured)"]
 
 def _page_text(page) -> str:
-  """Everything the page holds: the DOM's markup and the value of every input (typed text is not in the markup)."""
+  """Everything the page holds: the DOM's markup and the value of every input (typed text is not in the markup), less the
+  attributes that hold generated ids (a uuid may contain any digits: '...846912512...' once matched a measured 6912)."""
   values = page.locator("input, textarea").evaluate_all("els => els.map(e => e.value)")
-  return page.content() + "\n".join(values)
+  markup = re.sub(r'\s(?:id|aria-labelledby|aria-controls|aria-owns|data-lm-[\w-]+)="[^"]*"', "", page.content())
+  return markup + "\n".join(values)
 
 def _outputs_text(page) -> str:
   """What the cells' outputs hold (markup and typed values), without the cells' source code."""
