@@ -10,7 +10,7 @@ import contextlib, contextvars, math
 from typing import Callable, Iterator
 from lazynb.dtype import dtypes
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites
-from lazynb.helpers import unwrap
+from lazynb.helpers import postorder, unwrap
 from lazynb.runstate import state
 
 def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
@@ -142,17 +142,11 @@ def _toposort(root: UOp, targets: set[UOp]) -> tuple[list[UOp], dict[UOp, tuple[
   """The graph in order, sources first, where a node with a custom rule has the rule's inputs as its sources."""
   srcs: dict[UOp, tuple[UOp, ...]] = {}
   rules: dict[UOp, CustomGradient] = {}
-  order: list[UOp] = []
-  stack: list[tuple[UOp, bool]] = [(root, False)]
-  while stack:
-    n, expanded = stack.pop()
-    if expanded: order.append(n); continue  # noqa: E702
-    if n in srcs: continue
+  def sources(n: UOp) -> tuple[UOp, ...]:
     if (rule := _usable_rule(n, targets) if state.custom_grads else None) is not None: rules[n] = rule
     srcs[n] = rule.inputs if rule is not None else n.src
-    stack.append((n, True))
-    stack.extend((s, False) for s in reversed(srcs[n]) if s not in srcs)
-  return order, srcs, rules
+    return srcs[n]
+  return postorder([root], sources), srcs, rules
 
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
   """d(root)/d(t) for each t in targets, given d(loss)/d(root) = root_grad."""

@@ -4,7 +4,7 @@ Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it st
 environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`."""
 from __future__ import annotations
 import contextlib, functools, os, pathlib, re, sys, threading, time, warnings
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -27,6 +27,20 @@ def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
+def postorder(roots: Iterable[T], children: Callable[[T], Sequence[T]]) -> list[T]:
+  """Every node reachable from `roots`, each after its children (`children(n)`, called once per node, walked in order):
+  an iterative depth-first walk, so a deep graph does not reach Python's recursion limit."""
+  seen: set[T] = set()
+  out: list[T] = []
+  stack: list[tuple[T, bool]] = [(r, False) for r in reversed(list(roots))]
+  while stack:
+    n, done = stack.pop()
+    if done: out.append(n); continue  # noqa: E702
+    if n in seen: continue
+    seen.add(n)
+    stack.append((n, True))
+    stack.extend((c, False) for c in reversed(children(n)) if c not in seen)
+  return out
 def unwrap(x: T | None) -> T:
   """x, where the caller knows it is not None (a UOp's shape, at the tensor level): a type checker takes that on trust."""
   assert x is not None, "unwrap: got None"

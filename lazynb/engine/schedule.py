@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 from lazynb import trace, pipeline
 from lazynb.device import Buffer, Device
 from lazynb.dtype import dtypes
-from lazynb.helpers import prod, dedup, unwrap
+from lazynb.helpers import postorder, prod, dedup, unwrap
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
@@ -257,19 +257,7 @@ class Scheduler:
       for x, bufs in self.reads.items():
         if x is not r and self.out_buf[r] in bufs and x not in self.deps[r] and not self._depends(x, r): self.deps[r].append(x)
     # order: a kernel after every kernel it reads from
-    order: list[UOp] = []
-    seen: set[UOp] = set()
-    def visit(r: UOp):
-      stack = [(r, False)]
-      while stack:
-        n, post = stack.pop()
-        if post: order.append(n); continue  # noqa: E702
-        if n in seen: continue
-        seen.add(n)
-        stack.append((n, True))
-        for d in self.deps[n]: stack.append((d, False))
-    for o in self.outs:
-      if (r := self.root_of(o)) is not None: visit(r)
+    order = postorder([r for o in self.outs if (r := self.root_of(o)) is not None], lambda n: self.deps[n][::-1])  # (the last dep first)
     return [self.items[r] for r in order]
 
   def _depends(self, a: UOp, b: UOp) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib, contextvars, itertools, math, threading, weakref
 from typing import Any, Callable, Iterator
 from lazynb.dtype import DType, dtypes
-from lazynb.helpers import prod, unwrap
+from lazynb.helpers import postorder, prod, unwrap
 from lazynb.runstate import state
 # the kinds of op and the rewrite engine live in their own modules; `lazynb.uop.ops` (alias `lazynb.ops`, tinygrad 0.10's
 # `tinygrad.ops`) names them too
@@ -72,18 +72,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
       token = _toposort_fn.set(None)  # fn's own calls (and the checks of its result) walk the graph lazynb's way
       try: return fn(self)
       finally: _toposort_fn.reset(token)
-    seen: set[UOp] = set()
-    out: list[UOp] = []
-    stack: list[tuple[UOp, bool]] = [(self, False)]
-    while stack:
-      n, done = stack.pop()
-      if done: out.append(n); continue  # noqa: E702
-      if n in seen: continue
-      seen.add(n)
-      stack.append((n, True))
-      for s in reversed(n.src):
-        if s not in seen: stack.append((s, False))
-    return out
+    return postorder([self], lambda n: n.src)
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
     memo = dict(mapping)
     for n in self.toposort():
