@@ -95,8 +95,7 @@ class dtypes:
     if isinstance(x, (bool, np.bool_)): return dtypes.bool
     if isinstance(x, (int, np.integer)):
       return dtypes.default_int if -2**31 <= int(x) < 2**31 else dtypes.int64 if -2**63 <= int(x) < 2**63 else _too_big(x)
-    if isinstance(x, np.floating): return dtypes.default_float
-    if isinstance(x, float): return dtypes.default_float
+    if isinstance(x, (float, np.floating)): return dtypes.default_float
     if isinstance(x, (list, tuple, np.ndarray)):
       return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
     raise NoDTypeError(f"cannot infer a dtype for {type(x).__name__}: {x!r}; give numbers or bools (nested lists of them)")
@@ -261,10 +260,7 @@ def int_fits(x, d: DType) -> bool:
 def _truncate(d: DType, x):
   """Make a Python number behave like a value of dtype `d` (wraps ints, rounds to the float's precision)."""
   if d is dtypes.bool: return bool(x)
-  if dtypes.is_int(d):
-    x = int(x) & ((1 << (8*d.itemsize)) - 1)
-    if not dtypes.is_unsigned(d) and x >= 1 << (8*d.itemsize-1): x -= 1 << (8*d.itemsize)
-    return x
+  if dtypes.is_int(d): return wrap_int(int(x), d)
   with np.errstate(over="ignore"):
     if d is dtypes.float16: return float(np.float16(x))
     if d is dtypes.float32: return float(np.float32(x))
