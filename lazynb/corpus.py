@@ -28,8 +28,6 @@ def _arr(rng: np.random.Generator, shape: tuple, dtype: str, positive: bool = Fa
 def _shape(rng: np.random.Generator, ndim: int) -> tuple[int, ...]:
   return tuple(int(rng.choice([1, 2, 3, 4, 5, 7, 8, 9, 16])) for _ in range(ndim))
 
-def _t(a: np.ndarray) -> Callable[[], Tensor]: return lambda: Tensor(a.copy())
-
 UNARY = {"neg": lambda x: -x, "relu": lambda x: x.relu(), "abs": lambda x: x.abs(), "exp": lambda x: (x * 0.5).exp(), "square": lambda x: x * x,
          "sqrt|x|": lambda x: x.abs().sqrt(), "sin": lambda x: x.sin(), "recip(1+x*x)": lambda x: (1 + x * x).reciprocal(),
          "log(1+|x|)": lambda x: (1 + x.abs()).log(), "sigmoid": lambda x: x.sigmoid()}

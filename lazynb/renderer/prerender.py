@@ -104,7 +104,7 @@ in_float32 = PatternMatcher([
   (UPat(GroupOp.ALU, name="x"), _in_float32),
 ])
 wide_args = PatternMatcher([(UPat((Ops.DEFINE_VAR, Ops.SPECIAL), dtype=dtypes.index, name="u"), _widen)])
-pre_render = in_float32 + numeric + wide_args  # every rule; a kernel gets those it needs (fewer rules to try, faster):
+# a kernel gets the rules it needs (fewer rules to try, faster):
 _MATCHERS = {(e, w): PatternMatcher((in_float32.patterns if e else []) + numeric.patterns + (wide_args.patterns if w else []))
              for e in (False, True) for w in (False, True)}
 

@@ -111,4 +111,3 @@ def _skip_loop(prog, pc: int, r: int) -> int:
 class PythonDevice(Compiled):
   def __init__(self, device: str = "PYTHON"):
     super().__init__(device, CPUAllocator(), PythonRenderer(), Compiler(), PythonProgram)
-_ = np
