@@ -239,7 +239,7 @@ def run_stages(first: str, last: str, **values) -> dict:
   checked = any(n in _SAFE_AFTER and f is not stage(n).ref for n, f in _replaced.get() if n in todo)
   compare = trace.wants_reference() and any(replacement(n) is not None for n in todo if n in CODEGEN)
   ref: dict[str, Any] | None = None
-  with _checked() if checked else contextlib.nullcontext():
+  with Context(LAZYNB_CHECK=1) if checked else contextlib.nullcontext():
     for n in todo:
       st = stage(n)
       if compare and ref is None and replacement(n) is not None:
@@ -263,8 +263,6 @@ def _reference_run(todo: list[str], values: dict) -> dict[str, Any]:
       try: ref[st.writes] = out[m] = reference(m)(*[_read(ref, k) for k in st.reads])
       except Exception: break
   return out
-
-def _checked() -> Context: return Context(LAZYNB_CHECK=1)
 
 # ---------------------------------------------------------------- grading a replacement
 default_programs: Callable[[], list] | None = None  # the corpus (lazynb/corpus.py sets it: it sits above the frontend)
