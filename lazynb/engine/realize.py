@@ -112,9 +112,7 @@ def compile_ahead(items: list[ScheduleItem]):
 
 def run_copy(dst: Buffer, src: Buffer) -> float:
   st = time.perf_counter()
-  host = np.empty(src.nbytes, dtype=np.uint8)
-  src.copyout(host.data)
-  dst.copyin(host.data)
+  dst.copyin(src.as_buffer())  # through a host copy
   return time.perf_counter() - st
 
 def exec_item(si: ScheduleItem) -> float:
@@ -148,13 +146,9 @@ def exec_item(si: ScheduleItem) -> float:
 def run_schedule(items: list[ScheduleItem]) -> None:
   st = time.perf_counter()
   compile_ahead(items)
-  kernels = copies = 0
-  run_t = 0.0
-  for si in items:
-    run_t += exec_item(si)
-    if si.kind == "copy": copies += 1
-    else: kernels += 1
-  if items: trace.emit("realize", kernels=kernels, copies=copies, seconds=time.perf_counter() - st, run_seconds=run_t)
+  run_t = sum(exec_item(si) for si in items)
+  copies = sum(si.kind == "copy" for si in items)
+  if items: trace.emit("realize", kernels=len(items) - copies, copies=copies, seconds=time.perf_counter() - st, run_seconds=run_t)
 
 class ExecItem:
   """A schedule item made ready to run (tinygrad's name): `for si, ei in lower_schedule(items): ei.run()`."""
