@@ -133,10 +133,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     out = []
     for t, u in zip(targets, tu):
       gs = [g for n, g in grads.items() if stands_for[n] is u]
-      if not gs: out.append(t.zeros_like()); continue  # noqa: E702
-      acc = gs[0]
-      for g in gs[1:]: acc = acc + g
-      out.append(Tensor(acc))
+      out.append(Tensor(sum(gs[1:], gs[0])) if gs else t.zeros_like())
     return out
   def _grad_root(self) -> UOp:
     """The graph to differentiate: realized buffers are traced back to the expressions that computed them."""
