@@ -338,9 +338,6 @@ def sym_str(x, c: bool = False) -> str:
 
 # ---------------------------------------------------------------- printing
 
-def _short_arg(u: UOp) -> str:
-  return repr(u.arg)
-
 def pretty(u: UOp, limit: int = 400) -> str:
   """A readable, nested print of a graph; shared nodes are named once (x3:=...) and referred to after."""
   counts: dict[UOp, int] = {}
@@ -354,7 +351,7 @@ def pretty(u: UOp, limit: int = 400) -> str:
     if n in names: lines.append(f"{pad}{prefix}{names[n]},"); return  # noqa: E702
     tag = ""
     if counts.get(n, 0) > 1 and n.src: names[n] = f"x{len(names)}"; tag = f"{names[n]}:="  # noqa: E702
-    head = f"{pad}{prefix}{tag}UOp({n.op}, {n.dtype}, arg={_short_arg(n)}, src=("
+    head = f"{pad}{prefix}{tag}UOp({n.op}, {n.dtype}, arg={n.arg!r}, src=("
     if not n.src: lines.append(head + ")),"); return  # noqa: E702
     lines.append(head)
     for s in n.src: walk(s, depth + 1, "")
