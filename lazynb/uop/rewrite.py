@@ -154,30 +154,25 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx=None, bottom_up: bool = Fal
   stack: list[tuple] = [(sink, 0, None)]
   while stack:
     n, phase, aux = stack.pop()
-    if n in done and phase != 2: continue
-    if phase == 0:
-      if bottom_up and pm.by_op[n.op] and (r := pm.rewrite_with_pattern(n, ctx)) is not None:
-        if track: steps.append((n, r[0], r[1]))
-        if r[0] in done: done[n] = done[r[0]]; continue  # noqa: E702
-        stack.append((n, 2, r[0]))
-        stack.append((r[0], 0, None))
-        continue
-      stack.append((n, 1, None))
-      for s in reversed(n.src):
-        if s not in done: stack.append((s, 0, None))
-    elif phase == 1:
-      src = tuple(done[s] for s in n.src)
-      nn = n if src == n.src else type(n)(n.op, n.dtype, src, n.arg)  # a UOp: built as one, hash-consed
-      r = pm.rewrite_with_pattern(nn, ctx) if pm.by_op[nn.op] else None  # (no rule for this op: no call)
-      if r is None:
-        done[n] = nn
-        continue
-      if track: steps.append((nn, r[0], r[1]))
-      if r[0] in done: done[n] = done[r[0]]; continue  # noqa: E702
-      stack.append((n, 2, r[0]))
-      stack.append((r[0], 0, None))
-    else:
+    if phase == 2:  # n was replaced by aux, now rewritten
       done[n] = done[aux]
+      continue
+    if n in done: continue
+    if phase == 0:  # first visit: tried as it is (bottom_up), else its sources go first
+      at, r = n, pm.rewrite_with_pattern(n, ctx) if bottom_up and pm.by_op[n.op] else None
+      if r is None:
+        stack.append((n, 1, None))
+        stack.extend((s, 0, None) for s in reversed(n.src) if s not in done)
+        continue
+    else:  # its sources are done: n over them, then tried
+      src = tuple(done[s] for s in n.src)
+      at = n if src == n.src else type(n)(n.op, n.dtype, src, n.arg)  # a UOp: built as one, hash-consed
+      if (r := pm.rewrite_with_pattern(at, ctx) if pm.by_op[at.op] else None) is None:  # (no rule for this op: no call)
+        done[n] = at
+        continue
+    if track: steps.append((at, r[0], r[1]))
+    if r[0] in done: done[n] = done[r[0]]
+    else: stack.extend(((n, 2, r[0]), (r[0], 0, None)))  # the replacement is rewritten, then stands for n
   ret = done[sink]
   if track and (steps or report_unchanged):
     for h in rewrite_hooks: h(name or "graph_rewrite", sink, ret, steps, stage or current_stage())
