@@ -104,6 +104,7 @@ class Lowering:
 # ---------------------------------------------------------------- the rules: LANE(ast node) -> index math
 
 def _indexed(buf: UOp, idx: UOp, valid: UOp) -> UOp: return UOp(Ops.INDEX, buf.dtype, (buf, idx) if valid.is_const(True) else (buf, idx, valid))
+def _masked(x: UOp, valid: UOp, fill=0) -> UOp: return x if valid.is_const(True) else valid.where(x, x.const_like(fill))  # fill outside the mask
 
 def _drop_ignored_lanes(ctx: Lowering, l: UOp, u: UOp) -> UOp | None:
   """A lane the view ignores (a broadcast axis) reuses another lane's load: the lane forgets those axes."""
@@ -118,16 +119,12 @@ def _load(ctx: Lowering, l: UOp, u: UOp) -> UOp:
 
 def _const(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   ret = u.arg.cast(u.dtype) if isinstance(u.arg, UOp) else UOp.const(u.dtype, u.arg)  # a size as a number (mean over i)
-  if u.src:  # a masked constant: zero outside the mask
-    _, valid = ctx.index(u.src[0], dict(l.arg))
-    if not valid.is_const(True): ret = valid.where(ret, ret.const_like(0))
-  return ret
+  return _masked(ret, ctx.index(u.src[0], dict(l.arg))[1]) if u.src else ret  # a masked constant: zero outside the mask
 
 def _arange(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   """The number line: its value is the position the view maps this index to."""
   idx, valid = ctx.index(u.src[0], dict(l.arg))
-  ret = idx.cast(u.dtype)
-  return ret if valid.is_const(True) else valid.where(ret, ret.const_like(0))
+  return _masked(idx.cast(u.dtype), valid)
 
 def _reduce(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   """One update of the accumulator: the unrolled lanes combined, then REDUCE over the reduce loops."""
@@ -136,7 +133,7 @@ def _reduce(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   for combo in itertools.product(*[range(ctx.k.full_shape[a]) for a in ctx.unroll]):
     e = {**env, **dict(zip(ctx.unroll, combo))}
     v, real = lane(u.src[0], e), ctx.real(e, reduce=True)  # a position PADTO added adds the identity, whatever x computes there
-    vals.append(v if real.is_const(True) else real.where(v, v.const_like(reduce_identity(op, u.dtype))))
+    vals.append(_masked(v, real, reduce_identity(op, u.dtype)))
   acc = vals[0]
   for v in vals[1:]: acc = UOp(op, u.dtype, (acc, v))
   ret = UOp(Ops.REDUCE, u.dtype, (acc,) + ctx.red_ranges, op) if ctx.red_ranges else acc
