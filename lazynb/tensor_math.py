@@ -102,11 +102,11 @@ def _cum(self: Tensor, axis: int, fill, reduce: str) -> Tensor:
   """out[..., i] = reduce over j <= i of x[..., j] along axis: an (i, j) triangle, masked with the reduce's identity."""
   if self.ndim == 0: return self._as_vector(lambda v: v._cum(0, fill, reduce), axis)
   a = self._resolve_axis(axis)
-  x = self.transpose(a, -1)
+  x = self.transpose(a, -1) if a != self.ndim - 1 else self
   n = x.shape[-1]
   tri = type(self).arange(n, device=self.device).reshape(n, 1) >= type(self).arange(n, device=self.device).reshape(1, n)
   ret = getattr(tri.where(x.unsqueeze(-2), fill), reduce)(-1)
-  return ret.transpose(a, -1)
+  return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 def cummax(self: Tensor, axis: int = 0) -> Tensor:
   if self.dtype is dtypes.bool: return self.cast(dtypes.uint8).cummax(axis).cast(dtypes.bool)
   return self._cum(axis, _lowest(self.dtype), "max")

@@ -102,11 +102,5 @@ def argmax(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
 def argmin(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
   return self._flip_order().argmax(axis, keepdim)
 def cumsum(self: Tensor, axis: int = 0) -> Tensor:
-  """Prefix sums as a masked sum: out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
-  if self.ndim == 0: return self._as_vector(lambda v: v.cumsum(0), axis)
-  a = self._resolve_axis(axis)
-  x = self.transpose(a, -1) if a != self.ndim - 1 else self
-  n = x.shape[-1]
-  tri = (type(self).arange(n, device=self.device).reshape(n, 1) >= type(self).arange(n, device=self.device).reshape(1, n))
-  ret = tri.where(x.unsqueeze(-2), 0).sum(-1)
-  return ret.transpose(a, -1) if a != self.ndim - 1 else ret
+  """Prefix sums as a masked sum (tensor_math._cum): out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
+  return self._cum(axis, 0, "sum")
