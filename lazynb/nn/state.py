@@ -60,10 +60,9 @@ def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
   stn = _safetensors()
   if not os.path.isfile(path): raise FileNotFoundError(f"no such file: {path}")
   try: arrays = stn.load_file(str(path))
-  except TypeError as e:
-    if "bfloat16" in str(e): return _load_with_bf16(path)
+  except Exception as e:
+    if isinstance(e, TypeError) and "bfloat16" in str(e): return _load_with_bf16(path)
     raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
-  except Exception as e: raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
   # with ml_dtypes imported (jax, tensorflow...) numpy knows bfloat16 and the package returns such arrays: read the bits ourselves
   if any(a.dtype.name == "bfloat16" for a in arrays.values()): return _load_with_bf16(path)
   return {k: Tensor(v) for k, v in arrays.items()}
