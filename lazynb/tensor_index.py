@@ -4,7 +4,6 @@ back into a load, see codegen/lowerer.fold_onehot); writing is the same comparis
 output place looks for the (last) source element whose index names it. Out-of-range indices match nothing (they read
 0 and write nowhere), as in tinygrad; negative indices count from the end in x[idx] only."""
 from __future__ import annotations
-import math
 from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes
@@ -153,8 +152,8 @@ def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: s
   hit, me = self._fill_out(d, count > 0, False), self.cast(dtypes.default_float) if reduce == "mean" and not dtypes.is_float(self.dtype) else self
   if reduce in ("sum", "mean"): r = match.where(src, 0).sum(d, dtype=me.dtype)
   elif reduce == "prod": r = match.where(src, 1).prod(d, dtype=self.dtype)
-  elif reduce == "amax": r = match.where(src, -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)).max(d)
-  else: r = match.where(src, math.inf if dtypes.is_float(self.dtype) else dtypes.max(self.dtype)).min(d)
+  elif reduce == "amax": r = match.where(src, dtypes.min(self.dtype)).max(d)
+  else: r = match.where(src, dtypes.max(self.dtype)).min(d)
   r = self._fill_out(d, r, 0)
   if include_self:
     r = r * self if reduce == "prod" else r.maximum(self) if reduce == "amax" else r.minimum(self) if reduce == "amin" else r + me
@@ -177,8 +176,8 @@ def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None,
   x, idx = self.reshape(pre + (1, -1)), indices.reshape(pre + (1, -1))
   hit = idx == type(self).arange(n, device=self.device).reshape(n, 1)  # (..., place, value)
   if self.dtype is dtypes.bool: return (hit & x).any(-1).reshape(pre + spatial)
-  lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)  # overlapping windows can send one value twice
-  ret = hit.any(-1).where(hit.where(x, lowest).max(-1), 0)
+  # the max of what was sent (overlapping windows can send one value twice); dtypes.min is -inf for floats
+  ret = hit.any(-1).where(hit.where(x, dtypes.min(self.dtype)).max(-1), 0)
   if not type(self).no_grad and dtypes.is_float(self.dtype):
     # as torch, every value gets the gradient of the place it went to, also when overlapping windows sent one value
     # twice (the max above would split it between them)

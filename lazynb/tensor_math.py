@@ -22,7 +22,6 @@ def _log1p(u: Tensor) -> Tensor:
   return inside.where(series, (1 + inside.where(1.0, u)).log())
 
 def _shape(shape) -> tuple: return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
-def _lowest(dt) -> float: return -math.inf if dtypes.is_float(dt) else dtypes.min(dt)
 
 
 # ---------------------------------------------------------------- inverse and hyperbolic trig
@@ -109,7 +108,7 @@ def _cum(self: Tensor, axis: int, fill, reduce: str) -> Tensor:
   return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 def cummax(self: Tensor, axis: int = 0) -> Tensor:
   if self.dtype is dtypes.bool: return self.cast(dtypes.uint8).cummax(axis).cast(dtypes.bool)
-  return self._cum(axis, _lowest(self.dtype), "max")
+  return self._cum(axis, dtypes.min(self.dtype), "max")
 def cumprod(self: Tensor, axis: int) -> Tensor: return self._cum(axis, 1, "prod").cast(self.dtype)
 def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor: return self._float()._cum(axis, -math.inf, "logsumexp")
 

@@ -142,9 +142,8 @@ def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, paddin
   k_, s_, d_, pads, extra = self._pool_args(kernel_size, stride, dilation, padding, ceil_mode)
   nd, axes = len(k_), tuple(range(-len(k_), 0))
   allp = ((0, 0),) * (self.ndim - nd) + tuple((b, a + e) for (b, a), e in zip(pads, extra))
-  # padded with the dtype's lowest value: -inf for floats, the minimum for ints, False for bools (-inf would make them float)
-  lowest = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
-  x = self.pad(allp, value=lowest) if any(p != (0, 0) for p in allp) else self
+  # padded with the dtype's lowest value (dtypes.min): -inf for floats, the minimum for ints, False for bools (-inf would make them float)
+  x = self.pad(allp, value=dtypes.min(self.dtype)) if any(p != (0, 0) for p in allp) else self
   win = x._pool(k_, s_, d_)
   ret = win.max(axes)
   if not return_indices: return ret
