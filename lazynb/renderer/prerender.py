@@ -22,6 +22,7 @@ does), and replaced by what it became. The nodes a rule builds are not placed in
 where they are read (inline in C, at the use in LLVM IR), which is always valid because a rule builds them from the
 entry's own sources."""
 from __future__ import annotations
+import collections
 from dataclasses import dataclass
 from lazynb.dtype import DType, dtypes
 from lazynb.uop.ops import UOp, Ops, GroupOp, UPat, PatternMatcher, smax
@@ -112,9 +113,7 @@ def prepare(uops: list[UOp], emulated: frozenset = frozenset(), int_ids: str = "
   """The shared rules applied to a kernel's list. emulated: the 16-bit float types to compute in float32; int_ids: the
   kinds of SPECIAL the kernel receives as int arguments ("t" thread ids; "g" global ids when a runtime loops over them)."""
   wide = needs_wide_index(uops)
-  uses: dict[UOp, int] = {}
-  for u in uops:
-    for s in u.src: uses[s] = uses.get(s, 0) + 1
+  uses = collections.Counter(s for u in uops for s in u.src)  # how many entries read each
   pm, ctx, index = _MATCHERS[bool(emulated), wide], _Rules(emulated, wide, int_ids, uses), dtypes.int64 if wide else dtypes.int32
   # the list rewritten in order: each entry's sources are earlier entries, already done (the linear form of graph_rewrite)
   done: dict[UOp, UOp] = {}

@@ -5,7 +5,7 @@ Python object, so equal subgraphs are shared and `a is b` is a cheap equality te
 the lazy tensor graph (BUFFER, RESHAPE, ADD, REDUCE_AXIS ...), kernel ASTs (LOAD, STORE, VIEW) and the
 lowered program (RANGE, SPECIAL, DEFINE_ACC ...)."""
 from __future__ import annotations
-import contextlib, contextvars, itertools, math, threading, weakref
+import collections, contextlib, contextvars, itertools, math, threading, weakref
 from typing import Any, Callable, Iterator
 from lazynb.dtype import DType, dtypes
 from lazynb.helpers import postorder, prod, unwrap
@@ -340,9 +340,7 @@ def sym_str(x, c: bool = False) -> str:
 
 def pretty(u: UOp, limit: int = 400) -> str:
   """A readable, nested print of a graph; shared nodes are named once (x3:=...) and referred to after."""
-  counts: dict[UOp, int] = {}
-  for n in u.toposort():
-    for s in n.src: counts[s] = counts.get(s, 0) + 1
+  counts = collections.Counter(s for n in u.toposort() for s in n.src)  # how many nodes read each
   names: dict[UOp, str] = {}
   lines: list[str] = []
   def walk(n: UOp, depth: int, prefix: str):
