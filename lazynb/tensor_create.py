@@ -75,24 +75,25 @@ def _random_shape(shape) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------- host data and constants, as UOps
+def _owned_buffer(device: str, shape: tuple[int, ...], dtype: DType, data: np.ndarray | None = None, refill=None) -> UOp:
+  """A new buffer of its own for a tensor (so it is written in place), as `shape`; `data` written into it now (write_host)."""
+  buf = new_buffer(device, prod(shape), dtype)
+  if data is not None: write_host(state.buffers[buf], data, refill)
+  state.owned.add(buf)
+  return buf.reshape(shape)
+
 def _from_numpy(arr: np.ndarray, device: str) -> UOp:
   """Host data goes into a buffer on the PYTHON device; a lazy COPY moves it to `device` at realize."""
   arr = np.ascontiguousarray(arr).reshape(arr.shape)
   dtype = dtypes.from_np(arr.dtype)
   if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
-  buf = new_buffer("PYTHON", arr.size, dtype)
-  write_host(state.buffers[buf], arr)
-  state.owned.add(buf)
-  view = buf.reshape(arr.shape)
+  view = _owned_buffer("PYTHON", arr.shape, dtype, arr)
   if Device.canonicalize(device) == "PYTHON": return view
   return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
 
 def _const_buffer(u: UOp) -> UOp:
   shape = unwrap(u.shape)
-  buf = new_buffer(u.device, prod(shape), u.dtype)
-  write_host(state.buffers[buf], to_storage(np.full(prod(shape), u.base.arg), u.dtype))
-  state.owned.add(buf)
-  return buf.reshape(shape)
+  return _owned_buffer(u.device, shape, u.dtype, to_storage(np.full(prod(shape), u.base.arg), u.dtype))
 def _const_uop(value, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
   _check_int(value, dtype)
   c = UOp.const(dtype, value, (UOp(Ops.DEVICE, dtypes.void, (), device),))
@@ -107,9 +108,7 @@ def zeros(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor: r
 def ones(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor: return cls.full(_shape_arg(shape), 1.0, dtype or dtypes.default_float, device, **kw)
 def empty(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor:
   shape = _check_shape(_shape_arg(shape))
-  buf = new_buffer(Device.canonicalize(device), prod(shape), to_dtype(dtype or dtypes.default_float))
-  state.owned.add(buf)
-  return cls(buf.reshape(shape), **kw)
+  return cls(_owned_buffer(Device.canonicalize(device), shape, to_dtype(dtype or dtypes.default_float)), **kw)
 def full_like(self: Tensor, fill_value, dtype=None, **kw) -> Tensor: return type(self).full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
 def zeros_like(self: Tensor, **kw) -> Tensor: return self.full_like(0, **kw)
 def ones_like(self: Tensor, **kw) -> Tensor: return self.full_like(1, **kw)
@@ -125,11 +124,8 @@ def _host(cls: type[Tensor], make: Callable[[], np.ndarray], device=None, dtype=
   shape = np.shape(arr := make())
   dt = to_dtype(dtype) if dtype is not None else dtypes.from_np(arr.dtype)
   def host() -> np.ndarray: return np.ascontiguousarray(to_storage(make(), dt)).reshape(shape)
-  buf = new_buffer(Device.canonicalize(device), prod(shape), dt)
   first = np.ascontiguousarray(to_storage(arr, dt)).reshape(shape)
-  write_host(state.buffers[buf], first, host if random else None)
-  state.owned.add(buf)
-  return cls(buf.reshape(shape), **kw)
+  return cls(_owned_buffer(Device.canonicalize(device), shape, dt, first, host if random else None), **kw)
 def _eager(cls: type[Tensor], arr: np.ndarray, device=None, dtype=None, **kw) -> Tensor: return cls._host(lambda: arr, device, dtype, **kw)
 def manual_seed(seed: int = 0): _RNG.seed, _RNG.devices = int(seed), {}
 def rand(cls: type[Tensor], *shape, device=None, dtype=None, **kw) -> Tensor:
