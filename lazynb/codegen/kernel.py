@@ -74,9 +74,8 @@ class Kernel:
     self.full_shape = fn(self.full_shape)
   def _drop_ones(self):
     keep = [i for i, s in enumerate(self.full_shape) if s != 1]
-    self.sts = [st.reshape(tuple(st.shape[i] for i in keep)) for st in self.sts]
-    if self.pad_st is not None: self.pad_st = self.pad_st.reshape(tuple(self.pad_st.shape[i] for i in keep))
-    self.full_shape, self.axis_types = tuple(self.full_shape[i] for i in keep), [self.axis_types[i] for i in keep]
+    self._reshape(lambda shape: tuple(shape[i] for i in keep))
+    self.axis_types = [self.axis_types[i] for i in keep]
   def _merge_adjacent(self):
     i = len(self.full_shape) - 2
     while i >= 0:
