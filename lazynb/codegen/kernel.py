@@ -95,9 +95,8 @@ class Kernel:
   def _split(self, axis: int, amt: int, new_type: AxisType, top: bool = False):
     """Split `axis` into (size/amt, amt); the inner part (the outer one with top=True) gets `new_type`."""
     def fn(shape):
-      s = shape[axis]
-      return shape[:axis] + ((s // amt, amt) if s != 1 else (1, 1)) + shape[axis + 1:] if not top else \
-             shape[:axis] + ((amt, s // amt) if s != 1 else (1, 1)) + shape[axis + 1:]
+      parts = (1, 1) if (s := shape[axis]) == 1 else (amt, s // amt) if top else (s // amt, amt)
+      return shape[:axis] + parts + shape[axis + 1:]
     self._reshape(fn)
     old = self.axis_types[axis]
     self.axis_types[axis:axis + 1] = [new_type, old] if top else [old, new_type]
