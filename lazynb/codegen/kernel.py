@@ -178,13 +178,8 @@ class Kernel:
              AxisType.UNROLL: "unroll", AxisType.UPCAST: "upcast"}
   def axis_names(self) -> list[str]:
     """The variable name of each axis, as the generated code and the views use it."""
-    names: list[str] = []
-    counts: dict[str, int] = {}  # axes so far with each prefix
-    for t in self.axis_types:
-      pre = self._PREFIX[t]
-      names.append(f"{pre}{counts.get(pre, 0)}")
-      counts[pre] = counts.get(pre, 0) + 1
-    return names
+    pre = [self._PREFIX[t] for t in self.axis_types]
+    return [f"{p}{pre[:i].count(p)}" for i, p in enumerate(pre)]  # numbered by the axes before it with its prefix
 
   def view_st(self, view: UOp) -> ShapeTracker: return self.sts[self.views.index(view)]
 
