@@ -222,16 +222,15 @@ class CStyleLanguage(Renderer):
     ids = [u.arg[0] for u in (workitem_ids(specials, "g") if self.global_style == "args" else []) + workitem_ids(specials, "t")]
     if self.global_style == "args": ids += [f"unused{i}" for i in range(3 - len(ids))]  # always 3: the runtime passes a 3-D grid point
     params += [f"{self.arg_int_prefix} {n}" for n in ids]
-    header = ""
-    if getattr(rendering, "checked", False):
-      self.line_map[:0] = [[] for _ in self.check_header.splitlines()]
-      header = self.check_header
-    if self.lin.emulated and (emu := self.emu_header(self.lin.emulated)):
-      self.line_map[:0] = [[] for _ in emu.splitlines()]  # the viewer maps source lines to UOps
-      header = emu + header
-    self.line_map[:0] = [[] for _ in self.extra_header.splitlines()]
+    header = self._above(self.check_header) if getattr(rendering, "checked", False) else ""
+    if self.lin.emulated and (emu := self.emu_header(self.lin.emulated)): header = self._above(emu) + header
     self.line_map.append([])  # the closing brace
-    return self.extra_header + header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
+    return self._above(self.extra_header) + header + f"{self.kernel_prefix}{name}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}"
+
+  def _above(self, text: str) -> str:
+    """text, to stand above the kernel's lines: the viewer's line map (source line -> UOps) gets an empty entry per line."""
+    self.line_map[:0] = [[] for _ in text.splitlines()]
+    return text
 
   # ---- the walker
   def render(self, name: str, uops: list[UOp]) -> str:
@@ -444,8 +443,7 @@ class ClangRenderer(CStyleLanguage):
     src = super().render_kernel(name, decls + body, bufs, specials, vars_)
     for t, _ in tids: src = src.replace(f"const int {t})", f"const int {t}_arg)", 1)
     if self.lanes:  # GCC's vector types (clang reads them too): n floats, read at any float's address
-      self.line_map[:0] = [[] for _ in self.lanes]
-      src = "".join(f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" for n in self.lanes) + src
+      src = self._above("".join(f"typedef float lz_v{n} __attribute__((vector_size({4 * n}), aligned(4), may_alias));\n" for n in self.lanes)) + src
     return src
 
 # ---------------------------------------------------------------- GPU dialects: their table and a few prefixes
@@ -485,8 +483,7 @@ class OpenCLRenderer(CStyleLanguage):
     src = super().render_kernel(name, body, bufs, specials, vars_)
     # the extensions a kernel needs (a device without them fails to compile it; see is_dtype_supported)
     pre = [f"#pragma OPENCL EXTENSION cl_khr_fp{b} : enable\n" for b, t in ((16, "half"), (64, "double")) if re.search(rf"\b{t}\b", src)]
-    self.line_map[:0] = [[] for _ in pre]
-    return "".join(pre) + src
+    return self._above("".join(pre)) + src
   def render_const(self, x, dt: DType) -> str:
     if dt in (dtypes.int64, dtypes.uint64) and x != -2**63: return f"{int(x)}{'l' if dt is dtypes.int64 else 'ul'}"
     return super().render_const(x, dt)
@@ -519,5 +516,4 @@ class CUDARenderer(CStyleLanguage):
   def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
     src = super().render_kernel(name, body, bufs, specials, vars_)
     pre = [f"#include <{h}>\n" for h, t in (("cuda_fp16.h", "half"), ("cuda_bf16.h", "__nv_bfloat16|__bfloat162float")) if re.search(rf"\b({t})\b", src)]
-    self.line_map[:0] = [[] for _ in pre]
-    return "".join(pre) + src
+    return self._above("".join(pre)) + src
