@@ -213,12 +213,10 @@ class LLVMRenderer(Renderer):
   def fresh(self, prefix: str, sigil: str = "%") -> str:
     self.counters[prefix] = self.counters.get(prefix, 0) + 1
     return f"{sigil}{prefix}{self.counters[prefix] - 1}"
-  def emit(self, line: str):
-    self.body.append("  " + line)
+  def emit(self, line: str, indent: str = "  "):
+    self.body.append(indent + line)
     self.lmap.append([self.at])
-  def label(self, name: str):
-    self.body.append(f"{name}:")
-    self.lmap.append([self.at])
+  def label(self, name: str): self.emit(f"{name}:", indent="")
   def ins(self, text: str, prefix: str = "t") -> str:
     """Emit one instruction; its value's name."""
     self.emit(f"{(v := self.fresh(prefix))} = {text}")
