@@ -98,8 +98,7 @@ class View:
     old = [(s, st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1]
     new_dims = [i for i, s in enumerate(new_shape) if s != 1]
     strides, mask = [0] * len(new_shape), [(0, 1)] * len(new_shape)
-    oi = 0
-    ni = 0
+    oi = ni = 0
     while ni < len(new_dims):
       # grow a group until products match
       grp_new, grp_old = [new_dims[ni]], [old[oi]]
