@@ -20,7 +20,6 @@ class CLAllocator(Allocator):
   def _free(self, buf, options=None): buf.release()
   def copyin(self, dst, src: memoryview): _cl().enqueue_copy(self.dev.queue, dst, bytes(src), is_blocking=True)
   def copyout(self, dst: memoryview, src):
-    import numpy as np
     host = np.empty(len(dst), dtype=np.uint8)
     _cl().enqueue_copy(self.dev.queue, host, src, is_blocking=True)
     dst[:] = host.tobytes()
