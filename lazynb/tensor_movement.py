@@ -84,11 +84,9 @@ def _pad_pairs(self: Tensor, padding) -> list:
   """padding as one (before, after) pair per dim: flat ints in torch order (last dim first), or a pair or None per dim."""
   if all(isinstance(p, (int, np.integer)) for p in padding):  # flat, torch order: last dim first
     if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad padding {padding} for shape {self.shape}")
-    pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
-  else:
-    if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
-    pairs = [(0, 0) if p is None else tuple(p) for p in padding]
-  return pairs
+    return [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
+  if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one (before, after) pair per dim of {self.shape}")
+  return [(0, 0) if p is None else tuple(p) for p in padding]
 def _pad_edges(self: Tensor, pairs: list, mode: str) -> Tensor:
   """pad in mode reflect, replicate or circular: one dim after the other, the new edges cut from the tensor (so the
   corners come out as torch's), then the negative pads cut. Made of shrink, flip, expand and cat only."""
