@@ -3,7 +3,7 @@ on REDUCE_AXIS (an empty axis gives the reduce's identity). Functions of a Tenso
 its methods. This file's `sum`, `max`, `min`, `any` and `all` are Tensor's: Python's are `builtins.max`, ..."""
 from __future__ import annotations
 import builtins, math
-from typing import TYPE_CHECKING
+from typing import Callable, TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype
 from lazynb import helpers
@@ -66,22 +66,17 @@ def _log_softmax(x: Tensor, axis: int) -> Tensor:
 # their gradients as torch writes them: through the division the chain rule gives sum(s) - 1 (~1e-7, not 0) times s
 # (the rules hold the Tensor class, never a tensor: a tensor kept alive by its rule stays a live lazy value, which a
 # TinyJit capture computes on its own, one more kernel)
+def _with_softmax_rule(t: Tensor, axis: int, dtype, name: str, fwd: Callable, rule: Callable) -> Tensor:
+  """fwd(x, axis) (_softmax or _log_softmax) of t with its own gradient, rule(g, softmax(x)), named `name`."""
+  T, x = type(t), (t.cast(dtype) if dtype is not None else t)._float()  # dtype: computed in it (as torch, cast first)
+  ret = fwd(x, axis)
+  def backward(grad, inputs, wanted): return rule(T(grad), _softmax(T(inputs[0]), axis)).uop if wanted[0] else None,
+  if not T.no_grad: custom_gradient(ret.uop, name, (x.uop,), backward)
+  return ret
 def softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
-  T, x = type(self), (self.cast(dtype) if dtype is not None else self)._float()  # dtype: computed in it (as torch, cast first)
-  ret = _softmax(x, axis)
-  def backward(grad, inputs, wanted):
-    g, s = T(grad), _softmax(T(inputs[0]), axis)
-    return ((g - (g * s).sum(axis, keepdim=True)) * s).uop if wanted[0] else None,
-  if not T.no_grad: custom_gradient(ret.uop, "softmax", (x.uop,), backward)
-  return ret
+  return _with_softmax_rule(self, axis, dtype, "softmax", _softmax, lambda g, s: (g - (g * s).sum(axis, keepdim=True)) * s)
 def log_softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
-  T, x = type(self), (self.cast(dtype) if dtype is not None else self)._float()  # dtype: computed in it (as torch, cast first)
-  ret = _log_softmax(x, axis)
-  def backward(grad, inputs, wanted):
-    g, s = T(grad), _softmax(T(inputs[0]), axis)
-    return (g - s * g.sum(axis, keepdim=True)).uop if wanted[0] else None,
-  if not T.no_grad: custom_gradient(ret.uop, "log_softmax", (x.uop,), backward)
-  return ret
+  return _with_softmax_rule(self, axis, dtype, "log_softmax", _log_softmax, lambda g, s: g - s * g.sum(axis, keepdim=True))
 def logsumexp(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
   x = self._float()
   m = x.max(axis, keepdim=True)
