@@ -128,21 +128,17 @@ def parse_cached(hit: bytes) -> list[Opt] | None:
     opts.append(Opt(OptOps[o[0]], o[1], o[2]))
   return opts
 
-def replay(k: Kernel, opts: list[Opt]) -> Kernel | None:
-  nk = Kernel(k.ast, k.renderer)
+def _applied(k: Kernel, opts: list[Opt]) -> Kernel | None:
+  """k with opts applied in order (k changes), or None when one does not apply."""
   try:
-    for o in opts: nk.apply_opt(o)
+    for o in opts: k.apply_opt(o)
   except KernelOptError: return None
-  return nk
+  return k
+def replay(k: Kernel, opts: list[Opt]) -> Kernel | None: return _applied(Kernel(k.ast, k.renderer), opts)
 
 def neighbours(k: Kernel) -> list[Kernel]:
   """Kernels one step away: one action added, one removed, or one action's amount changed."""
-  out = []
-  for opt in all_opt_candidates(k):
-    nk = k.copy()
-    try: nk.apply_opt(opt)
-    except KernelOptError: continue
-    out.append(nk)
+  out = [nk for opt in all_opt_candidates(k) if (nk := _applied(k.copy(), [opt])) is not None]
   opts = k.applied_opts
   for i, o in enumerate(opts):
     variants = [opts[:i] + opts[i + 1:]]
