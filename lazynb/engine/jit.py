@@ -261,8 +261,6 @@ class TinyJit:
       if not isinstance(r, Tensor) or (v := self.ret_views.get(id(r))) is None: return r
       i, how = v
       if how is None: return inputs[i]
-      old: UOp
-      u: UOp
       if how[0] == "view": return inputs[i]._mv(*how[1])
       _, old, u = how
       return Tensor(u.substitute({old: inputs[i].uop if old.op is not Ops.BUFFER else inputs[i].uop.base}))
