@@ -446,12 +446,11 @@ class Tensor(OpMixin, elementwise_eq=True):
       ret = out.reciprocal()  # by the chain rule its gradient at 0 and inf is NaN (inf * 0): torch's rule instead
       if dtypes.is_float(self.dtype) and not Tensor.no_grad: custom_gradient(ret.uop, "pow", (self.uop, self.full_like(y).uop), _pow_backward)
       return ret
-    if not reverse and isinstance(y, (int, float)) and y == 0.5: return self._float().sqrt()  # as numpy's x ** 0.5 (sqrt: -0.0 at -0.0, NaN at -inf)
+    if not reverse and isinstance(y, (int, float)) and y == 0.5 and dtypes.is_float(self.dtype): return self.sqrt()  # as numpy's x ** 0.5 (sqrt: -0.0 at -0.0, NaN at -inf)
     x, y = self._broadcasted(y, reverse)
-    is_int = not dtypes.is_float(x.dtype)
     xf, yf = x._float(), y._float()
     ret = _pow_values(xf, yf)
-    if is_int: return ret.round().cast(x.dtype)
+    if not dtypes.is_float(self.dtype): return ret.round().cast(self.dtype)  # an integer tensor stays one, as tinygrad's
     if not Tensor.no_grad: custom_gradient(ret.uop, "pow", (xf.uop, yf.uop), _pow_backward)
     return ret
   def _int_pow(self, y) -> Tensor:
