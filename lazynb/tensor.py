@@ -99,7 +99,10 @@ class Tensor(OpMixin, elementwise_eq=True):
     if not self._view: return None
     if (b := self._view[0]()) is None: self._view = ()
     return b
-  lazydata = uop
+  @property
+  def lazydata(self) -> UOp:  # tinygrad's name; after schedule() it is the buffer (view) that will hold the value, as tinygrad's
+    return sch[2][u] if (sch := self._scheduled) is not None and sch[0] is (u := self.uop) else self.uop
+  lazydata = lazydata.setter(uop.fset)
   @property
   def shape(self) -> tuple[int, ...]: return unwrap(self._uop.shape)  # (a tensor's graph always has one)
   @property
