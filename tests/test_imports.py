@@ -34,7 +34,9 @@ ALLOWED = {("lazynb", "lazynb.notebook.magic"): "`%load_ext lazynb` is IPython's
                                                   "importing lazynb alone must not import IPython",
            ("lazynb", "lazynb.notebook.viz"): "VIZ=1 writes the views' standalone page; only then is the view layer imported",
            ("lazynb.trace", "lazynb.notebook.tracedoc"): "capture() yields the views' trace document, which lives with the "
-                                                         "views; core code never needs it"}
+                                                         "views; core code never needs it",
+           ("lazynb.codegen.kernel", "lazynb.codegen"): "k.to_program() (tinygrad's Kernel method) runs the codegen pipeline, "
+                                                        "whose package imports Kernel"}
 
 def layer(mod: str) -> int:
   best = (-1, -1)

@@ -11,7 +11,9 @@ from lazynb.device import Buffer, Device
 from lazynb.uop.ops import UOp, Ops
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runtime.ops_cpu import ClangJITCompiler, MallocAllocator, CPUProgram
-from lazynb.engine.realize import get_kernel, CompiledRunner, lower_schedule_item, run_schedule
+from lazynb.engine.realize import get_kernel, CompiledRunner, ExecItem, lower_schedule_item, run_schedule
+from lazynb.engine.search import get_kernel_actions
+from lazynb.codegen.kernel import Kernel, Opt, OptOps
 from lazynb.engine.schedule import create_schedule_with_vars
 from lazynb.engine.grouper import get_becomes_map
 from lazynb.helpers import tqdm
@@ -43,6 +45,25 @@ def test_kernel_ast_level():
   assert "void" in fxn.p.src
   fxn.exec([out, a, b])
   np.testing.assert_allclose(np.frombuffer(out.as_buffer(), np.float32), x * y + x, rtol=1e-6)
+
+def test_a_scheduled_kernel_run_by_hand():
+  """tinygrad's test_arange walk: Kernel(ast) on the default device, an opt, to_program(), ExecItem(runner, buffers).run()
+  into the tensor's lazydata buffer (after schedule() that is the buffer, as tinygrad's), then the tensor reads it."""
+  t = Tensor.arange(1000)
+  sched = t.schedule()
+  assert len(sched) == 1 and t.lazydata.op is Ops.BUFFER
+  k = Kernel(sched[0].ast)
+  assert k.renderer is Device[Device.DEFAULT].renderer
+  k.apply_opt(Opt(OptOps.UPCAST, 0, 4))
+  p = k.to_program()
+  assert p.opts == [Opt(OptOps.UPCAST, 0, 4)]
+  assert p.estimates.ops == p.op_estimate
+  ExecItem(CompiledRunner(p), [t.lazydata.buffer]).run()
+  assert np.frombuffer(t.lazydata.buffer.as_buffer(), np.int32).tolist() == list(range(1000))
+  assert t.tolist() == list(range(1000))
+  moves = get_kernel_actions(Kernel(sched[0].ast), include_0=False)
+  assert moves and all(len(m.applied_opts) == 1 for m in moves.values())
+  assert get_kernel_actions(k)[0] is k
 
 def test_uop_level():
   """get_becomes_map decides the kernel (ASSIGN(BUFFER, KERNEL)); create_schedule_with_vars schedules it; running the

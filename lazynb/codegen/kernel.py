@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from lazynb.helpers import prod, colored, to_function_name, dedup, unwrap
 from lazynb.uop.ops import UOp, Ops, sym_str, smax
 from lazynb.shape.shapetracker import ShapeTracker
+from lazynb.device import Device
 
 class AxisType(enum.Enum):
   GLOBAL = "blue"; THREAD = "BRIGHT_BLUE"; LOCAL = "cyan"; GROUP = "green"; REDUCE = "red"; UNROLL = "magenta"; UPCAST = "yellow"  # noqa: E702
@@ -32,9 +33,9 @@ class Opt:
 class KernelOptError(Exception): pass
 
 class Kernel:
-  def __init__(self, ast: UOp, renderer):
+  def __init__(self, ast: UOp, renderer=None):
     if ast.op is not Ops.SINK: raise ValueError(f"a kernel AST is a SINK, got {ast.op}")
-    self.ast, self.renderer = ast, renderer
+    self.ast, self.renderer = ast, renderer or Device[Device.DEFAULT].renderer
     self.views = dedup([u for u in ast.toposort() if u.op is Ops.VIEW])
     self.sts: list[ShapeTracker] = [v.arg for v in self.views]
     # which views belong to memory accesses (the others shape constants)
@@ -60,6 +61,16 @@ class Kernel:
     k.__dict__.update(self.__dict__)
     k.sts, k.axis_types, k.applied_opts = list(self.sts), list(self.axis_types), list(self.applied_opts)
     return k
+  def linearize(self) -> Kernel:
+    """Make the program now, as tinygrad 0.10's k.linearize().to_program() (docs/abstractions2.py): the codegen pipeline
+    on the AST and the opts applied (get_program), the one lazynb would run; its linear list of UOps is `self.uops`."""
+    from lazynb.codegen import get_program  # (the codegen package imports this module)
+    self.program = get_program(self.ast, self.renderer, list(self.applied_opts))
+    self.uops = self.program.uops
+    return self
+  def to_program(self):
+    """The kernel as a ProgramSpec (source and launch sizes), ready for CompiledRunner."""
+    return getattr(self, "program", None) or self.linearize().program
 
   # ---- shape surgery applied to every ShapeTracker at once
   def _permute(self, order: list[int]):

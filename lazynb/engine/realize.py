@@ -6,7 +6,7 @@ import numpy as np
 from lazynb import trace
 from lazynb.device import Device, Buffer, CompileError, Runner, out_of_bounds  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
 from lazynb.dtype import dtypes
-from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK
+from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK, unwrap
 from lazynb import pipeline
 from lazynb.codegen import get_program, Kernel
 from lazynb.renderer import ProgramSpec, CHECK_HEAD
@@ -151,14 +151,15 @@ def run_schedule(items: list[ScheduleItem]) -> None:
   if items: trace.emit("realize", kernels=len(items) - copies, copies=copies, seconds=time.perf_counter() - st, run_seconds=run_t)
 
 class ExecItem:
-  """A schedule item made ready to run (tinygrad's name): `for si, ei in lower_schedule(items): ei.run()`."""
-  def __init__(self, si: ScheduleItem):
-    self.si, self.bufs = si, list(si.bufs)
-    self.prg = get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
+  """A schedule item made ready to run (tinygrad's name): `for si, ei in lower_schedule(items): ei.run()`; or, as
+  tinygrad's tests make one, ExecItem(CompiledRunner(program), buffers)."""
+  def __init__(self, si: ScheduleItem | CompiledRunner, bufs: list[Buffer] | None = None):
+    self.si, self.bufs = (None, list(bufs or [])) if isinstance(si, CompiledRunner) else (si, list(si.bufs))
+    self.prg = si if self.si is None else get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
   def run(self, *, wait: bool = False, do_update_stats: bool = True) -> float:
     """Run it; the time it took. lazynb always waits for the device; do_update_stats=False leaves GlobalCounters as they were."""
     before = (GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s, GlobalCounters.kernel_count)
-    t = exec_item(self.si)
+    t = exec_item(self.si) if self.si is not None else unwrap(self.prg).exec(self.bufs)
     if not do_update_stats: GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s, GlobalCounters.kernel_count = before
     return t
 
@@ -166,25 +167,10 @@ def lower_schedule_item(si: ScheduleItem) -> ExecItem:
   """One schedule item made ready to run (tinygrad 0.10's name; lower_schedule does a list and compiles its kernels in one batch)."""
   return ExecItem(si)
 
-class ProgramKernel(Kernel):
-  """A Kernel that makes its own program, as tinygrad 0.10's does: k.linearize().to_program() (docs/abstractions2.py).
-  The codegen pipeline does the work, from the kernel's AST and the opts applied to it (get_program), so the program is
-  the one lazynb would run."""
-  def linearize(self) -> ProgramKernel:
-    """Make the program now (its linear list of UOps is `self.uops`); to_program() returns it."""
-    self.program = get_program(self.ast, self.renderer, list(self.applied_opts))
-    self.uops = self.program.uops
-    return self
-  def to_program(self) -> ProgramSpec:
-    """The kernel as a ProgramSpec (source and launch sizes), ready for CompiledRunner."""
-    return getattr(self, "program", None) or self.linearize().program
-
-def get_kernel(renderer, ast: UOp) -> ProgramKernel:
+def get_kernel(renderer, ast: UOp) -> Kernel:
   """tinygrad 0.10's name (docs/abstractions2.py): the Kernel for a kernel AST with its opts chosen (hand-coded, or BEAM,
   or none with NOOPT), as lazynb's optimize stage makes it."""
-  k = pipeline.call("optimize", ast, renderer, None)
-  k.__class__ = ProgramKernel  # the same kernel, with tinygrad's two methods
-  return k
+  return pipeline.call("optimize", ast, renderer, None)
 
 def lower_schedule(items: list[ScheduleItem]):
   """(item, ExecItem) for each of the schedule's items, taken off the front of the list as tinygrad 0.10 does

@@ -147,6 +147,10 @@ def neighbours(k: Kernel) -> list[Kernel]:
     out += [rk for v in variants if (rk := replay(k, v)) is not None]
   return out
 
+def get_kernel_actions(k: Kernel, include_0: bool = True) -> dict[int, Kernel]:
+  """tinygrad 0.10's name for the search's moves from k, numbered (0: k itself): here its neighbours."""
+  return dict(enumerate(([k] if include_0 else []) + neighbours(k)))
+
 def too_big(k: Kernel) -> bool:
   return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
 

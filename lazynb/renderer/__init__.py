@@ -3,6 +3,7 @@ all share (prerender.py: the numeric rules, as UOps), then a table of rules from
 (cstyle.py for C, OpenCL and CUDA; llvmir.py for LLVM IR)."""
 from __future__ import annotations
 import threading
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from lazynb.uop.ops import UOp
 from lazynb.pipeline import implements
@@ -73,6 +74,8 @@ class ProgramSpec:
   reference: dict = field(default_factory=dict)              # then, if a trace compared: lazynb's own result per stage from the
   differences: list = field(default_factory=list)            # first replaced one on, and where yours differs (pipeline.run_stages)
   # global_size and op_estimate may be expressions in the vars (sym_eval them with the values of a run)
+  @property
+  def estimates(self) -> SimpleNamespace: return SimpleNamespace(ops=self.op_estimate, mem=self.mem_estimate)  # tinygrad's spelling
 
 @implements("render")
 def render(name: str, uops: list[UOp], renderer: Renderer) -> str:
