@@ -35,6 +35,8 @@ ALLOWED = {("lazynb", "lazynb.notebook.magic"): "`%load_ext lazynb` is IPython's
            ("lazynb", "lazynb.notebook.viz"): "VIZ=1 writes the views' standalone page; only then is the view layer imported",
            ("lazynb.trace", "lazynb.notebook.tracedoc"): "capture() yields the views' trace document, which lives with the "
                                                          "views; core code never needs it",
+           ("lazynb.uop.ops", "lazynb.shape.shapetracker"): "UOp.st (tinygrad 0.10's) is the ShapeTracker of a movement "
+                                                              "chain; the shape layer is built on UOps",
            ("lazynb.codegen.kernel", "lazynb.codegen"): "k.to_program() (tinygrad's Kernel method) runs the codegen pipeline, "
                                                         "whose package imports Kernel"}
 

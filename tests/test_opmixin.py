@@ -42,10 +42,10 @@ def test_uop_builds_the_nodes_it_always_built():
   I, B = dtypes.int32, dtypes.bool
   assert n + 0 is n and 0 + n is n and n * 1 is n and 1 * n is n and n - 0 is n  # index math stays short
   cases = [
-    (n + 2, UOp(Ops.ADD, I, (n, _c(2)))), (2 + n, UOp(Ops.ADD, I, (_c(2), n))),
+    (n + 2, UOp(Ops.ADD, I, (n, _c(2)))), (2 + n, UOp(Ops.ADD, I, (n, _c(2)))),
     (n - 3, UOp(Ops.ADD, I, (n, _c(-3)))), (3 - n, UOp(Ops.ADD, I, (_c(3), UOp(Ops.NEG, I, (n,))))),
     (n - m, UOp(Ops.ADD, I, (n, UOp(Ops.NEG, I, (m,))))),
-    (n * 4, UOp(Ops.MUL, I, (n, _c(4)))), (4 * n, UOp(Ops.MUL, I, (_c(4), n))),
+    (n * 4, UOp(Ops.MUL, I, (n, _c(4)))), (4 * n, UOp(Ops.MUL, I, (n, _c(4)))),
     (n // 3, UOp(Ops.IDIV, I, (n, _c(3)))), (7 // n, UOp(Ops.IDIV, I, (_c(7), n))),
     (n % 5, UOp(Ops.MOD, I, (n, _c(5)))), (7 % n, UOp(Ops.MOD, I, (_c(7), n))),
     (-n, UOp(Ops.NEG, I, (n,))),
@@ -55,7 +55,7 @@ def test_uop_builds_the_nodes_it_always_built():
     (n & 3, UOp(Ops.AND, I, (n, _c(3)))), (n | m, UOp(Ops.OR, I, (n, m))), (n ^ 1, UOp(Ops.XOR, I, (n, _c(1)))),
     (n << 2, UOp(Ops.SHL, I, (n, _c(2)))), (n >> 1, UOp(Ops.SHR, I, (n, _c(1)))),
   ]
-  for got, want in cases: assert got is want, f"{got} is not {want}"
+  for got, want in cases: assert got is want, f"{got} is not {want}"  # (an int constant added or multiplied goes second: 2*n is n*2)
   b = n < 3
   assert -b is UOp(Ops.XOR, B, (b, UOp.const(B, True)))  # not of a bool: NEG has no bool meaning
   f = UOp.variable("f", 0, 1, dtypes.float32).cast(dtypes.float32)

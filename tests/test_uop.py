@@ -57,7 +57,7 @@ def test_python_scalars_become_consts():
   g = gidx()
   e = g * 4 + 1
   assert e.op is Ops.ADD and e.src[1].op is Ops.CONST and e.src[1].arg == 1 and e.src[1].dtype is dtypes.int
-  assert (3 + g).src[0].is_const(3)
+  assert (3 + g).src[1].is_const(3) and (3 + g) is (g + 3)
 
 def test_comparison_is_bool():
   assert (gidx() < 3).dtype is dtypes.bool

@@ -77,13 +77,7 @@ def is_contiguous_view_of_buffer(u: UOp) -> bool:
   st = chain_st(u)
   return st.contiguous and st.size == u.base.size
 
-def chain_st(u: UOp) -> ShapeTracker:
-  """The ShapeTracker of a chain of movement ops, from the base's flat index."""
-  chain = []
-  while u.op in GroupOp.Movement: chain.append(u); u = u.src[0]  # noqa: E702
-  st = ShapeTracker.from_shape(unwrap(u.shape))
-  for m in reversed(chain): st = st.movement(m.op, m.arg)
-  return st
+def chain_st(u: UOp) -> ShapeTracker: return u.st
 
 def is_reshape_chain(u: UOp) -> bool:
   """Do the movement ops down from u only regroup the elements of the node below them, all of them, in order? (A

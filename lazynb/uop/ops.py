@@ -106,7 +106,8 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
   def _int(self, x) -> bool: return type(x) is int and dtypes.is_int(self.dtype)
   def _binop(self, op: Ops, x, reverse: bool = False) -> UOp:
     if self._int(x) and (op is Ops.ADD and x == 0 or op is Ops.MUL and x == 1): return self
-    return self.ufix(x).alu(op, self) if reverse else self.alu(op, self.ufix(x))
+    if reverse and not (self._int(x) and op in (Ops.ADD, Ops.MUL)): return self.ufix(x).alu(op, self)
+    return self.alu(op, self.ufix(x))  # 2*i is i*2: the same node, so equal sizes compare equal
   def _negate(self, x) -> UOp: return -x if self._int(x) else -self.ufix(x)  # i - 1 is i + -1, not i + NEG(1)
   def where(self, a, b): return UOp(Ops.WHERE, a.dtype if isinstance(a, UOp) else b.dtype, (self, *(a if isinstance(a, UOp) else b.const_like(a),
                                                                                                    b if isinstance(b, UOp) else a.const_like(b))))
@@ -151,6 +152,15 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     n = self
     while n.op in GroupOp.Movement: n = n.src[0]
     return n
+  @property
+  def st(self):
+    """The ShapeTracker of the movement ops down to the base, from its flat index (tinygrad 0.10's UOp.st)."""
+    from lazynb.shape.shapetracker import ShapeTracker  # (upward: the shape layer is built on UOps)
+    chain, n = [], self
+    while n.op in GroupOp.Movement: chain.append(n); n = n.src[0]  # noqa: E702
+    st = ShapeTracker.from_shape(n.shape)
+    for m in reversed(chain): st = st.movement(m.op, m.arg)
+    return st
   @property
   def device(self) -> str:
     if "device" in self._cache: return self._cache["device"]
