@@ -234,3 +234,30 @@ def test_gradient_through_a_variable_shape():
 def test_shrink_past_a_variable_size_is_refused():
   t = rows(Tensor(A), 3)
   with pytest.raises(ValueError, match="for some value of its variables"): t.shrink(((0, 2), None))
+
+def test_a_tensors_shapetracker_as_tinygrad_shows_it():
+  """UOp.st (tinygrad 0.10's): the ShapeTracker of the movement ops down to the base; var_vals and unbind() as tinygrad's
+  tests use them; 2*i is the same size as i*2 (a cat's length compares equal to the sum written by hand)."""
+  i = Variable("i", 1, 5)
+  t = Tensor.ones(3, 4).contiguous().permute(1, 0)
+  assert not t.lazydata.st.contiguous and t.lazydata.st.real_strides() == (1, 4)
+  c = Tensor.rand(3, 3).reshape(i.bind(3), 3).cat(Tensor.rand(3, 3), dim=0)
+  assert c.shape[0] is i.bind(3) + 3 and (2 * i) is (i * 2) and (3 + i) is (i + 3)
+  j = Variable("j", 0, 2)
+  st = Tensor.rand(3, 4).shrink(((j.bind(2), j.bind(2) + 1), (0, 4))).lazydata.st
+  assert st.var_vals == {j: 2}
+  unbound, vals = st.unbind()
+  assert vals == {j: 2} and unbound.views[-1].offset is j * 4 and not unbound.var_vals and unbound.vars() == [j]
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_a_non_contiguous_view_reshaped_to_a_bound_size_keeps_one_view(n):
+  """Reshaping (4, 3, 2) to (i, 3, 2) with i bound to 4 changes only the shape (one view, strides, offset and mask
+  kept); values as numpy's, whole and shrunk to n rows."""
+  i = Variable("i", 4, 6).bind(4)
+  base = np.arange(12, dtype=np.float32).reshape(3, 4)
+  t = Tensor(base).expand(2, 3, 4).pad(((1, 1), None, None)).shrink((None, None, (1, 3)))
+  ref = np.pad(np.broadcast_to(base, (2, 3, 4)), ((1, 1), (0, 0), (0, 0)))[:, :, 1:3]
+  r = t.reshape(i, 3, 2)
+  assert len(r.lazydata.st.views) == 1 and r.lazydata.st.views[0].strides == t.lazydata.st.views[0].strides
+  np.testing.assert_array_equal((r * 1).reshape(4, 3, 2).numpy(), ref)
+  np.testing.assert_array_equal((r.shrink(((0, n), None, None)) + 0).sum(0).numpy(), ref[:n].sum(0))

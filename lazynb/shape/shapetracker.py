@@ -41,13 +41,14 @@ class ShapeTracker:
   def has_mask(self) -> bool: return any(v.mask is not None for v in self.views)
   def vars(self) -> list[UOp]:
     """The variables (DEFINE_VAR, BIND) in this tracker's sizes, strides, offsets and masks."""
-    return dedup(variables([x for v in self.views for x in (*v.shape, *v.strides, v.offset, *(m for mm in v.mask or () for m in mm))]))
-  def unbind(self, vals: dict[UOp, int]) -> ShapeTracker:
-    """The tracker as kernels see it: each bound variable a plain DEFINE_VAR (its value goes into `vals`)."""
-    if not self.vars(): return self
-    ub = lambda x: unbind(x, vals)  # noqa: E731
-    return ShapeTracker(tuple(View(tuple(map(ub, v.shape)), tuple(map(ub, v.strides)), ub(v.offset),
-                                   tuple((ub(a), ub(b)) for a, b in v.mask) if v.mask else None, v.contiguous) for v in self.views))
+    return dedup(x for v in self.views for x in v.vars())
+  @property
+  def var_vals(self) -> dict[UOp, int]: return dict(v.unbind() for v in self.vars() if v.op is Ops.BIND)  # tinygrad's
+  def unbind(self, vals: dict[UOp, int] | None = None):
+    """The tracker as kernels see it: each bound variable a plain DEFINE_VAR (its value goes into `vals`). Without `vals`,
+    tinygrad's: (the tracker with each bound variable unbound, {variable: value})."""
+    if vals is None: return ShapeTracker(tuple(v.unbind()[0] for v in self.views)), self.var_vals
+    return ShapeTracker(tuple(v.map(lambda x: unbind(x, vals)) for v in self.views)) if self.vars() else self
 
   def _top(self, v: View) -> ShapeTracker:
     # a view where nothing is valid reads no memory: the views below it (maybe of size 0, whose index math would

@@ -7,7 +7,7 @@ Every movement op is a cheap edit of these four fields; no data moves:
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.helpers import prod
-from lazynb.uop.ops import UOp, sym_eq, sym_ge
+from lazynb.uop.ops import UOp, Ops, sym_eq, sym_ge, variables
 from lazynb.dtype import dtypes
 
 def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -51,6 +51,16 @@ class View:
 
   @property
   def size(self) -> int: return prod(self.shape)
+  def vars(self) -> list[UOp]:
+    """The variables (DEFINE_VAR, BIND) in its sizes, strides, offset and mask."""
+    return variables([*self.shape, *self.strides, self.offset, *(m for mm in self.mask or () for m in mm)])
+  def map(self, f) -> View:
+    """The view with f applied to each size, stride, offset and mask bound (the same contiguity)."""
+    return View(tuple(map(f, self.shape)), tuple(map(f, self.strides)), f(self.offset), tuple((f(a), f(b)) for a, b in self.mask) if self.mask else None, self.contiguous)
+  def unbind(self) -> tuple[View, dict[UOp, int]]:
+    """tinygrad's: the view with each bound variable unbound, and {variable: its value}."""
+    bound = {v: v.src[0] for v in self.vars() if v.op is Ops.BIND}
+    return self.map(lambda x: x.substitute(bound) if isinstance(x, UOp) else x), {v.src[0]: v.src[1].arg for v in bound}
 
   # ---- movement ops
   def permute(self, order: tuple[int, ...]) -> View:
@@ -86,6 +96,8 @@ class View:
     if new_shape == self.shape: return self
     if not sym_eq(prod(new_shape), self.size, bound=True): raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
     if self.contiguous: return View.create(new_shape)
+    if not _is_sym(*self.shape) and len(new_shape) == len(self.shape) and all(sym_eq(o, n, bound=True) for o, n in zip(self.shape, new_shape)):
+      return View(new_shape, self.strides, self.offset, self.mask, False)  # sizes given as variables bound to them (tinygrad's rule)
     if _is_sym(*self.shape, *new_shape):  # symbolic: only adding or removing size-1 dims, else a new view
       if [s for s in self.shape if s != 1] != [s for s in new_shape if s != 1]: return None
       rest = iter([(st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1])
