@@ -46,7 +46,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dt = to_dtype(dtype) if dtype is not None else None
     dev = Device.canonicalize(device)
-    if isinstance(data, UOp): uop = data
+    if isinstance(data, UOp): uop = data if data.op is not Ops.BIND else Tensor._const_uop(data, dt or data.dtype, dev, ())  # a bound variable: its value
     elif isinstance(data, Tensor): uop = data.uop if dt is None or dt == data.dtype else data.cast(dt).uop
     elif isinstance(data, (bool, int, float, np.integer, np.floating, np.bool_)) and not isinstance(data, np.ndarray):
       if isinstance(data, np.generic): dt0, data = dtypes.from_np(data.dtype), data.item()  # numpy scalars keep their dtype

@@ -261,3 +261,13 @@ def test_a_non_contiguous_view_reshaped_to_a_bound_size_keeps_one_view(n):
   assert len(r.lazydata.st.views) == 1 and r.lazydata.st.views[0].strides == t.lazydata.st.views[0].strides
   np.testing.assert_array_equal((r * 1).reshape(4, 3, 2).numpy(), ref)
   np.testing.assert_array_equal((r.shrink(((0, n), None, None)) + 0).sum(0).numpy(), ref[:n].sum(0))
+
+def test_a_tensor_of_a_bound_variable_is_its_value():
+  """Tensor(bound variable) (tinygrad's tests make one) is a 0-d tensor of the variable's value, an int computed in the
+  kernel; tinygrad's run_schedule(items, var_vals) spelling runs it."""
+  from lazynb.engine.realize import run_schedule
+  a = Tensor(Variable("a", 0, 10).bind(7)) + 2
+  items, var_vals = a.schedule_with_vars()
+  assert a.shape == () and a.dtype is dtypes.int and len(items) == 1 and list(var_vals.values()) == [7]
+  run_schedule(items, var_vals)
+  assert a.tolist() == 9 and (Tensor(Variable("a", 0, 10).bind(3)) * Tensor([1, 2, 3])).tolist() == [3, 6, 9]

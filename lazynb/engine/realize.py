@@ -143,7 +143,7 @@ def exec_item(si: ScheduleItem) -> float:
   si.done = True
   return t
 
-def run_schedule(items: list[ScheduleItem]) -> None:
+def run_schedule(items: list[ScheduleItem], var_vals=None) -> None:  # (tinygrad's var_vals: each item carries its own)
   st = time.perf_counter()
   compile_ahead(items)
   run_t = sum(exec_item(si) for si in items)
