@@ -1,6 +1,7 @@
 """docs/fusion.md, "More kernels than tinygrad, on purpose": where tinygrad 0.10.3 skips a kernel because a new value
 becomes memory that exists already, a later assign to that memory changes the value; lazynb gives the value memory of
-its own, as numpy and torch do. Each case is run on lazynb (the values numpy gives) and on tinygrad (still sharing)."""
+its own, as numpy and torch do. Likewise a loss read after an optimizer step: lazynb computed it with the step, from the
+weights it was defined with. Each case is run on lazynb (the values numpy gives) and on tinygrad (still differing)."""
 import numpy as np
 import pytest
 
@@ -20,7 +21,17 @@ def cases(Tensor):
     Tensor.realize(a, b)
     a.assign(Tensor.full((4,), 5.)).realize()
     return b.numpy(), [1., 1., 1., 1.]
-  return {"x + 0": plus_zero, "(x * w) / w": times_over, "two equal contiguous()": equal_contiguous}
+  def loss_after_step():
+    nn = __import__(Tensor.__module__.split(".")[0]).nn
+    with Tensor.train():
+      w = Tensor([[1., 2.]], requires_grad=True).realize()
+      opt = nn.optim.SGD([w], lr=0.5)
+      loss = (w @ Tensor([[3.], [4.]])).square().sum()  # 11 ** 2 at these weights
+      opt.zero_grad()
+      loss.backward()
+      opt.step()
+      return loss.numpy(), 121.
+  return {"x + 0": plus_zero, "(x * w) / w": times_over, "two equal contiguous()": equal_contiguous, "the loss read after a step": loss_after_step}
 
 @pytest.mark.parametrize("name", list(cases(None)))
 def test_lazynb_keeps_each_value(name):
