@@ -92,11 +92,12 @@ class dtypes:
     return dict(_FIELDS)
   @staticmethod
   def from_py(x) -> DType:
+    if isinstance(x, np.ndarray): return dtypes.from_py(x.tolist())  # (a list of arrays, 0-d ones too)
     if isinstance(x, (bool, np.bool_)): return dtypes.bool
     if isinstance(x, (int, np.integer)):
       return dtypes.default_int if -2**31 <= int(x) < 2**31 else dtypes.int64 if -2**63 <= int(x) < 2**63 else _too_big(x)
     if isinstance(x, (float, np.floating)): return dtypes.default_float
-    if isinstance(x, (list, tuple, np.ndarray)):
+    if isinstance(x, (list, tuple)):
       return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
     raise NoDTypeError(f"cannot infer a dtype for {type(x).__name__}: {x!r}; give numbers or bools (nested lists of them)")
   @staticmethod
@@ -155,7 +156,8 @@ def to_dtype(x) -> DType:
   if isinstance(x, str):
     if x.lower() in _BY_NAME: return _BY_NAME[x.lower()]
     raise UnknownDTypeError(f"unknown dtype {x!r}; supported: {sorted(_BY_NAME)}")
-  return dtypes.from_np(x)
+  try: return dtypes.from_np(x)
+  except TypeError as e: raise UnknownDTypeError(f"{x!r} is not a dtype: give a DType (dtypes.float32), its name or a numpy dtype") from e
 
 def fp8_unsupported(d: DType) -> UnsupportedDTypeError:
   return UnsupportedDTypeError(f"lazynb's kernels do not compute in {d} yet; keep the tensor in half or bfloat16, or convert values on "

@@ -325,7 +325,11 @@ class Tensor(OpMixin, elementwise_eq=True):
     if device == self.device: return self
     # a new tensor each call (the UNIQUE source keeps equal copies apart): its buffer is its own, written in place
     return Tensor(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, dtypes.void, (), device), new_unique())))
-  def clone(self) -> Tensor: return self.contiguous()
+  def clone(self) -> Tensor:
+    """A copy in memory of its own (gradients flow through it, as torch's); its .grad a clone of this one's, as tinygrad's."""
+    ret = self.contiguous()
+    if self.grad is not None: ret.grad = self.grad.clone()
+    return ret
   def shard(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor:
     """tinygrad's multi-device split. lazynb has no multi-device tensors: sharding over one device is the whole tensor on
     it (tinygrad's one-GPU examples run), over more it is an error rather than a silent copy to one device."""

@@ -110,3 +110,26 @@ def test_pow_of_an_int_tensor_stays_int_as_tinygrad(case):
           "int ** 0.5": lambda T: T([1, 5, 9]) ** 0.5, "int ** 2.0": lambda T: T([-3, 2, 3]) ** 2.0}[case]
   ours, theirs = make(Tensor), make(tinygrad.Tensor)
   assert ours.dtype.name == theirs.dtype.name and ours.tolist() == theirs.tolist()
+
+def test_clone_keeps_a_copy_of_the_gradient_and_lets_gradients_through():
+  """tinygrad's clone() copies .grad (torch's does not); as in both, the clone is part of the graph: its gradient reaches
+  the original."""
+  a = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+  (a * 5).sum().backward()
+  b = a.clone()
+  assert b.grad is not None and b.grad is not a.grad and b.grad.tolist() == a.grad.tolist() == [[5.0, 5.0], [5.0, 5.0]]
+  x = Tensor([2.0, 3.0], requires_grad=True)
+  (x.clone() * x.clone()).sum().backward()
+  assert x.grad.tolist() == [4.0, 6.0]
+
+def test_lists_of_numpy_arrays_and_dtype_errors_as_tinygrad():
+  """A list of numpy arrays (0-d ones too) makes a tensor of their values, with the dtype the same list of Python numbers
+  gets (tinygrad 0.10.3 makes any such list float); a dtype that is none is an AttributeError (tinygrad looks the name
+  up on dtypes) that is also a TypeError."""
+  for data in ([np.array([1, 2, 3]), np.array([4, 5, 6])], [np.array([1.5, 2.0]), np.array([1, 2])], [np.array(1.0), np.array(2.0)]):
+    t = Tensor(data)
+    np.testing.assert_array_equal(t.numpy(), tinygrad.Tensor(data).numpy())
+    assert t.dtype is Tensor([np.asarray(a).tolist() for a in data]).dtype
+  for bad in ("typo", (dtypes.int,)):
+    with pytest.raises(AttributeError): Tensor([3], dtype=bad)
+    with pytest.raises(TypeError): Tensor([3], dtype=bad)
