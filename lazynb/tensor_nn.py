@@ -193,8 +193,9 @@ def dropout(self: Tensor, p: float = 0.5) -> Tensor:
 def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False) -> Tensor:
   """softmax(q @ k^T / sqrt(d) + mask) @ v. A bool mask keeps the True positions; a float mask is added.
-  is_causal lets query i see keys 0..i only."""
-  qk = self.matmul(key.transpose(-2, -1)) / math.sqrt(self.shape[-1])
+  is_causal lets query i see keys 0..i only. q @ k^T sums in float32 at least; the softmax and the result are in q's dtype
+  (as tinygrad's)."""
+  qk = self.matmul(key.transpose(-2, -1), dtype=least_upper_dtype(self.dtype, key.dtype, dtypes.float32)) / math.sqrt(self.shape[-1])
   if is_causal:
     if attn_mask is not None: raise RuntimeError("cannot set attn_mask when is_causal=True")
     L, S = qk.shape[-2:]
@@ -202,7 +203,7 @@ def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_
     attn_mask = T.arange(L, device=self.device).reshape(L, 1) >= T.arange(S, device=self.device).reshape(1, S)
   if attn_mask is not None:
     qk = qk + (attn_mask.where(0.0, -math.inf) if attn_mask.dtype == dtypes.bool else attn_mask)
-  return qk.softmax(-1).dropout(dropout_p) @ value
+  return qk.cast(self.dtype).softmax(-1).dropout(dropout_p) @ value
 
 # ---------------------------------------------------------------- activations without overflow concerns
 def relu6(self: Tensor) -> Tensor: return self.relu() - (self - 6).relu()

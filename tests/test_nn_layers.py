@@ -352,6 +352,19 @@ def test_scaled_dot_product_attention_matches_torch(qs, ks, mode):
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **kw(lambda a: torch.tensor(a if a.dtype == bool else a.astype(np.float64)))),
         [rnd(*qs, seed=56), rnd(*ks, seed=57), rnd(*vs, seed=58)])
 
+@pytest.mark.parametrize("mode", ["causal", "bool"])
+def test_half_attention_stays_half(mode):
+  """With half q, k, v (and any mask) the result is half, as tinygrad's (q @ k^T sums in float32, the softmax runs in
+  half); values as torch's float64 within half's precision."""
+  q, k, v = (rnd(2, 4, 6, 8, seed=s) for s in (62, 63, 64))
+  mask = np.tril(np.ones((6, 6), bool))
+  kw = dict(is_causal=True) if mode == "causal" else dict(attn_mask=Tensor(mask))
+  out = Tensor(q, dtype=dtypes.half).scaled_dot_product_attention(Tensor(k, dtype=dtypes.half), Tensor(v, dtype=dtypes.half), **kw)
+  assert out.dtype is dtypes.half
+  h = lambda a: torch.tensor(a.astype(np.float16).astype(np.float64))  # noqa: E731 (the inputs as the halves they became)
+  want = F.scaled_dot_product_attention(h(q), h(k), h(v), **(kw if mode == "causal" else dict(attn_mask=torch.tensor(mask))))
+  np.testing.assert_allclose(out.numpy().astype(np.float64), want.numpy(), atol=2e-2, rtol=1e-2)
+
 def test_attention_mask_with_causal_raises():
   q = Tensor(rnd(1, 3, 4))
   with pytest.raises(RuntimeError): q.scaled_dot_product_attention(q, q, attn_mask=Tensor.ones(3, 3, dtype=dtypes.bool), is_causal=True)
