@@ -30,6 +30,9 @@ def patterns(Tensor, nn):
     "reduce of a reduce": lambda: b.sum(2).sum(),
     # a reduce read permuted: the permute moves onto the reduce's input, and the reduce joins its consumer
     "reduce, permuted, plus a buffer": lambda: b.sum(0, keepdim=True).permute(2, 1, 0) + a.T.reshape(4, 3, 1),
+    "reduce, axis dropped, transposed, plus a buffer": lambda: b.sum(0).T + a.T,
+    "reduce plus one, transposed, times two": lambda: (b.sum(0) + 1).T * 2,
+    "reduce plus two, transposed there and back": lambda: (b.sum(2, keepdim=True).permute(1, 0, 2) + 2).permute(1, 0, 2).contiguous(),
     # constants fold: no kernel at all
     "constants only": lambda: Tensor.ones(3, 4) * 2 + 1,
     "full": lambda: Tensor.full((3, 3), 7.0),

@@ -489,6 +489,30 @@ def test_a_permuted_reduce_joins_its_consumer(axes, order):
   assert len(both.schedule()) == 3
   np.testing.assert_allclose(both.numpy(), ref + yn + ref.sum(), rtol=1e-4, atol=1e-4)
 
+@pytest.mark.parametrize("axes,order,keep", [((0,), (1, 0), False), ((1,), (1, 0), False), ((2,), (1, 0), False), ((0, 2), None, False),
+                                             ((1,), (2, 0, 1), True), ((0,), (1, 0, 2), True)])
+def test_a_permute_above_elementwise_ops_reaches_the_reduce(axes, order, keep):
+  """x.sum(axes).permute(order) (the reduced axes dropped), and a permute above elementwise ops over a reduce
+  ((r + c).permute(order) * 2, then permuted back), are one kernel: the permutes move onto the reduce's input, pass after
+  pass (tinygrad's schedule tests test_image_conv_fusion_more_minimal, test_late_fusion_double_transpose). Values as
+  numpy's; a reduce or an op read twice keeps its kernel."""
+  rng = np.random.default_rng(2)
+  xn = rng.standard_normal((3, 4, 5)).astype(np.float32)
+  rn = xn.sum(axis=axes, keepdims=keep)
+  order = order or tuple(range(rn.ndim))[::-1]
+  cn = rng.standard_normal(rn.shape).astype(np.float32)
+  x, c = Tensor(xn).realize(), Tensor(cn).realize()
+  inv = tuple(int(i) for i in np.argsort(order))
+  for got, want in [(x.sum(axes, keepdim=keep).permute(order), rn.transpose(order)),
+                    ((x.sum(axes, keepdim=keep) + c).permute(order) * 2, (rn + cn).transpose(order) * 2),
+                    (((x.sum(axes, keepdim=keep) + c).permute(order) * 2).permute(inv).contiguous(), (rn + cn) * 2)]:
+    assert [si.kind for si in got.schedule()] == ["kernel"]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+  e = x.sum(axes, keepdim=keep) + c  # read twice: the permute stays on the stored value
+  both = e.permute(order) * 2 + e.sum()
+  assert len(both.schedule()) == (3 if len(order) > 1 else 2)  # (one axis left: the permute is no op)
+  np.testing.assert_allclose(both.numpy(), (rn + cn).transpose(order) * 2 + (rn + cn).sum(), rtol=1e-4, atol=1e-4)
+
 def test_the_permute_pass_is_in_the_trace():
   from lazynb.trace import Recorder
   x, y = Tensor.ones(4, 3).contiguous().realize(), Tensor.ones(3, 1).contiguous().realize()

@@ -123,13 +123,25 @@ fold_consts = PatternMatcher([
   (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
 ])
 
-def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp) -> UOp | None:
+def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
   """x.sum(0, keepdim=True).permute(2, 1, 0) is x.permute(2, 1, 0).sum(2, keepdim=True): the reduce takes the permute on
-  its input, so the kernel of its consumer reads it in order and it can join that kernel (tinygrad's swizzle). Only for
-  a reduce read by nothing else (else it would be computed twice)."""
-  if ctx.get(r, 0) != 1: return None
-  return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(x.arg),), (r.arg[0], tuple(i for i, a in enumerate(x.arg) if a in r.arg[1])))
-swizzle = PatternMatcher([(UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _permuted_reduce)])
+  its input, so the kernel of its consumer reads it in order and it can join that kernel (tinygrad's swizzle). Also
+  through `rs`, a reshape that drops the reduced axes (x.sum(0).permute(1, 0)): the reduced axes go last. Only for a
+  reduce read by nothing else (else it would be computed twice)."""
+  if ctx.get(r, 0) != 1 or rs is not None and ctx.get(rs, 0) != 1: return None
+  if rs is None: return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(x.arg),), (r.arg[0], tuple(i for i, a in enumerate(x.arg) if a in r.arg[1])))
+  kept = [i for i in range(len(unwrap(r.shape))) if i not in r.arg[1]]
+  if rs.arg != tuple(unwrap(r.shape)[i] for i in kept): return None
+  order = tuple(kept[j] for j in x.arg) + tuple(r.arg[1])
+  return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(order),), (r.arg[0], tuple(range(len(kept), len(order))))).reshape(unwrap(x.shape))
+def _permute_through(ctx: dict[UOp, int], x: UOp, a: UOp) -> UOp | None:
+  """A permute of an elementwise op over a reduce (read by nothing else) goes to the op's sources, on its way to the reduce."""
+  feeds = [s.src[0] if s.op is Ops.RESHAPE else s for s in a.src]
+  if ctx.get(a, 0) != 1 or not any(f.op is Ops.REDUCE_AXIS and ctx.get(f, 0) == 1 for f in feeds): return None
+  return a.replace(src=tuple(s.permute(x.arg) for s in a.src))
+swizzle = PatternMatcher([(UPat(Ops.PERMUTE, name="x", src=(UPat(GroupOp.ALU, name="a"),)), _permute_through),
+                          (UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _permuted_reduce),
+                          (UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.RESHAPE, name="rs", src=(UPat(Ops.REDUCE_AXIS, name="r"),)),)), _permuted_reduce)])
 
 def consumer_counts(sink: UOp) -> dict[UOp, int]:
   counts: dict[UOp, int] = {}
@@ -168,8 +180,10 @@ class Scheduler:
   def __init__(self, outs: list[UOp]):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
     self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
-    self.sink = graph_rewrite(self.sink, swizzle, consumer_counts(self.sink), name="push permutes into reduces", stage="tensor graph",
-                              bottom_up=True, report_unchanged=False)
+    for _ in range(8):  # (each pass counts consumers afresh: a permute it pushed down may meet a reduce in the next)
+      old, self.sink = self.sink, graph_rewrite(self.sink, swizzle, consumer_counts(self.sink), name="push permutes into reduces",
+                                                stage="tensor graph", bottom_up=True, report_unchanged=False)
+      if self.sink is old: break
     self.sink = device_layouts(self.sink)
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
