@@ -28,6 +28,8 @@ def patterns(Tensor, nn):
     "reduce, transposed twice": lambda: b.sum(2).T.T * 2,
     "reduce then expand": lambda: a - a.max(1, keepdim=True),
     "reduce of a reduce": lambda: b.sum(2).sum(),
+    "sum over one axis, then another": lambda: (b + b).sum(1).sum(0),
+    "max of a keepdim max": lambda: b.max(2, keepdim=True).max(0),
     # a reduce read permuted: the permute moves onto the reduce's input, and the reduce joins its consumer
     "reduce, permuted, plus a buffer": lambda: b.sum(0, keepdim=True).permute(2, 1, 0) + a.T.reshape(4, 3, 1),
     "reduce, axis dropped, transposed, plus a buffer": lambda: b.sum(0).T + a.T,

@@ -484,8 +484,8 @@ def test_a_permuted_reduce_joins_its_consumer(axes, order):
   out = x.sum(axes, keepdim=True).permute(order) + y
   assert [si.kind for si in out.schedule()] == ["kernel"]
   np.testing.assert_allclose(out.numpy(), ref + yn, rtol=1e-5, atol=1e-5)
-  r = x.sum(axes, keepdim=True)
-  both = r.permute(order) + y + r.reshape(-1).sum()  # r read twice: stored once, read by both
+  r, y2 = x.sum(axes, keepdim=True), Tensor(yn).realize()  # (y2: `out` is realized, and r.permute(order) + y is it)
+  both = r.permute(order) + y2 + r.reshape(-1).sum()  # r read twice: stored once, read by both
   assert len(both.schedule()) == 3
   np.testing.assert_allclose(both.numpy(), ref + yn + ref.sum(), rtol=1e-4, atol=1e-4)
 
@@ -513,8 +513,27 @@ def test_a_permute_above_elementwise_ops_reaches_the_reduce(axes, order, keep):
   assert len(both.schedule()) == (3 if len(order) > 1 else 2)  # (one axis left: the permute is no op)
   np.testing.assert_allclose(both.numpy(), (rn + cn).transpose(order) * 2 + (rn + cn).sum(), rtol=1e-4, atol=1e-4)
 
+@pytest.mark.parametrize("case", ["sum 1 then 0", "sum 2 then all", "max then max", "keepdim sum then sum", "three sums",
+                                  "float sum then sum", "sum then max", "inner read twice"])
+def test_a_reduce_of_a_reduce_is_one_reduce(case):
+  """x.sum(1).sum(0) is one kernel that reads x once (tinygrad's test_swizzle_simple): the same op in the same dtype, the
+  inner reduce read by nothing else; a sum then a max, or an inner reduce read twice, keep two reduces. Ints exact as
+  numpy's, floats to rounding (the sum adds in another order)."""
+  rng = np.random.default_rng(3)
+  an = rng.integers(-50, 50, (6, 5, 4)).astype(np.int32)
+  fn = rng.standard_normal((6, 5, 4)).astype(np.float32)
+  a, f = Tensor(an).realize(), Tensor(fn).realize()
+  got, want, kernels = {
+    "sum 1 then 0": ((a + a).sum(1).sum(0), (an + an).sum(1).sum(0), 1), "sum 2 then all": (a.sum(2).sum(), an.sum(2).sum(), 1),
+    "max then max": (a.max(1).max(), an.max(1).max(), 1), "keepdim sum then sum": (a.sum(1, keepdim=True).sum(2), an.sum(1, keepdims=True).sum(2), 1),
+    "three sums": (a.sum(0).sum(0).sum(0), an.sum(), 1), "float sum then sum": (f.sum(2).sum(0), fn.astype(np.float64).sum(2).sum(0), 1),
+    "sum then max": (a.sum(1).max(0), an.sum(1).max(0), 2), "inner read twice": (a.sum(1).sum(0) + a.sum(1).max(0), an.sum(1).sum(0) + an.sum(1).max(0), 3),
+  }[case]
+  assert len(got.schedule()) == kernels
+  np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5) if case.startswith("float") else np.testing.assert_array_equal(got.numpy(), want)
+
 def test_the_permute_pass_is_in_the_trace():
   from lazynb.trace import Recorder
   x, y = Tensor.ones(4, 3).contiguous().realize(), Tensor.ones(3, 1).contiguous().realize()
   with Recorder(rewrites=True) as rec: (x.sum(0, keepdim=True).permute(1, 0) + y).realize()
-  assert any(e.data["name"] == "push permutes into reduces" and e.data["steps"] for e in rec.of("rewrite"))
+  assert any(e.data["name"] == "swizzle reduces" and e.data["steps"] for e in rec.of("rewrite"))

@@ -139,7 +139,17 @@ def _permute_through(ctx: dict[UOp, int], x: UOp, a: UOp) -> UOp | None:
   feeds = [s.src[0] if s.op is Ops.RESHAPE else s for s in a.src]
   if ctx.get(a, 0) != 1 or not any(f.op is Ops.REDUCE_AXIS and ctx.get(f, 0) == 1 for f in feeds): return None
   return a.replace(src=tuple(s.permute(x.arg) for s in a.src))
-swizzle = PatternMatcher([(UPat(Ops.PERMUTE, name="x", src=(UPat(GroupOp.ALU, name="a"),)), _permute_through),
+def _reduce_of_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
+  """x.sum(1).sum(0) is x.sum((0, 1)): one reduce, one pass over memory (tinygrad's under DONT_GROUP_REDUCES=1). The same
+  op in the same dtype, the inner reduce (and `rs`, a reshape dropping its axes) read by nothing else."""
+  if x.arg[0] is not r.arg[0] or x.dtype != r.dtype or ctx.get(r, 0) != 1 or rs is not None and ctx.get(rs, 0) != 1: return None
+  kept = [i for i in range(len(unwrap(r.shape))) if rs is None or i not in r.arg[1]]
+  if rs is not None and rs.arg != tuple(unwrap(r.shape)[i] for i in kept): return None
+  axes = tuple(sorted({*r.arg[1], *(kept[j] for j in x.arg[1])}))
+  return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0],), (r.arg[0], axes)).reshape(unwrap(x.shape))
+swizzle = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _reduce_of_reduce),
+                          (UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.RESHAPE, name="rs", src=(UPat(Ops.REDUCE_AXIS, name="r"),)),)), _reduce_of_reduce),
+                          (UPat(Ops.PERMUTE, name="x", src=(UPat(GroupOp.ALU, name="a"),)), _permute_through),
                           (UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _permuted_reduce),
                           (UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.RESHAPE, name="rs", src=(UPat(Ops.REDUCE_AXIS, name="r"),)),)), _permuted_reduce)])
 
@@ -181,7 +191,7 @@ class Scheduler:
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
     self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
     for _ in range(8):  # (each pass counts consumers afresh: a permute it pushed down may meet a reduce in the next)
-      old, self.sink = self.sink, graph_rewrite(self.sink, swizzle, consumer_counts(self.sink), name="push permutes into reduces",
+      old, self.sink = self.sink, graph_rewrite(self.sink, swizzle, consumer_counts(self.sink), name="swizzle reduces",
                                                 stage="tensor graph", bottom_up=True, report_unchanged=False)
       if self.sink is old: break
     self.sink = device_layouts(self.sink)
