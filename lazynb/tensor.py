@@ -14,7 +14,7 @@ from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, ScheduleItem
+from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, const_of, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute, custom_gradient
@@ -438,13 +438,16 @@ class Tensor(OpMixin, elementwise_eq=True):
     r = r.ne(0).logical_and((r < 0).ne(safe < 0)).where(r + safe, r)
     return y.eq(0).where(0, r)
   def pow(self, y, reverse=False) -> Tensor:
+    if isinstance(y, Tensor) and y.shape == () and (c := const_of(y.uop)) is not None and not isinstance(c.arg, UOp): y = c.arg  # x ** Tensor(2.0)
+    if reverse and isinstance(y, float) and 0 < y != 1 and math.isfinite(y) and dtypes.is_float(self.dtype):
+      return (self if y == 2 else self * math.log2(y)).exp2()  # 2.0 ** x is exp2(x): a positive base needs no sign cases
     if dtypes.is_int(self.dtype) and not reverse and (isinstance(y, int) and not isinstance(y, bool) or isinstance(y, Tensor) and dtypes.is_int(y.dtype)):
       return self._int_pow(y)
     if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) <= 8:
       n, acc, base = int(abs(y)), None, self
       if n == 0:  # 1 everywhere (NaN and inf too, as numpy and torch), still a function of x: its gradient is 0, as torch's
         one = self.ones_like() if not dtypes.is_bool(self.dtype) else self.ones_like(dtype=dtypes.default_int)
-        return self.eq(self).where(one, one)
+        return self.eq(self).where(one, one) if dtypes.is_float(self.dtype) else one  # (no gradient to carry: a constant)
       while n:
         if n & 1: acc = base if acc is None else acc * base
         base, n = base * base, n >> 1

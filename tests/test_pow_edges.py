@@ -41,3 +41,28 @@ def test_power_zero_keeps_the_graph():
 def test_int_powers_stay_exact():
   assert (Tensor([3, -3, 7], dtype="int64") ** 21).tolist() == [3 ** 21, (-3) ** 21, (7 ** 21 + 2 ** 63) % 2 ** 64 - 2 ** 63]
   assert (Tensor([2.0, -3.0]) ** 2).tolist() == [4.0, 9.0] and (Tensor([-2.0]) ** 3).tolist() == [-8.0]
+
+@pytest.mark.parametrize("e", [e for e in EXPS if np.isfinite(e)])
+def test_a_0d_constant_tensor_exponent_is_the_constant(e):
+  """x ** Tensor(e) (a 0-d constant) takes the constant's path (x ** Tensor(2.0) is one multiply, tinygrad's
+  test_pow_2_has_1_mul): the same values as x ** e, and as numpy's."""
+  b = np.array(BASES, np.float32)
+  same((Tensor(BASES) ** Tensor(e)).numpy(), (Tensor(BASES) ** e).numpy())
+  same((Tensor(BASES) ** Tensor(e)).numpy(), b ** np.float32(e))
+
+@pytest.mark.parametrize("base", [2.0, 10.0, 0.5, 1e-3, 1.0])
+def test_a_positive_constant_base_is_exp2(base):
+  """base ** x for a positive constant base is exp2(x * log2(base)): 2.0 ** x is one EXP2 (tinygrad's
+  test_2_pow_is_exp2); values as numpy's at every edge exponent (1.0 ** x keeps pow's path: 1 ** inf is 1)."""
+  from lazynb.uop.ops import Ops, GroupOp
+  e = np.array(EXPS, np.float32)
+  t = base ** Tensor(EXPS)
+  if base == 2.0:
+    (si,) = [si for si in t.schedule() if si.kind == "kernel"]  # (and the list's copy to the device)
+    assert [u.op for u in si.ast.toposort() if u.op in GroupOp.ALU] == [Ops.EXP2]
+  got, want = t.numpy().astype(np.float64), np.float32(base) ** e
+  assert (np.isclose(got, want, rtol=2e-6) | np.isnan(want) & np.isnan(got) | (got == want)).all(), (got, want)
+
+def test_an_int_tensor_to_the_power_zero_is_a_constant():
+  t = Tensor([1, 2, 3, 4]) ** Tensor(0.0)
+  assert t.schedule() == [] and t.tolist() == [1, 1, 1, 1]
