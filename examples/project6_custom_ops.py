@@ -68,7 +68,7 @@ def alu_counts(prg) -> dict[str, int]:
   """ALU operations on values (not index math) in a kernel's linearized program."""
   out: dict[str, int] = {}
   for u in prg.uops:
-    if u.op in GroupOp.ALU and u.dtype.scalar.name in ("float", "half"): out[u.op.name] = out.get(u.op.name, 0) + 1
+    if u.op in GroupOp.ALU and u.dtype.scalar().name in ("float", "half"): out[u.op.name] = out.get(u.op.name, 0) + 1
   return out
 
 def task4_inspect(xn: np.ndarray, gn: np.ndarray):

@@ -29,12 +29,11 @@ class DType:
   def ptr(self) -> PtrDType: return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, _base=self)
   @property
   def np(self): return _TO_NP.get(self.name)
-  @property
-  def scalar(self) -> DType: return self._scalar or self
+  def scalar(self) -> DType: return self._scalar or self  # (a method, as tinygrad's)
   @property
   def base(self) -> DType: return self  # what a pointer points to; a value type is its own (as tinygrad)
   def vec(self, n: int) -> DType:
-    if self.count != 1 and type(self) is DType: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar}")
+    if self.count != 1 and type(self) is DType: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar()}")
     return DType(self.priority, self.itemsize * n, f"{self.name}{n}", None, n, self)
 
 @dataclass(frozen=True, eq=True)
@@ -81,9 +80,9 @@ class dtypes:
   @staticmethod
   def is_int(x: DType) -> builtins.bool: return type(x) is DType and (x._scalar or x).name in _INT_NAMES
   @staticmethod
-  def is_unsigned(x: DType) -> builtins.bool: return x.scalar in _UNSIGNED
+  def is_unsigned(x: DType) -> builtins.bool: return x.scalar() in _UNSIGNED
   @staticmethod
-  def is_bool(x: DType) -> builtins.bool: return x.scalar is dtypes.bool
+  def is_bool(x: DType) -> builtins.bool: return x.scalar() is dtypes.bool
   @staticmethod
   def all() -> list[DType]: return sorted(set(_FIELDS.values()))
   @staticmethod

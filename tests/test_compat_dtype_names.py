@@ -41,7 +41,7 @@ def test_kind_predicates_of_vector_types(name):
   for n in (1, 2, 3, 4, 8):
     o, t = (ours.vec(n), theirs.vec(n)) if n > 1 else (ours, theirs)
     assert (ldt.dtypes.is_float(o), ldt.dtypes.is_int(o), ldt.dtypes.is_unsigned(o)) == (tdt.dtypes.is_float(t), tdt.dtypes.is_int(t), tdt.dtypes.is_unsigned(t))
-    assert o.scalar is ours and o.count == n and o.itemsize == t.itemsize
+    assert o.scalar() is ours and o.count == n and o.itemsize == t.itemsize
 
 @pytest.mark.parametrize("bad", [None, [None], [1, None], [[2.0], [None]]])
 def test_from_py_of_no_number_is_a_runtime_error_as_tinygrads(bad):

@@ -107,7 +107,7 @@ def programs(rec): return [e.data["program"] for e in rec.of("exec") if e.data["
 def value_alu_ops(prg):
   counts = {}
   for u in prg.uops:
-    if u.op in GroupOp.ALU and u.dtype.scalar.name == "float": counts[u.op.name] = counts.get(u.op.name, 0) + 1
+    if u.op in GroupOp.ALU and u.dtype.scalar().name == "float": counts[u.op.name] = counts.get(u.op.name, 0) + 1
   return counts
 for name, rec in (("rms_norm", rec_rms), ("gelu", rec_gelu)):
   for p in programs(rec): print(f"{name:9s} {p.name:10s} float ALU ops: {value_alu_ops(p)}")
