@@ -1,6 +1,7 @@
 """The scheduler's promises: which graphs become how many kernels, what a ScheduleItem holds, and that running
 the schedule gives numpy's answer. Kernel counts are read two ways: from `t.schedule()` items of kind
 "kernel" and from `GlobalCounters.kernel_count` deltas when the schedule runs."""
+import os
 import numpy as np
 import pytest
 from lazynb import Tensor, Device, GlobalCounters, Context, dtypes
@@ -537,3 +538,48 @@ def test_the_permute_pass_is_in_the_trace():
   x, y = Tensor.ones(4, 3).contiguous().realize(), Tensor.ones(3, 1).contiguous().realize()
   with Recorder(rewrites=True) as rec: (x.sum(0, keepdim=True).permute(1, 0) + y).realize()
   assert any(e.data["name"] == "swizzle reduces" and e.data["steps"] for e in rec.of("rewrite"))
+
+# ---------------------------------------------------------------- the swizzle pass, fuzzed against numpy
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+@st.composite
+def _reduce_chains(draw):
+  """A random chain over a 2-4 dim tensor of small integers (as float32: every sum is exact in any order): sums and
+  maxes (keepdim or not), permutes, elementwise ops with a constant or another tensor, in any order; each op as
+  lazynb code and as numpy code."""
+  shape = tuple(draw(st.lists(st.integers(1, 4), min_size=2, max_size=4)))
+  steps, nd = [], len(shape)
+  for i in range(draw(st.integers(2, 6))):  # (a reduce first, then what the pass moves or merges: permutes, more reduces)
+    kind = draw(st.sampled_from((["sum", "max"] if i == 0 else ["sum", "max", "permute", "permute", "add", "mul", "addt"]) if nd else ["add", "mul"]))
+    if kind in ("sum", "max"):
+      axes = tuple(sorted(draw(st.sets(st.integers(0, nd - 1), min_size=1, max_size=nd))))
+      keep = draw(st.booleans())
+      steps.append((kind, axes, keep))
+      nd = nd if keep else nd - len(axes)
+    elif kind == "permute": steps.append((kind, tuple(draw(st.permutations(range(nd)))), None))
+    else: steps.append((kind, draw(st.integers(-3, 3)), None))
+  return shape, steps
+
+def _apply(x, steps, np_side: bool):
+  for kind, arg, keep in steps:
+    if kind == "sum": x = x.sum(arg, keepdims=keep) if np_side else x.sum(arg, keepdim=keep)
+    elif kind == "max": x = x.max(arg, keepdims=keep) if np_side else x.max(arg, keepdim=keep)
+    elif kind == "permute": x = x.transpose(arg) if np_side else x.permute(arg)
+    elif kind == "add": x = x + arg
+    elif kind == "mul": x = x * arg
+    else: x = x + (np.flip(x, -1) if x.ndim else x) if np_side else x + (x.flip(-1) if x.ndim else x)  # read twice
+  return x
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 60)), deadline=None)
+@given(_reduce_chains(), st.integers(0, 2**31 - 1))
+def test_swizzled_schedules_compute_numpys_values(chain, s):
+  """Whatever the swizzle pass does to a chain of reduces, permutes and elementwise ops (a permute moved onto a reduce's
+  input, through ops and reshapes; a reduce of a reduce merged), the values are numpy's exactly, and the schedule has
+  at most one kernel per reduce and per value read twice, plus the result's."""
+  shape, steps = chain
+  xn = np.random.default_rng(s).integers(-4, 5, shape).astype(np.float32)
+  got = _apply(Tensor(xn).realize(), steps, False)
+  want = _apply(xn, steps, True)
+  n = len(got.schedule())
+  assert n <= sum(k in ("sum", "max", "addt") for k, _, _ in steps) + 1, (steps, n)
+  np.testing.assert_array_equal(got.numpy(), want, err_msg=str(steps))
