@@ -35,6 +35,11 @@ def _f(dt: DType) -> str: return "" if dt is dtypes.float64 else "f"  # C's floa
 def _f32(dt: DType) -> bool: return dt in (dtypes.float32, dtypes.float64)  # gcc's forms below: not for 16-bit floats
 def _offset(i: UOp) -> bool: return i.op is Ops.ADD and i.src[1].op is Ops.CONST  # an index i+k
 def _is(dt: DType, want: DType) -> bool: return dt is want or getattr(dt, "base", None) is want
+def _math(name: Callable[[str, DType], str]) -> dict[Ops, Callable]:
+  """code_for_op's C math functions (exp2, log2, sin, sqrt, trunc, and fmod for a float MOD), named by the dialect."""
+  fns = {Ops.EXP2: "exp2", Ops.LOG2: "log2", Ops.SIN: "sin", Ops.SQRT: "sqrt", Ops.TRUNC: "trunc"}
+  return {**{op: lambda x, dt, fn=fn: f"{name(fn, dt)}({x})" for op, fn in fns.items()},
+          Ops.MOD: lambda a, b, dt: f"{name('fmod', dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
 
 # ---------------------------------------------------------------- the rules of C
 def _index(ctx, x: UOp) -> str:
@@ -124,12 +129,8 @@ class CStyleLanguage(Renderer):
   emu_fns: dict[DType, tuple[str, str]] = {dtypes.bfloat16: ("lz_bf2f", "lz_f2bf"), dtypes.float16: ("lz_h2f", "lz_f2h")}
   emu_storage = "unsigned short"
   code_for_op: dict[Ops, Callable] = {
-    Ops.NEG: lambda x, dt: f"(!{x})" if dt is dtypes.bool else f"(-{x})",
-    Ops.EXP2: lambda x, dt: f"__builtin_exp2{_f(dt)}({x})", Ops.LOG2: lambda x, dt: f"__builtin_log2{_f(dt)}({x})",
-    Ops.SIN: lambda x, dt: f"__builtin_sin{_f(dt)}({x})", Ops.SQRT: lambda x, dt: f"__builtin_sqrt{_f(dt)}({x})",
-    Ops.TRUNC: lambda x, dt: f"__builtin_trunc{_f(dt)}({x})",
+    Ops.NEG: lambda x, dt: f"(!{x})" if dt is dtypes.bool else f"(-{x})", **_math(lambda fn, dt: f"__builtin_{fn}{_f(dt)}"),
     Ops.ADD: lambda a, b, dt: f"({a}+{b})", Ops.MUL: lambda a, b, dt: f"({a}*{b})", Ops.IDIV: lambda a, b, dt: f"({a}/{b})",
-    Ops.MOD: lambda a, b, dt: f"__builtin_fmod{_f(dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})",
     Ops.CMPLT: lambda a, b, dt: f"({a}<{b})", Ops.CMPNE: lambda a, b, dt: f"({a}!={b})",
     Ops.AND: lambda a, b, dt: f"({a}&{b})", Ops.OR: lambda a, b, dt: f"({a}|{b})", Ops.XOR: lambda a, b, dt: f"({a}^{b})",
     Ops.SHL: lambda a, b, dt: f"({a}<<{b})", Ops.SHR: lambda a, b, dt: f"({a}>>{b})",
@@ -464,9 +465,7 @@ class OpenCLRenderer(CStyleLanguage):
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.uint16: "ushort",
               dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong", dtypes.float16: "half"}
   infinity, nan = "INFINITY", "NAN"
-  code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2({x})", Ops.LOG2: lambda x, dt: f"log2({x})",
-                 Ops.SIN: lambda x, dt: f"sin({x})", Ops.SQRT: lambda x, dt: f"sqrt({x})", Ops.TRUNC: lambda x, dt: f"trunc({x})",
-                 Ops.MOD: lambda a, b, dt: f"fmod({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
+  code_for_op = {**CStyleLanguage.code_for_op, **_math(lambda fn, dt: fn)}
   emu_storage = "ushort"
   check_style = "mask"
   # the slot's first word as an int: OpenCL 1.2 has 32-bit atomics only (c[0] becomes 1, little-endian)
@@ -500,10 +499,7 @@ class CUDARenderer(CStyleLanguage):
   type_map = {**CStyleLanguage.type_map, dtypes.bool: "bool", dtypes.float16: "half"}
   infinity, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
   buffer_suffix = " __restrict__"
-  code_for_op = {**CStyleLanguage.code_for_op, Ops.EXP2: lambda x, dt: f"exp2{_f(dt)}({x})", Ops.LOG2: lambda x, dt: f"log2{_f(dt)}({x})",
-                 Ops.SIN: lambda x, dt: f"sin{_f(dt)}({x})", Ops.SQRT: lambda x, dt: f"sqrt{_f(dt)}({x})",
-                 Ops.TRUNC: lambda x, dt: f"trunc{_f(dt)}({x})",
-                 Ops.MOD: lambda a, b, dt: f"fmod{_f(dt)}({a},{b})" if dtypes.is_float(dt) else f"({a}%{b})"}
+  code_for_op = {**CStyleLanguage.code_for_op, **_math(lambda fn, dt: f"{fn}{_f(dt)}")}
   # bfloat16 lives in memory as __nv_bfloat16 and is computed in float (its arithmetic needs sm_80), rounded each step
   emu_fns = {dtypes.bfloat16: ("__bfloat162float", "__float2bfloat16")}
   emu_storage = "__nv_bfloat16"
