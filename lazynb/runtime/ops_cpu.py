@@ -2,19 +2,8 @@
 
 Kernels with a THREAD axis take their thread id as the last argument and run on a pool of threads (ctypes releases the
 GIL during the call). The C compiler is `$CC` if set, else the first of clang, cc, gcc on the PATH. Buffers are numpy
-arrays of bytes, so copies in and out are plain memory copies.
-
-Two knobs change the code the compiler makes, so CI can try other CPUs and compilers on one machine: LAZYNB_MARCH
-(default native) is the -march, and LAZYNB_HALF (auto, native or emulate) says how float16 is computed: with the
-compiler's _Float16, or kept as 16 bits and computed in float. auto asks the compiler once (a tiny program, see
-half_support): clang 14 has _Float16 on x86 only with AVX512-FP16.
-
-Speed work off the teaching path (docs/internals.md): LAZYNB_LOADER (auto, elf or dlopen; auto is elf where it works,
-Linux on x86-64) says how a kernel is loaded: elf compiles to a relocatable object (`cc -c`) placed in memory by
-lazynb's own loader (runtime/elfload.py), dlopen links a shared library (`cc -shared`) and loads it with ctypes. An
-object the loader cannot handle is compiled again as a shared library, so a kernel never fails because of the loader.
-LAZYNB_CC_PRESTART=1 (the default on Linux) starts the next compiler process ahead (runtime/compiler_process.py): a new
-kernel skips the compiler's start-up."""
+arrays of bytes, so copies in and out are plain memory copies. Its knobs (LAZYNB_MARCH, LAZYNB_HALF, LAZYNB_LOADER,
+LAZYNB_CC_PRESTART) and its speed work off the teaching path: docs/architecture.md, "The CPU device"."""
 from __future__ import annotations
 import atexit, ctypes, hashlib, os, pathlib, platform, re, shutil, subprocess, sys, tempfile, time
 from typing import Callable
