@@ -1,11 +1,8 @@
 """Everything realize and autograd remember between calls, in one object: `state` (one per process).
 
 The graph holds no state (a UOp is an immutable, hash-consed value), so what realize() and backward() must remember
-(which memory a BUFFER node names, which expression has a value, which tensors want gradients ...) lives here, one
-registry per field (docs/internals.md, "Realize and autograd state"). Almost all are weak: an entry dies with the UOp or
-Tensor it is about, so the state never keeps a graph alive. This module imports nothing from lazynb (the base layer),
-so the IR, the scheduler, the realizer, the Tensor and the optimizers share one object; `state.describe()` counts what
-each registry holds."""
+lives here, one registry per field, almost all weak; this module imports nothing from lazynb, so every layer shares
+one object (docs/internals.md, "Realize and autograd state")."""
 from __future__ import annotations
 import atexit, weakref
 
