@@ -1,13 +1,5 @@
-"""BEAM search: instead of guessing opts, try them (tinygrad 0.10 has it at this path too).
-
-Start from the hand-coded heuristic's kernel (it is cheap to time and usually not bad). Each round, apply every single action (upcast an axis by 2/4/8,
-unroll the reduce, thread the outer loop ...) to every kernel in the beam, compile the candidates in
-parallel, time each on scratch buffers, and keep the `width` fastest. Stop when a round finds nothing
-faster. Timing is cheap first: one run each, and only candidates within reach of the best get more runs
-(the median counts). A candidate that fails to compile or run, or runs longer than the time limit, is
-skipped with a note. The chosen actions are cached on disk (keyed by AST, device and width), so the
-second run of the same kernel costs nothing.
-"""
+"""BEAM search: instead of guessing opts, try them (tinygrad 0.10 has it at this path too); how it searches, times and
+caches: docs/internals.md, "BEAM search"."""
 from __future__ import annotations
 import hashlib, json, os, statistics, sys, textwrap, time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
