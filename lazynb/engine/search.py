@@ -34,12 +34,8 @@ def scratch_buffers(k: Kernel):
     top = bottom.offset + sum(max(lo * s, (hi - 1) * s) for (lo, hi), s in zip(bottom.mask or [(0, n) for n in bottom.shape], bottom.strides))
     for u in k.ast.toposort():
       if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] is view: sizes[u.src[0].arg] = max(sizes[u.src[0].arg], top + 1)
-  bufs = []
-  for i in range(len(sizes)):
-    n, dt = sizes[i], globs[i]
-    b = Buffer(k.renderer.device, max(n, 1), dt).allocate()
-    if i > 0: b.copyin(to_storage(np.random.default_rng(i).random(max(n, 1)), dt).view(np.uint8).data)
-    bufs.append(b)
+  bufs = [Buffer(k.renderer.device, max(sizes[i], 1), globs[i]).allocate() for i in range(len(sizes))]
+  for i, b in enumerate(bufs[1:], 1): b.copyin(to_storage(np.random.default_rng(i).random(b.size), b.dtype).view(np.uint8).data)
   return bufs
 
 class _Timer:
@@ -166,9 +162,8 @@ def _search(k: Kernel, width: int, key: str, on_progress=None) -> tuple[Kernel, 
   st = time.perf_counter()
   timer = _Timer(scratch_buffers(k))
   progress = on_progress or (_print_progress if DEBUG >= 1 or getenv("BEAM_PROGRESS", 1) else None)
-  start = k.copy()
-  hand_coded_optimizations(start)
-  k = start
+  k = k.copy()
+  hand_coded_optimizations(k)
   best_t = timer.time(timer.compile_all([k])[0], 5)
   beam: list[tuple[float, Kernel]] = [(best_t, k)]
   tried, rounds = 1, 0
