@@ -13,14 +13,7 @@ linearized list:
   wide index   index math is 32-bit unless one index can leave that range; then it is 64-bit, and the int arguments
                (variables, thread ids) are widened where they are read: CAST(n, index)
 
-Why on the linearized list, and not on the graph before linearize: the render stage takes the list (a learner's own
-linearizer is followed by the same rules), the rules depend on the renderer (which types it emulates, which ids arrive
-as int arguments) while the linearize stage knows none, and the list lazynb shows (ProgramSpec.uops, which the
-PYTHON device runs and the line maps point into) stays the same for every device. The list is rewritten in its order:
-each entry on its rewritten sources, then by the rules until none matches (a rule's result in turn, as graph_rewrite
-does), and replaced by what it became. The nodes a rule builds are not placed in the list: a renderer computes them
-where they are read (inline in C, at the use in LLVM IR), which is always valid because a rule builds them from the
-entry's own sources."""
+Why on the list, not the graph, and how it is rewritten: docs/architecture.md, "Every stage a visible rewrite"."""
 from __future__ import annotations
 import collections
 from dataclasses import dataclass
