@@ -1,15 +1,5 @@
-"""Data types and the promotion rules between them.
-
-The types are tinygrad 0.10's: bool, the signed ints char/short/int/long (int8..int64), the unsigned uchar/ushort/
-uint/ulong (uint8..uint64), and half, bfloat16, float, double; the 8-bit floats fp8e4m3 and fp8e5m2 are known (their
-names, promotion and host-side conversions, float_to_fp8/fp8_to_float) but no kernel computes in them yet. Promotion follows tinygrad's lattice (see _PARENTS):
-it agrees with numpy except that an int meeting a float gives that float (numpy may widen to float64), int64 meeting
-uint64 gives half (the lowest type above both; numpy: float64), and bfloat16 (not in numpy) meets ints as half does.
-Python scalars are "weak": `int_tensor * 2.5` is the default float, `half_tensor * 2.5` stays half.
-
-numpy has no bfloat16: a bfloat16 buffer holds the upper 16 bits of a float32 (np_storage), and reading one gives
-float32 values, as tinygrad's .numpy() does. DEFAULT_FLOAT=HALF (or any float name) in the environment changes the
-default float."""
+"""Data types and the promotion rules between them: tinygrad 0.10's types and lattice (see _PARENTS). The types, where
+promotion differs from numpy, weak Python scalars, bfloat16 in numpy and DEFAULT_FLOAT: docs/architecture.md, "Dtypes"."""
 from __future__ import annotations
 from dataclasses import dataclass, field
 import builtins, math, os
