@@ -86,8 +86,7 @@ class dtypes:
     if isinstance(x, (int, np.integer)):
       return dtypes.default_int if -2**31 <= int(x) < 2**31 else dtypes.int64 if -2**63 <= int(x) < 2**63 else _too_big(x)
     if isinstance(x, (float, np.floating)): return dtypes.default_float
-    if isinstance(x, (list, tuple)):
-      return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
+    if isinstance(x, (list, tuple)): return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
     raise NoDTypeError(f"cannot infer a dtype for {type(x).__name__}: {x!r}; give numbers or bools (nested lists of them)")
   @staticmethod
   def from_np(x) -> DType:
@@ -128,16 +127,13 @@ if (_env := os.environ.get("DEFAULT_FLOAT", "")):
   dtypes.default_float = _BY_NAME[_env.lower()]
 
 class NoDTypeError(TypeError, RuntimeError):
-  """A Python value that has no dtype (None). tinygrad 0.10 raises RuntimeError there; TypeError is the class for a
-  wrong type of argument: this error is both."""
+  """A Python value that has no dtype (None): a TypeError, and the RuntimeError tinygrad 0.10 raises there."""
 
 class UnknownDTypeError(TypeError, AttributeError):
-  """A dtype name lazynb does not know. tinygrad 0.10 raises AttributeError there (it looks the name up on `dtypes`);
-  TypeError is the class for a wrong type of argument: this error is both."""
+  """A dtype name lazynb does not know: a TypeError, and the AttributeError tinygrad 0.10 raises (it looks it up on `dtypes`)."""
 
 class UnsupportedDTypeError(TypeError, RuntimeError):
-  """An op given a dtype it is not defined for (a bitwise op on floats). tinygrad 0.10 raises RuntimeError; TypeError is
-  the class for a wrong type of argument: this error is both."""
+  """An op given a dtype it is not defined for (a bitwise op on floats): a TypeError, and the RuntimeError of tinygrad 0.10."""
 
 def to_dtype(x) -> DType:
   """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype."""
