@@ -39,19 +39,15 @@ def out_of_bounds(kernel: str, buf: int, index: int, size: int, store: bool) -> 
   return OutOfBoundsError(f"kernel {kernel}: {'store to' if store else 'load from'} buffer data{buf} at index {index}, outside its {plural(size, 'element')}. {why}")
 
 class Compiler:
-  """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash.
-
-  A compiler that can compile several kernels in one call sets `batches = True` and implements `compile_batch`:
-  the runtime then gathers a schedule's new kernels and pays one compiler start-up for all of them. Its per-kernel
-  binaries may be references into a shared one; `resolve` turns a cached value back into something the runtime
-  loads, or None when what it refers to is gone (a miss)."""
+  """Turns source into a binary. `compile_cached` keeps results on disk, keyed by the source's hash. One that sets `batches`
+  compiles a schedule's new kernels in one call (`compile_batch`: docs/architecture.md, "The CPU device")."""
   batches = False
   def __init__(self, cachekey: str | None = None): self.cachekey = cachekey
   def compile(self, src: str) -> bytes: return src.encode()
   def compile_batch(self, named_srcs: list[tuple[str, str]]) -> list[bytes]:
     """One binary per (kernel name, source), in order. Here: one compile each."""
     return [self.compile(src) for _, src in named_srcs]
-  def resolve(self, lib: bytes) -> bytes | None: return lib
+  def resolve(self, lib: bytes) -> bytes | None: return lib  # a cached binary as the runtime loads it (None: a miss, what it refers to is gone)
   def quiet(self) -> contextlib.AbstractContextManager:
     """A block in which the compiler starts nothing in the background (BEAM times kernels in it). Here: nothing to stop."""
     return contextlib.nullcontext()
