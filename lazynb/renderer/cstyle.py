@@ -387,18 +387,15 @@ def _lane_update(ctx, x: UOp) -> str | None:
 _HALF_EXACT = {Ops.NEG, Ops.WHERE, Ops.TRUNC}  # their result is one of their inputs, or exact: nothing to round
 
 class ClangRenderer(CStyleLanguage):
-  """C for the CPU: the kernel walks its own output with for-loops. A THREAD axis becomes a `tidx0` argument:
-  the runtime calls the kernel once per core with its id.
-
-  float16 follows numpy: every half operation is rounded to half right away, so an inline chain such as (a+b)*c
-  never keeps float's extra precision (gcc computes _Float16 in float unless told to round). `half_native()`, set
-  by the CPU device, says whether the compiler's _Float16 can do it; if not, half is emulated (HALF_EMULATION_C).
-  It is asked only when a kernel touches float16, so the compiler probe behind it runs only when needed."""
+  """C for the CPU: the kernel walks its own output with for-loops; a THREAD axis becomes a `tidx0` argument (the runtime
+  calls it once per core with its id). float16 rounds every operation to half, as numpy; `half_native()`, asked only when
+  a kernel touches float16, says if the compiler's _Float16 can, else half is emulated (docs/architecture.md, "The CPU device")."""
   global_style = "loop"
   has_threads = True
   half_native: Callable[[], bool] = staticmethod(lambda: True)
   string_rules = PatternMatcher([
-    # native half: each operation's result rounded to half (what C would write, cast)
+    # native half: each operation's result rounded to half (what C would write, cast), so an inline chain such as (a+b)*c
+    # never keeps float's extra precision (gcc computes _Float16 in float unless told to round)
     (UPat(GroupOp.ALU - _HALF_EXACT, dtype=dtypes.float16, name="x"), lambda ctx, x: f"((_Float16)({CStyleLanguage.string_rules.rewrite(x, ctx)}))"),
     (UPat(Ops.DEFINE_ACC, name="x"), _lane_acc),
     (UPat(Ops.ASSIGN, name="x"), _lane_update),
