@@ -185,10 +185,6 @@ def compile_only(*tensors, device: str = "CUDA") -> list[dict]:
   NVRTC still makes PTX): [{name, source, ptx (the compiled bytes as text), global_size, local_size, opts}] per kernel."""
   dev = Device[device]
   items, _ = pipeline.call("schedule", [t.uop for t in tensors])
-  out = []
-  for si in items:
-    if si.kind != "kernel": continue
-    prg = get_program(si.ast, dev.renderer)
-    out.append({"name": prg.name, "source": prg.src, "ptx": dev.compiler.compile_cached(prg.src).decode(), "global_size": prg.global_size,
-                "local_size": prg.local_size, "opts": prg.opts})
-  return out
+  progs = [get_program(si.ast, dev.renderer) for si in items if si.kind == "kernel"]
+  return [{"name": p.name, "source": p.src, "ptx": dev.compiler.compile_cached(p.src).decode(), "global_size": p.global_size,
+           "local_size": p.local_size, "opts": p.opts} for p in progs]
