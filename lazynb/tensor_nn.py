@@ -118,9 +118,9 @@ def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, g
   return x.pad(((0, 0), (0, 0)) + tuple(pads)).conv2d(w, bias, groups, 1, d_)
 
 def _pool_args(self: Tensor, kernel_size, stride, dilation, padding, ceil_mode: bool):
-  """kernel, stride and dilation as tuples (the kernel's length is the number of pooled trailing dims), the pads
-  as (before, after) pairs, and the extra pads after them that ceil_mode adds (torch's rule: the last window must
-  start inside the input or the before-pad, else there is one output fewer)."""
+  """kernel, stride and dilation as tuples (the kernel's length is the number of pooled trailing dims), the pads as (before,
+  after) pairs, the extra pads after them that ceil_mode adds (torch's rule: the last window must start inside the input
+  or the before-pad, else there is one output fewer), the pooled axes (negative), and every dim's pads with the extra."""
   k_ = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
   nd = len(k_)
   if nd > self.ndim: raise ValueError(f"kernel_size {k_} pools {nd} dims, the tensor {self.shape} has {self.ndim}")
@@ -134,24 +134,23 @@ def _pool_args(self: Tensor, kernel_size, stride, dilation, padding, ceil_mode: 
     o = (-(-(L - span) // s) if ceil_mode else (L - span) // s) + 1
     if ceil_mode and (o - 1) * s >= i + pb: o -= 1
     extra.append(max(0, (o - 1) * s + span - L))
-  return k_, s_, d_, pads, extra
+  allp = ((0, 0),) * (self.ndim - nd) + tuple((b, a + e) for (b, a), e in zip(pads, extra))
+  return k_, s_, d_, pads, extra, tuple(range(-nd, 0)), allp
 
 def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, return_indices=False):
   """The max over each window of the last len(kernel_size) dims. return_indices: also where each max came from, a flat
   int32 index into its (unpadded) plane, the first in the window when tied, as torch (max_unpool2d takes it)."""
-  k_, s_, d_, pads, extra = self._pool_args(kernel_size, stride, dilation, padding, ceil_mode)
-  nd, axes = len(k_), tuple(range(-len(k_), 0))
-  allp = ((0, 0),) * (self.ndim - nd) + tuple((b, a + e) for (b, a), e in zip(pads, extra))
+  k_, s_, d_, pads, extra, axes, allp = self._pool_args(kernel_size, stride, dilation, padding, ceil_mode)
   # padded with the dtype's lowest value (dtypes.min): -inf for floats, the minimum for ints, False for bools (-inf would make them float)
   x = self.pad(allp, value=dtypes.min(self.dtype)) if any(p != (0, 0) for p in allp) else self
   win = x._pool(k_, s_, d_)
   ret = win.max(axes)
   if not return_indices: return ret
-  T, plane = type(self), self.shape[-nd:]
+  T, plane = type(self), self.shape[-len(k_):]
   n = prod(plane)
   idx = T.arange(n, dtype=dtypes.int32, device=self.device).reshape(plane)
-  idx = idx.pad(allp[-nd:], value=n) if any(p != (0, 0) for p in allp) else idx
-  hit, iw = win == ret.reshape(ret.shape + (1,) * nd), idx._pool(k_, s_, d_)
+  idx = idx.pad(allp[-len(plane):], value=n) if any(p != (0, 0) for p in allp) else idx
+  hit, iw = win == ret.reshape(ret.shape + (1,) * len(plane)), idx._pool(k_, s_, d_)
   first = hit.where(iw, n).min(axes)  # in a window, flat indices grow along the scan: the least is the first
   if dtypes.is_float(self.dtype):  # a NaN is the max, and torch names the last NaN of the window (NaN == NaN is False)
     last_nan = (win != win).where(iw, -1).max(axes)
@@ -161,13 +160,11 @@ def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, paddin
 def avg_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, count_include_pad=True) -> Tensor:
   """The mean of each window. The divisor counts the padding when count_include_pad, but never the extra places
   ceil_mode adds after it (as torch). Ints and bools average to the default float."""
-  k_, s_, d_, pads, extra = self._pool_args(kernel_size, stride, dilation, padding, ceil_mode)
-  nd, axes = len(k_), tuple(range(-len(k_), 0))
-  allp = ((0, 0),) * (self.ndim - nd) + tuple((b, a + e) for (b, a), e in zip(pads, extra))
+  k_, s_, d_, pads, extra, axes, allp = self._pool_args(kernel_size, stride, dilation, padding, ceil_mode)
   x = self._float()
   if all(p == (0, 0) for p in allp): return x._pool(k_, s_, d_).mean(axes)
   if count_include_pad and not any(extra) and all(b >= 0 and a >= 0 for b, a in pads): return x.pad(allp)._pool(k_, s_, d_).mean(axes)
-  T, plane = type(self), self.shape[-nd:]
+  T, plane = type(self), self.shape[-len(k_):]
   ones = T.ones(*plane, dtype=x.dtype, device=self.device)
   if count_include_pad: ones = ones.pad(tuple(pads), value=1.0)  # the pads count, the ceil_mode extra does not
   count = ones.pad(tuple((0 if count_include_pad else b, e if count_include_pad else a + e) for (b, a), e in zip(pads, extra)))
