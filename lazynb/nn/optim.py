@@ -58,11 +58,10 @@ class LARS(Optimizer):
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
       g = unwrap(p.grad).detach()  # (step() checked it)
-      scale: Tensor | float
+      scale: Tensor | float = self.lr
       if self.tcoef:
         pn, gn = p.detach().square().sum().sqrt(), g.square().sum().sqrt()
         scale = (pn > 0).where((gn > 0).where(self.tcoef * pn / (gn + self.wd * pn), 1.0), 1.0) * self.lr
-      else: scale = self.lr
       if self.wd: g = g + self.wd * p.detach()
       if self.classic: g = g * scale
       if self.momentum:
@@ -96,11 +95,10 @@ class LAMB(Optimizer):
       m_hat = self.m[i] / (1.0 - self.b1_t)
       v_hat = self.v[i] / (1.0 - self.b2_t)
       up = (m_hat / (v_hat.sqrt() + self.eps)) + self.wd * p.detach()
-      r: Tensor | float
+      r: Tensor | float = 1.0  # Adam: no trust ratio
       if not self.adam:
         r1, r2 = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
         r = (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0), 1.0)
-      else: r = 1.0
       p.assign((p.detach() - self.lr * r * up).cast(p.dtype))
     return [self.b1_t, self.b2_t] + self.m + self.v
 
