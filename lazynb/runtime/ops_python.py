@@ -84,9 +84,7 @@ class PythonProgram(Runner):
         if valid and not 0 <= idx < len(views[b]): raise out_of_bounds(self.name, gnum[b], idx, len(views[b]), True)
         if valid: views[b][idx] = _to_mem(vals_[src[1]], bdts[b])
       elif op is Ops.DEFINE_ACC: vals_[i] = vals_[src[0]]
-      elif op is Ops.ASSIGN:
-        vals_[src[0]] = vals_[src[1]]
-        vals_[i] = vals_[src[1]]
+      elif op is Ops.ASSIGN: vals_[src[0]] = vals_[i] = vals_[src[1]]
       elif op is Ops.BITCAST:
         sdt = to_dtype(prog[src[0]][2])
         vals_[i] = _from_mem(_to_mem(vals_[src[0]], sdt).view(np_storage(dt)), dt)
