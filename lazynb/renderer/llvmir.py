@@ -82,8 +82,7 @@ def _cast(ctx, c: UOp, x: UOp) -> str:
   if dtypes.is_float(dt) and dtypes.is_float(src): return ctx.ins(f"{'fpext' if src.itemsize < dt.itemsize else 'fptrunc'} {st} {v} to {dtt}")
   if dtypes.is_float(dt): return ctx.ins(f"{'uitofp' if _uns(src) else 'sitofp'} {st} {v} to {dtt}")
   if dtypes.is_float(src): return ctx.ins(f"fpto{'u' if dtypes.is_unsigned(dt) else 's'}i {st} {v} to {dtt}")  # in range: prerender.py
-  sb, db = int(st[1:]), int(dtt[1:])
-  if sb > db: return ctx.ins(f"trunc {st} {v} to {dtt}")
+  if int(st[1:]) > int(dtt[1:]): return ctx.ins(f"trunc {st} {v} to {dtt}")  # (int widths: i8 .. i64)
   return ctx.ins(f"{'zext' if _uns(src) else 'sext'} {st} {v} to {dtt}")
 
 def _bitcast(ctx, c: UOp, x: UOp) -> str:
