@@ -73,14 +73,16 @@ def loader_knob() -> str:
                      f"{platform.machine()}); use auto or dlopen")
   return loader if loader != "auto" else "elf" if elfload.supported() else "dlopen"
 
+def _first_error(p: subprocess.CompletedProcess) -> str:
+  """The first line a failed compiler run wrote to stderr, else its exit code."""
+  return next(iter(p.stderr.decode(errors="replace").strip().splitlines()), f"exit code {p.returncode}")
+
 _macros: dict[tuple[str, str], frozenset[str]] = {}
 def target_macros(cc: str, march: str) -> frozenset[str]:
   """The macros `cc -march=...` predefines (__AVX512F__, __F16C__...): what the compiler will really target."""
   if (cc, march) not in _macros:
     p = subprocess.run(cc.split() + [f"-march={march}", "-dM", "-E", "-x", "c", "-"], input=b"", capture_output=True)
-    if p.returncode != 0:
-      msg = p.stderr.decode(errors="replace").strip().splitlines()
-      raise ValueError(f"{cc} rejects -march={march} (LAZYNB_MARCH): {msg[0] if msg else 'exit code ' + str(p.returncode)}")
+    if p.returncode != 0: raise ValueError(f"{cc} rejects -march={march} (LAZYNB_MARCH): {_first_error(p)}")
     _macros[(cc, march)] = frozenset(ln.split()[1] for ln in p.stdout.decode().splitlines() if ln.startswith("#define "))
   return _macros[(cc, march)]
 
@@ -110,9 +112,7 @@ def half_support(cc: str, args: tuple[str, ...]) -> str:
     with tempfile.TemporaryDirectory() as d:
       out = os.path.join(d, "probe.so")
       p = subprocess.run(cc.split() + list(args) + ["-x", "c", "-", "-o", out], input=_HALF_PROBE_C.encode(), capture_output=True)
-      if p.returncode != 0:
-        msg = p.stderr.decode(errors="replace").strip().splitlines()
-        why = f"it cannot compile _Float16 ({msg[0] if msg else 'exit code ' + str(p.returncode)})"
+      if p.returncode != 0: why = f"it cannot compile _Float16 ({_first_error(p)})"
       else:
         try: got = ctypes.CDLL(out).lz_probe()
         except OSError as e: got, why = None, f"its _Float16 code does not load ({e})"
