@@ -44,10 +44,8 @@ class CLProgram(Runner):
     gws = [g * l for g, l in zip(global_size, local_size)]
     st = time.perf_counter()
     ev = self.kernel(self.dev.queue, gws, list(local_size), *bufs, *[np.int32(v) for v in vals])
-    if wait:
-      ev.wait()
-      return time.perf_counter() - st
-    return None
+    if wait: ev.wait()
+    return time.perf_counter() - st if wait else None
 
 class CLDevice(Compiled):
   def __init__(self, device: str = "CL"):

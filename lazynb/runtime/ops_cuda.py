@@ -88,10 +88,8 @@ class CUDAProgram(Runner):
     args = np.array([p.ctypes.data for p in ptrs], dtype=np.uint64)
     st = time.perf_counter()
     _check(drv.cuLaunchKernel(self.fxn, *global_size, *local_size, 0, 0, args.ctypes.data, 0), "cuLaunchKernel")
-    if wait:
-      _check(drv.cuCtxSynchronize(), "cuCtxSynchronize")
-      return time.perf_counter() - st
-    return None
+    if wait: _check(drv.cuCtxSynchronize(), "cuCtxSynchronize")
+    return time.perf_counter() - st if wait else None
 
 class CUDADevice(Compiled):
   def __init__(self, device: str = "CUDA"):
