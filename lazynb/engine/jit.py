@@ -43,10 +43,8 @@ def _pending_assigns(keep=lambda a: True) -> list[Tensor]:
   return [Tensor(a) for a in list(state.pending_assigns) if a.src[0].base not in state.superseded and keep(a)]
 
 def _settle(touched: list[tuple[bool, Buffer | None]]):
-  """Before a call writes (True) and reads memory: what a plain call would do first, done now and not recorded. The caller's
-  pending assigns into that memory happen (a replay reads memory without asking), and its lazy values of memory the call
-  writes are computed (a plain call's assign computes them first, Tensor._readers_of_overwritten): they keep the values they
-  were defined with."""
+  """Before a call writes (True) and reads memory, what a plain call would do first, done now and not recorded: the caller's
+  pending assigns into it, and its lazy values of memory the call writes (docs/jit.md, "What a replay keeps", Writes)."""
   written, seen = {id(b) for w, b in touched if w and b is not None}, {id(b) for _, b in touched if b is not None}
   def reads(u: UOp) -> bool:
     stack, done, hit = [u], set(), False
@@ -237,10 +235,9 @@ class TinyJit:
 
   @staticmethod
   def _input_views(ret, named: list[tuple], bufs: list[Buffer]) -> dict[int, tuple[int, tuple | None]]:
-    """The returned tensors that are inputs, or views of inputs: id -> (input index, how a replay makes it from this call's
-    input: None, the input itself; ("view", ops), the same movement ops, a view that writes reach the input through; ("graph",
-    node, uop): the capture's graph with this call's input in place of node). A replay writes new values into the captured
-    outputs' buffers, but an input's memory is the caller's: those are rebuilt on every call."""
+    """The returned tensors that are inputs, or views of inputs, rebuilt on every call (docs/jit.md, "What a replay keeps"):
+    id -> (input index, how a replay makes it from this call's input: None, the input itself; ("view", ops), the same
+    movement ops, a view that writes reach the input through; ("graph", node, uop): the capture's graph, this input for node)."""
     out: dict[int, tuple[int, tuple | None]] = {}
     for r in _tensors_in(ret):
       for i, (name, inp) in enumerate(named):
