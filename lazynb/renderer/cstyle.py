@@ -107,6 +107,10 @@ def _equal(ctx, x: UOp) -> str | None:
 
 NARROW_INTS = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)
 
+def _oob_fn(prefix: str, slot: str, int64: str, claim: str) -> str:
+  """A dialect's lz_oob (LAZYNB_CHECK): the first failing access claims the slot with `claim` and records where it was."""
+  return f"{prefix} void lz_oob({slot}, int b, {int64} i, int store) {{\n  if ({claim}) {{ c[1] = b; c[2] = i; c[3] = store; }}\n}}\n"
+
 class CStyleLanguage(Renderer):
   global_style = "args"
   lane_vectors = False  # write lane groups of accumulators as vectors (lanes.py; the C device turns it on for gcc)
@@ -166,10 +170,7 @@ class CStyleLanguage(Renderer):
   # kernel (or this thread's share of it) stops there; "mask": the access is skipped and the kernel goes on (work-items
   # that share a barrier must all reach it). check_header: lz_oob, claiming the slot atomically (threads, work-items).
   check_style = "return"
-  check_header = """static void lz_oob(long long* c, int b, long long i, int store) {
-  if (__sync_bool_compare_and_swap(c, 0LL, 1LL)) { c[1] = b; c[2] = i; c[3] = store; }
-}
-"""
+  check_header = _oob_fn("static", "long long* c", "long long", "__sync_bool_compare_and_swap(c, 0LL, 1LL)")
 
   # ---- types, constants and conversions (per kernel: which types are emulated, how wide indices are)
   def emulated(self, uops: list[UOp]) -> frozenset:
@@ -466,10 +467,7 @@ class OpenCLRenderer(CStyleLanguage):
   emu_storage = "ushort"
   check_style = "mask"
   # the slot's first word as an int: OpenCL 1.2 has 32-bit atomics only (c[0] becomes 1, little-endian)
-  check_header = """static void lz_oob(__global long* c, int b, long i, int store) {
-  if (atomic_cmpxchg((volatile __global int*)c, 0, 1) == 0) { c[1] = b; c[2] = i; c[3] = store; }
-}
-"""
+  check_header = _oob_fn("static", "__global long* c", "long", "atomic_cmpxchg((volatile __global int*)c, 0, 1) == 0")
   def emu_header(self, emu: frozenset) -> str:
     return ("static inline uint lz_fbits(float f) { return as_uint(f); }\nstatic inline float lz_bitsf(uint u) { return as_float(u); }\n"
             + BF16_EMULATION_C) if emu else ""
@@ -501,10 +499,7 @@ class CUDARenderer(CStyleLanguage):
   emu_fns = {dtypes.bfloat16: ("__bfloat162float", "__float2bfloat16")}
   emu_storage = "__nv_bfloat16"
   check_style = "mask"
-  check_header = """__device__ static void lz_oob(long long* c, int b, long long i, int store) {
-  if (atomicCAS((unsigned long long*)c, 0ull, 1ull) == 0ull) { c[1] = b; c[2] = i; c[3] = store; }
-}
-"""
+  check_header = _oob_fn("__device__ static", "long long* c", "long long", "atomicCAS((unsigned long long*)c, 0ull, 1ull) == 0ull")
   def emu_header(self, emu: frozenset) -> str: return ""
   def render_kernel(self, name, body, bufs, specials, vars_=()) -> str:
     src = super().render_kernel(name, body, bufs, specials, vars_)
