@@ -121,8 +121,7 @@ def shrink(self: Tensor, arg) -> Tensor:
 def flip(self: Tensor, axis) -> Tensor:
   given = [self._resolve_axis(a) for a in ((axis,) if isinstance(axis, int) else axis)]
   if len(set(given)) != len(given): raise ArgumentError(f"flip {axis}: an axis given twice (on a tensor of shape {self.shape})")
-  axes = set(given)
-  return self._mv(("flip", tuple(i in axes for i in range(self.ndim))))
+  return self._mv(("flip", tuple(i in given for i in range(self.ndim))))
 def _mv(self: Tensor, *ops: tuple, link: bool = True) -> Tensor:
   """The movement ops `ops` ((name, arg) pairs) applied to this tensor. The result is a view (unless link=False): as in
   numpy and torch it shows this tensor's memory, so it is rebuilt when the viewed tensor's graph changes (an assign, or
