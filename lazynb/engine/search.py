@@ -48,9 +48,8 @@ class _Timer:
     self.skipped: list[str] = []
   def runner(self, k: Kernel | ProgramSpec, lib: bytes | None = None, compile_s: float = 0.0, batch: int = 1, render_only: bool = False):
     """Compile and load candidate `k` (render_only: just its ProgramSpec); given its ProgramSpec, load `lib` (its binary)."""
-    if isinstance(k, ProgramSpec): return CompiledRunner(k, lib, compile_s, batch=batch)
-    if render_only: return get_program(k.ast, k.renderer, k.applied_opts)
-    return CompiledRunner(get_program(k.ast, k.renderer, k.applied_opts), lib, compile_s, batch=batch)
+    p = k if isinstance(k, ProgramSpec) else get_program(k.ast, k.renderer, k.applied_opts)
+    return p if render_only else CompiledRunner(p, lib, compile_s, batch=batch)
   def _skip(self, k, e: Exception):
     self.skipped.append(f"{getattr(k, 'applied_opts', getattr(k, 'opts', '?'))}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
   def compile_all(self, ks: list[Kernel]) -> list:
