@@ -76,10 +76,8 @@ def parse(obj: bytes) -> tuple[list[Section], list[Symbol]]:
   if len(symtabs) != 1: raise ElfLoadError(f"{len(symtabs)} symbol tables (expected one)")
   st = symtabs[0]
   strtab = obj[secs[st.link].offset:secs[st.link].offset + secs[st.link].size]
-  syms = []
-  for off in range(st.offset, st.offset + st.size, 24):
-    name, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", obj, off)
-    syms.append(Symbol(_cstr(strtab, name), info >> 4, info & 0xf, shndx, value, size))
+  syms = [Symbol(_cstr(strtab, name), info >> 4, info & 0xf, shndx, value, size) for name, info, _, shndx, value, size in
+          (struct.unpack_from("<IBBHQQ", obj, off) for off in range(st.offset, st.offset + st.size, 24))]
   return secs, syms
 
 # ---------------------------------------------------------------- symbols of the process
@@ -153,11 +151,8 @@ def load_object(obj: bytes, lookup=process_symbol) -> LoadedObject:
     if s.type == STT_TLS: raise ElfLoadError(f"symbol {s.name}: thread-local storage is not handled")
 
   # every relocation, read once: (section it patches, offset, type, symbol index, addend)
-  relocs = []
-  for r in relas:
-    for off in range(r.offset, r.offset + r.size, 24):
-      r_offset, r_info, r_addend = struct.unpack_from("<QQq", obj, off)
-      relocs.append((r.info, r_offset, r_info & 0xffffffff, r_info >> 32, r_addend))
+  relocs = [(r.info, r_offset, r_info & 0xffffffff, r_info >> 32, r_addend) for r in relas for r_offset, r_info, r_addend in
+            (struct.unpack_from("<QQq", obj, off) for off in range(r.offset, r.offset + r.size, 24))]
   if unknown := sorted({t for _, _, t, _, _ in relocs if t not in R_NAMES}):
     raise ElfLoadError(f"relocation types {unknown} are not handled (this loader knows R_X86_64_{', '.join(R_NAMES.values())})")
   for shndx, r_offset, rtype, _, _ in relocs:
