@@ -206,9 +206,8 @@ class Buffer:
   def __del__(self):
     if getattr(self, "_buf", None) is not None:
       GlobalCounters.mem_used -= self.nbytes
-      try:
+      with contextlib.suppress(Exception):
         if not _pool_give((self.device, max(self.nbytes, 1)), self._buf): self.allocator.free(self._buf, max(self.nbytes, 1))
-      except Exception: pass
   def copyin(self, data: memoryview) -> Buffer:
     self.allocate()
     if data.nbytes != self.nbytes: raise ValueError(f"copyin of {plural(data.nbytes, 'byte')} into a buffer of {self.nbytes}")

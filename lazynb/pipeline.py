@@ -392,8 +392,7 @@ def _in_child(work: Callable[[Callable[[str], None]], str | None], timeout: floa
       pickle.dump(("verdict", work(note)), out)
     except BaseException as e:
       code = 1
-      try: pickle.dump(("verdict", f"the check itself failed: {type(e).__name__}: {e}"), out)
-      except BaseException: pass
+      with contextlib.suppress(BaseException): pickle.dump(("verdict", f"the check itself failed: {type(e).__name__}: {e}"), out)
     finally:
       try: out.flush()
       finally: os._exit(code)

@@ -1,7 +1,7 @@
 """One C compiler run: source on stdin, the binary's bytes back, the next process started ahead of time (why, its costs,
 how one is let go, LAZYNB_CC_PRESTART=0): docs/internals.md, "The compiler process started ahead"."""
 from __future__ import annotations
-import atexit, os, signal, subprocess, tempfile, threading
+import atexit, contextlib, os, signal, subprocess, tempfile, threading
 from lazynb.helpers import Nesting, unwrap, PLAIN
 
 SPARES = 2  # commands with a process waiting (a CPU device uses two: float kernels, and float16 ones without contraction)
@@ -36,16 +36,14 @@ class _Waiting:
     """Close its stdin: it compiles an empty source and exits as after any compile, cleaning up (killed, gcc -shared
     would leave its temporary object in TMPDIR). The caller reaps it (finish)."""
     os.close(self.fd)
-    try: unwrap(self.proc.stdin).close()  # (started with stdin=PIPE)
-    except OSError: pass
+    with contextlib.suppress(OSError): unwrap(self.proc.stdin).close()  # (started with stdin=PIPE)
     self.proc.stdin = None  # (so communicate leaves it alone)
     return self.proc
 
 def finish(p: subprocess.Popen):
   try: p.communicate(timeout=30)
   except subprocess.TimeoutExpired:
-    try: os.killpg(p.pid, signal.SIGKILL)
-    except OSError: pass
+    with contextlib.suppress(OSError): os.killpg(p.pid, signal.SIGKILL)
     p.communicate()
 
 _waiting: dict[tuple[str, ...], _Waiting] = {}  # command -> its process, least recently used first

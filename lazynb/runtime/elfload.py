@@ -1,7 +1,7 @@
 """Loading a relocatable object (what `cc -c` writes) into this process without a linker: ELF64, x86-64, Linux. The
 steps, the relocations handled and the errors (ElfLoadError, UndefinedSymbol): docs/internals.md, "The ELF loader"."""
 from __future__ import annotations
-import ctypes, platform, struct, sys
+import contextlib, ctypes, platform, struct, sys
 from dataclasses import dataclass
 
 class ElfLoadError(Exception):
@@ -88,8 +88,7 @@ def process_symbol(name: str) -> int | None:
   if _libs is None:
     libs = [ctypes.CDLL(None)]
     for soname in ("libm.so.6", "libgcc_s.so.1"):  # glibc's names (ctypes.util.find_library would start ldconfig)
-      try: libs.append(ctypes.CDLL(soname))
-      except OSError: pass  # (musl: libm is in the C library)
+      with contextlib.suppress(OSError): libs.append(ctypes.CDLL(soname))  # (musl: libm is in the C library)
     _libs = libs
   for lib in _libs:
     try: return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
