@@ -102,7 +102,8 @@ class Tensor(OpMixin, elementwise_eq=True):
   @property
   def lazydata(self) -> UOp:  # tinygrad's name; after schedule() it is the buffer (view) that will hold the value, as tinygrad's
     return sch[2][u] if (sch := self._scheduled) is not None and sch[0] is (u := self.uop) else self.uop
-  lazydata = lazydata.setter(uop.fset)
+  @lazydata.setter
+  def lazydata(self, u: UOp): self.uop = u
   @property
   def shape(self) -> tuple[int, ...]: return unwrap(self._uop.shape)  # (a tensor's graph always has one)
   @property

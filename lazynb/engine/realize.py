@@ -154,8 +154,10 @@ class ExecItem:
   """A schedule item made ready to run (tinygrad's name): `for si, ei in lower_schedule(items): ei.run()`; or, as
   tinygrad's tests make one, ExecItem(CompiledRunner(program), buffers)."""
   def __init__(self, si: ScheduleItem | CompiledRunner, bufs: list[Buffer] | None = None):
-    self.si, self.bufs = (None, list(bufs or [])) if isinstance(si, CompiledRunner) else (si, list(si.bufs))
-    self.prg = si if self.si is None else get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
+    self.si: ScheduleItem | None = None if isinstance(si, CompiledRunner) else si
+    self.prg: CompiledRunner | None = si if isinstance(si, CompiledRunner) else \
+      get_runner(si.bufs[0].device, si.ast) if si.kind == "kernel" and si.bufs[0].size else None
+    self.bufs = list(bufs or []) if isinstance(si, CompiledRunner) else list(si.bufs)
   def run(self, *, wait: bool = False, do_update_stats: bool = True) -> float:
     """Run it; the time it took. lazynb always waits for the device; do_update_stats=False leaves GlobalCounters as they were."""
     before = (GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s, GlobalCounters.kernel_count)

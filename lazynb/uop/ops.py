@@ -158,7 +158,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     from lazynb.shape.shapetracker import ShapeTracker  # (upward: the shape layer is built on UOps)
     chain, n = [], self
     while n.op in GroupOp.Movement: chain.append(n); n = n.src[0]  # noqa: E702
-    st = ShapeTracker.from_shape(n.shape)
+    st = ShapeTracker.from_shape(unwrap(n.shape))
     for m in reversed(chain): st = st.movement(m.op, m.arg)
     return st
   @property
