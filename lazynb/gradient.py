@@ -19,9 +19,9 @@ def _reduce_grad(ctx: UOp, ret: UOp) -> tuple:
   if op is Ops.ADD: return (ctx.expand(x.shape),)
   if op is Ops.MAX:  # split the gradient evenly between the tied maxima
     is_max = x.ne(ret.expand(x.shape)).ne(True)
-    mask = is_max.where(x.const_like(1.0), x.const_like(0.0))
-    count = mask.r(Ops.ADD, axes)
-    return ((mask * (ctx * count.alu(Ops.RECIP)).expand(x.shape)),)
+    mask, acc = is_max.where(x.const_like(1.0), x.const_like(0.0)), _acc(x.dtype)
+    count = mask.cast(acc).r(Ops.ADD, axes)  # (in float32 for half: a half sum of ones stops at 2048)
+    return ((mask * (ctx.cast(acc) * count.alu(Ops.RECIP)).cast(x.dtype).expand(x.shape)),)
   if op is Ops.MUL:  # d(prod)/dx_i = product of the others; written without dividing by a zero x_i
     zero = x.ne(0).ne(True)
     one = x.const_like(1.0)
