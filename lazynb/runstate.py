@@ -59,6 +59,7 @@ class RunState:
     self.owned: weakref.WeakSet = weakref.WeakSet()
     self.live = IdentitySet()
     self.grad_tensors = IdentitySet()
+    self.grad_leaves: weakref.WeakSet = weakref.WeakSet()  # the nodes of tensors given requires_grad=True (outlive the tensors)
     self.pending_assigns: weakref.WeakSet = weakref.WeakSet()
     self.computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.custom_grads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -76,8 +76,8 @@ class Tensor(OpMixin, elementwise_eq=True):
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
     self._requires_grad = v
-    if v: state.grad_tensors.add(self)
-    else: state.grad_tensors.discard(self)
+    if v: state.grad_tensors.add(self); state.grad_leaves.add(self.uop)  # noqa: E702
+    else: state.grad_tensors.discard(self); state.grad_leaves.discard(self.uop)  # noqa: E702
 
   # ---------------------------------------------------------------- properties
   @property
@@ -159,8 +159,9 @@ class Tensor(OpMixin, elementwise_eq=True):
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
     stands_for = self._stands_for(root := self._grad_root())
     params = [t for t in list(state.grad_tensors) if t.uop in set(stands_for.values())]
+    gone = {stands_for[n] for n in root.toposort() if n in state.grad_leaves}  # (a leaf tensor no longer referenced)
+    params += self._intermediates(root, stands_for, params, list(state.live), gone)  # as tinygrad: values computed from them get .grad too
     if not params: raise RuntimeError("backward(): no tensor with requires_grad=True contributes to this value")
-    params += self._intermediates(root, stands_for, params, list(state.live))  # as tinygrad: values computed from them get .grad too
     grads = self.gradient(*params, gradient=gradient)
     state.last_backward = weakref.ref(self)
     for t, g in zip(params, grads):

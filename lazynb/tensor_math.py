@@ -273,10 +273,11 @@ def interpolate(self: Tensor, size: tuple[int, ...], mode: str = "linear", align
 
 # ---------------------------------------------------------------- small helpers and constructors
 def size(self: Tensor, dim: int | None = None): return self.shape if dim is None else self.shape[self._resolve_axis(dim, what="size(dim)")]
-def _intermediates(root, stands_for: dict, params: list, live: list) -> list:
-  """Tensors (of floats, requires_grad not set to False) whose value is computed from params, not through a detach:
-  tinygrad marks them requires_grad when they are made, so backward() fills their .grad too."""
-  leaves, needs = {t.uop for t in params}, set()
+def _intermediates(root, stands_for: dict, params: list, live: list, gone: set) -> list:
+  """Tensors (of floats, requires_grad not set to False) whose value is computed from params (or from `gone`, the nodes
+  of leaf tensors no longer referenced), not through a detach: tinygrad marks them requires_grad when they are made, so
+  backward() fills their .grad too."""
+  leaves, needs = {t.uop for t in params} | gone, set()
   for n in root.toposort():
     if stands_for[n] in leaves or n.op is not Ops.DETACH and any(s in needs for s in n.src): needs.add(n)
   found = {stands_for[n] for n in needs}

@@ -610,3 +610,19 @@ def test_gradient_rules_come_first_fall_through_and_are_held_to_the_sources():
     grad(PatternMatcher([(UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ctx.r(Ops.ADD, (0,)),))]))
   with pytest.raises(TypeError, match="takes a PatternMatcher"):
     with gradient_rules([]): pass
+
+def test_a_value_made_from_a_leaf_no_longer_referenced_gets_its_gradient():
+  """t = Tensor(data, requires_grad=True).reshape(...) keeps no name for the leaf: backward() still fills t.grad (as
+  tinygrad, whose test_mean_half_precision_overflow does this; torch would give the leaf's .grad), where it used to
+  say that no tensor with requires_grad=True contributes. A graph with no such leaf at all still says so."""
+  import gc
+  t = Tensor(np.arange(6, dtype=np.float32), requires_grad=True).reshape(2, 3) * 2
+  gc.collect()
+  (t * t).sum().backward()
+  np.testing.assert_allclose(t.grad.numpy(), 2 * t.numpy())
+  x = Tensor([1.0, 2.0], requires_grad=True)
+  y = x.reshape(2, 1).detach() * 3  # through a detach: no gradient reaches y from x
+  del x
+  gc.collect()
+  with pytest.raises(RuntimeError, match="no tensor with requires_grad=True contributes"): (y * y).sum().backward()
+  with pytest.raises(RuntimeError, match="no tensor with requires_grad=True contributes"): Tensor([1.0, 2.0]).sum().backward()
