@@ -81,6 +81,7 @@ JIT = ContextVar("JIT", 1)
 # that is the value it reports); it has no reduce grouping, expand realizing or conv-backward switch to turn
 # (DONT_GROUP_REDUCES, DONT_REALIZE_EXPAND, FUSE_CONV_BW); it keeps no rewrite-match statistics (TRACK_MATCH_STATS)
 FUSE_ARANGE, FUSE_CONV_BW = ContextVar("FUSE_ARANGE", 1), ContextVar("FUSE_CONV_BW", 0)
+SPLIT_REDUCEOP = ContextVar("SPLIT_REDUCEOP", 1)  # 0: a long float sum is one running sum (engine/schedule.py, split_sums)
 DONT_GROUP_REDUCES, DONT_REALIZE_EXPAND, TRACK_MATCH_STATS = ContextVar("DONT_GROUP_REDUCES", 0), ContextVar("DONT_REALIZE_EXPAND", 0), \
   ContextVar("TRACK_MATCH_STATS", 0)
 

@@ -583,3 +583,22 @@ def test_swizzled_schedules_compute_numpys_values(chain, s):
   n = len(got.schedule())
   assert n <= sum(k in ("sum", "max", "addt") for k, _, _ in steps) + 1, (steps, n)
   np.testing.assert_array_equal(got.numpy(), want, err_msg=str(steps))
+
+# ---------------------------------------------------------------- long float sums add in two stages
+@pytest.mark.parametrize("shape,axes", [((2**17,), None), ((65537,), None), ((300, 3, 301), (0, 2)), ((5, 70001), 1), ((70001, 3), 0)])
+def test_a_long_float_sum_adds_in_two_stages(shape, axes):
+  """A float sum over 2**16 elements or more is partial sums, then their sum (split_sums; tinygrad's SPLIT_REDUCEOP): a
+  value that dwarfs the rest no longer swallows every later addition (2**24 + 1 is 2**24 in float32: one running sum of
+  [2**24, 1, 1, ...] stayed 2**24). Small integers elsewhere: exact as numpy's, padded axes (65537 is prime) included."""
+  rng = np.random.default_rng(4)
+  xn = rng.integers(-3, 4, shape).astype(np.float32)
+  got = Tensor(xn).realize().sum(axes)
+  assert len(got.schedule()) == 2
+  np.testing.assert_array_equal(got.numpy(), xn.astype(np.float64).sum(axes))
+  big = np.ones(2**17, np.float32)
+  big[0] = 2**24
+  want = 2**24 + 2**17 - 1
+  assert abs(Tensor(big).sum().item() - want) <= 512  # (the slice that holds 2**24 still loses its ones: at most 512 of them)
+  with Context(SPLIT_REDUCEOP=0):
+    assert Tensor(big).sum().item() < want  # one running sum (per vector lane): the ones after 2**24 in its lane are lost
+    assert len(Tensor(xn).realize().sum(axes).schedule()) == 1
