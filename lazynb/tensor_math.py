@@ -102,9 +102,17 @@ def _cum(self: Tensor, axis: int, fill, reduce: str) -> Tensor:
   if self.ndim == 0: return self._as_vector(lambda v: v._cum(0, fill, reduce), axis)
   a = self._resolve_axis(axis)
   x = self.transpose(a, -1) if a != self.ndim - 1 else self
-  n = x.shape[-1]
-  tri = type(self).arange(n, device=self.device).reshape(n, 1) >= type(self).arange(n, device=self.device).reshape(1, n)
-  ret = getattr(tri.where(x.unsqueeze(-2), fill), reduce)(-1)
+  n, B = x.shape[-1], 256
+  if isinstance(n, int) and n > B:  # in blocks of B (n * B work, not n * n): prefixes inside each block, then each block's
+    nb = -(-n // B)                 # result combined with the prefix of the blocks before it
+    inner = x.pad(((0, 0),) * (x.ndim - 1) + ((0, nb * B - n),), value=fill).reshape(*x.shape[:-1], nb, B)._cum(-1, fill, reduce)
+    before = inner[..., -1].pad(((0, 0),) * (x.ndim - 1) + ((1, 0),), value=fill)[..., :-1]._cum(-1, fill, reduce).unsqueeze(-1)
+    if reduce == "logsumexp": both = type(self).stack(inner, before.expand(inner.shape)).logsumexp(0)
+    else: both = inner + before if reduce == "sum" else inner * before if reduce == "prod" else inner.maximum(before)
+    ret = both.reshape(*x.shape[:-1], nb * B)[..., :n]
+  else:
+    tri = type(self).arange(n, device=self.device).reshape(n, 1) >= type(self).arange(n, device=self.device).reshape(1, n)
+    ret = getattr(tri.where(x.unsqueeze(-2), fill), reduce)(-1)
   return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 def cummax(self: Tensor, axis: int = 0) -> Tensor:
   if self.dtype is dtypes.bool: return self.cast(dtypes.uint8).cummax(axis).cast(dtypes.bool)

@@ -713,6 +713,27 @@ def test_cumsum():
   check(Tensor(a).cumsum(1), np.cumsum(a, 1))
   check(Tensor(a).cumsum(-1), np.cumsum(a, -1))
 
+@pytest.mark.parametrize("n", [255, 256, 257, 1000, 5000])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_cumulative_ops_in_blocks(n, axis):
+  """Past 256 the cumulative ops go in blocks of 256 (the prefix inside each block, combined with the blocks before it):
+  the same values as numpy for every kind (sum, max, prod, logsumexp, bool max, int sum), along either axis, and the
+  gradient of cumsum as torch's (the reversed cumsum of the upstream gradient)."""
+  rng = np.random.default_rng(n + axis)
+  a = rng.standard_normal((3, n) if axis else (n, 3)).astype(np.float32)
+  i = (a * 10).astype(np.int32)
+  check(Tensor(a).cumsum(axis), np.cumsum(a.astype(np.float64), axis).astype(np.float32), rtol=1e-5, atol=1e-4)
+  check(Tensor(i).cumsum(axis), np.cumsum(i, axis, dtype=np.int32))
+  check(Tensor(a).cummax(axis), np.maximum.accumulate(a, axis))
+  check(Tensor(a > 1).cummax(axis), np.maximum.accumulate(a > 1, axis))
+  p = 1 + a * 1e-3
+  check(Tensor(p).cumprod(axis), np.cumprod(p.astype(np.float64), axis).astype(np.float32), rtol=1e-4)
+  check(Tensor(a).logcumsumexp(axis), np.logaddexp.accumulate(a.astype(np.float64), axis).astype(np.float32), rtol=1e-4, atol=1e-4)
+  w = rng.standard_normal(a.shape).astype(np.float32)
+  x = Tensor(a, requires_grad=True)
+  (x.cumsum(axis) * Tensor(w)).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), np.flip(np.cumsum(np.flip(w, axis), axis), axis), rtol=1e-4, atol=1e-3)
+
 def test_reduce_of_expression():
   a = np.linspace(-2, 2, 20, dtype=np.float32).reshape(4, 5)
   t = Tensor(a)
