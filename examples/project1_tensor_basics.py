@@ -122,7 +122,7 @@ def task5_schedule(n: int):
   assert after[0].bufs[1] is c._buffer()
 
 def main():
-  n = 512
+  n = 128  # 16,384 numbers: past 65,536 a float sum adds in two stages (docs/fusion.md), which would be 2 kernels
   task1_factories()
   fused_mem, _ = task2_fused(n)
   task3_source(n)
