@@ -76,8 +76,8 @@ class Tensor(OpMixin, elementwise_eq=True):
   @requires_grad.setter
   def requires_grad(self, v: bool | None):
     self._requires_grad = v
-    if v: state.grad_tensors.add(self); state.grad_leaves.add(self.uop)  # noqa: E702
-    else: state.grad_tensors.discard(self); state.grad_leaves.discard(self.uop)  # noqa: E702
+    if v: state.grad_tensors.add(self); state.grad_leaves.add(self._uop)  # noqa: E702
+    elif self in state.grad_tensors: state.grad_tensors.discard(self); state.grad_leaves.discard(self._uop)  # noqa: E702
 
   # ---------------------------------------------------------------- properties
   @property

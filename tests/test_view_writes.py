@@ -366,3 +366,27 @@ def test_self_overlapping_writes(dev, data):
   elif op == "assign": t.assign(v)
   else: t += v
   same(m, want, f"{kind} m{shape}: m[{ti}].permute({to}) {op} m[{vi}].permute({vo}), the whole tensor: {whole}")
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_a_write_keeps_what_was_computed_from_the_old_contents(dev):
+  """A realized assign or contiguous() is memory: writing later into what it read leaves its value as it is. It used to
+  be dropped from the realize cache when an input changed, and the value built on it then failed with a StaleReadError
+  (a random-seed run of test_view_write_sequences found `v1.assign(v0); v0.assign(...); v1 += ...`, reading v0 first)."""
+  x = Tensor([1., 2., 3.], device=dev).contiguous().realize()
+  c = x.contiguous()
+  y = c + 1
+  c.realize()
+  x.assign(Tensor([9., 9., 9.], device=dev)).realize()
+  assert y.tolist() == [2., 3., 4.] and x.tolist() == [9., 9., 9.]
+  a, b = Tensor([1., 2., 3.], device=dev).contiguous().realize(), Tensor([0., 0., 0.], device=dev).contiguous().realize()
+  b.assign(a)
+  z = b * 10
+  b.realize()
+  a.assign(Tensor([5., 5., 5.], device=dev)).realize()
+  assert z.tolist() == [10., 20., 30.] and b.tolist() == [1., 2., 3.]
+  v0 = Tensor(np.arange(5, dtype=np.float32) - 3, device=dev)
+  v1 = Tensor(np.full(5, 7, np.float32), device=dev)
+  v1.assign(v0)
+  v0.assign(Tensor.full((5,), 0.0, device=dev))
+  v1 += Tensor(np.ones(5, np.float32), device=dev)
+  assert v0.tolist() == [0.0] * 5 and v1.tolist() == [-2., -1., 0., 1., 2.]
