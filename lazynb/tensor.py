@@ -14,7 +14,7 @@ from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, chain_st, const_of, ScheduleItem
+from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, const_of, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute, custom_gradient
@@ -301,7 +301,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def _store(self, u: UOp, x: Tensor) -> Tensor:
     """Write x into the memory u is a view of, now (an ASSIGN through u's ShapeTracker into the buffer)."""
     if prod(unwrap(u.shape)) == 0: return self  # no places: nothing to write
-    st = chain_st(u)
+    st = u.st
     if (pads := not _valid_everywhere(st)) or not _one_place_each(st):
       raise RuntimeError(f"cannot write through this view: it {'pads' if pads else 'broadcasts'} ({st}), so some of its places are "
                          "not one place each in memory; write to a slice of the tensor it views instead")

@@ -74,7 +74,7 @@ def test_every_store_covers_its_buffer():
 def test_scheduler_refuses_a_kernel_that_does_not_cover_its_root(monkeypatch):
   """If a region rule goes wrong again (here: the old one, any contiguous view taken for a reshape), build() stops with an
   error instead of storing past the buffer."""
-  monkeypatch.setattr(schedule, "is_reshape_chain", lambda u: schedule.chain_st(u).contiguous)
+  monkeypatch.setattr(schedule, "is_reshape_chain", lambda u: u.st.contiguous)
   W = Tensor.rand(8, 6).realize()
   with pytest.raises(RuntimeError, match="reduce may join a kernel only through elementwise ops and reshapes"):
     ((Tensor.ones(1, 6) @ W.T)[:, :4] * 2).schedule()  # a shrink from 0 of a (1, 8) row: contiguous

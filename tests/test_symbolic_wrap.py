@@ -21,7 +21,6 @@ def test_wrapping_int_arithmetic_is_not_simplified_away(name, f, a, device, noop
 
 def test_index_math_still_simplifies():
   """The exact index dtype keeps every rule: a reshape/permute chain's index still has no division left."""
-  from lazynb.engine.schedule import chain_st
   t = Tensor(np.arange(24, dtype=np.float32)).realize().reshape(2, 3, 4).permute(2, 0, 1).reshape(4, 6)
-  idx, _ = chain_st(t.uop).render()
+  idx, _ = t.uop.st.render()
   assert "//" not in idx and "%" not in idx, idx

@@ -8,7 +8,7 @@ from lazynb.device import Buffer
 from lazynb.helpers import GlobalCounters, JIT
 from lazynb.uop.ops import Ops, GroupOp, UOp, unbind, variables
 from lazynb.engine import realize as _realize
-from lazynb.engine.schedule import chain_st, new_buffer
+from lazynb.engine.schedule import new_buffer
 from lazynb.runstate import state
 from lazynb.tensor import Tensor
 
@@ -155,7 +155,7 @@ class TinyJit:
     bufs = [t.uop.base.buffer for t in inputs]  # (before the function runs: an assign may give an input a graph of its own)
     # the kernels read an input's underlying buffer through its view: the view must stay the same (up to variables' values)
     vals: dict[UOp, int] = {}
-    spec = [(n, tuple(unbind(s, vals) for s in t.shape), t.dtype, t.device, chain_st(t.uop).unbind(vals)) for n, t in named]
+    spec = [(n, tuple(unbind(s, vals) for s in t.shape), t.dtype, t.device, t.uop.st.unbind(vals)) for n, t in named]
     frozen = [(n, unbind(a, vals) if isinstance(a, UOp) and a.op is Ops.BIND else a) for n, a in frozen]
     self.var_vals = {v.arg[0]: x for v, x in vals.items()}
     if self.cnt >= 2: return self._replay(spec, inputs, frozen)

@@ -74,17 +74,16 @@ def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
 def is_contiguous_view_of_buffer(u: UOp) -> bool:
   """u reads a whole buffer in order (so its memory can be used as is)."""
   if u.base.op is not Ops.BUFFER: return False
-  st = chain_st(u)
+  st = u.st
   return st.contiguous and st.size == u.base.size
 
-def chain_st(u: UOp) -> ShapeTracker: return u.st
 
 def is_reshape_chain(u: UOp) -> bool:
   """Do the movement ops down from u only regroup the elements of the node below them, all of them, in order? (A
   contiguous view may also be a shrink from offset 0, chunk's first half: fewer elements than the node below.)"""
   base = u
   while base.op in GroupOp.Movement: base = base.src[0]
-  return (st := chain_st(u)).contiguous and sym_eq(st.size, base.size)
+  return (st := u.st).contiguous and sym_eq(st.size, base.size)
 
 # ---------------------------------------------------------------- constants fold before kernels are cut
 def const_of(u: UOp) -> UOp | None:
@@ -330,7 +329,7 @@ class Scheduler:
                          "a kernel only through elementwise ops and reshapes")
     st = store_st = ShapeTracker.from_shape(kshape)
     if root.op is Ops.ASSIGN:  # into the target's memory, through the target's view of it
-      store_st = chain_st(root.src[0])
+      store_st = root.src[0].st
       if store_st.shape != kshape: store_st = store_st.movement(Ops.RESHAPE, kshape)
     # the cut: the root seen through its kernel's view, pushed down to loads by the rules in `cut_kernel`
     dg = UOp(Ops.DEFINE_GLOBAL, root.dtype.ptr(), (), 0)
