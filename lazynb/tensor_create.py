@@ -179,12 +179,19 @@ def _check_int(value, dtype: DType):
     raise OverflowError(f"the Python int {value} does not fit in {dtype} (it would wrap around); cast the tensor to a wider dtype first")
 
 def _np_cast(arr: np.ndarray, dt: DType) -> np.ndarray:
-  """A host-side cast with the kernels' rule (numpy's float -> int cast of NaN or out-of-range values is x86's INT_MIN)."""
+  """A host-side cast with the kernels' rule (renderer/prerender.py: x86's, what numpy gives there), on any machine."""
   if arr.dtype.kind != "f" or not dtypes.is_int(dt): return arr.astype(dt.np)
-  if dt.itemsize < 4: return _np_cast(arr, dtypes.int32).astype(dt.np)  # through int32, wrapping (as the kernels' rule)
-  a, lo, hi = arr.astype(np.float64), dtypes.min(dt), dtypes.max(dt)
-  out = np.where(np.isnan(a) | (a >= hi) | (a <= lo), 0, a).astype(dt.np)
-  out[a >= hi], out[a <= lo] = hi, lo
+  if dt.itemsize < 4: return _np_cast(arr, dtypes.int32).astype(dt.np)  # through int32, wrapping
+  if dt is dtypes.uint32 and arr.dtype == np.float16: return _np_cast(arr, dtypes.int64).astype(dt.np)
+  a = arr.astype(np.float64)
+  if dtypes.is_unsigned(dt):  # through the signed type of its width; from 2**(n-1) up, x - 2**(n-1) with the top bit set
+    s = dtypes.int32 if dt.itemsize == 4 else dtypes.int64
+    top = 2.0 ** (8 * dt.itemsize - 1)
+    with np.errstate(invalid="ignore"): big = a >= top
+    return np.where(big, _np_cast(a - top, s) ^ np.array(dtypes.min(s), s.np), _np_cast(a, s)).astype(dt.np)
+  with np.errstate(invalid="ignore"): inside = (a < dtypes.max(dt) + 1.0) & (a > dtypes.min(dt) - 1.0)  # NaN fails both
+  out = np.where(inside, a, 0.0).astype(dt.np)  # (truncates toward 0)
+  out[~inside] = dtypes.min(dt)
   return out
 
 def _wrap_ints(data, dt: DType) -> np.ndarray | None:

@@ -74,18 +74,12 @@ def test_floats_nan_inf_and_signed_zero_match_the_c_device():
   np.testing.assert_array_equal(llvm(x).maximum(llvm(y)).numpy(), np.maximum(x, y))  # NaN from either side
 
 @pytest.mark.parametrize("dt", [dtypes.int8, dtypes.uint8, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.bool])
-def test_float_to_int_saturates_and_nan_is_zero(dt):
-  x = np.array([np.nan, np.inf, -np.inf, 1e20, -1e20, 300.7, -300.7, 127.9, -128.9, 0.5, -0.5, 3.0], np.float32)
+def test_float_to_int_casts_as_numpy(dt):
+  """NaN, inf and out-of-range values too: what numpy gives on x86 (renderer/prerender.py's rule)."""
+  x = np.array([np.nan, np.inf, -np.inf, 1e20, -1e20, 3e9, -3e9, 300.7, -300.7, 127.9, -128.9, 0.5, -0.5, 3.0], np.float32)
   got = llvm(x).cast(dt).numpy()
   np.testing.assert_array_equal(got, Tensor(x, device="CPU").cast(dt).numpy())
-  if dt is dtypes.bool: np.testing.assert_array_equal(got, x != 0)
-  else:  # saturate to the range (8- and 16-bit ints: to int32's, then the low bits wrap, as numpy and torch)
-    via = np.dtype(np.int32) if dt.itemsize < 4 else np.dtype(dt.fmt)
-    lo, hi = np.iinfo(via).min, np.iinfo(via).max
-    xs = x.astype(np.float64)
-    want = np.trunc(np.where(np.isnan(xs), 0, np.clip(np.nan_to_num(xs, posinf=hi, neginf=lo), lo, hi)))
-    if dt.itemsize < 4: want = want.astype(np.int64).astype(dt.np).astype(np.float64)
-    np.testing.assert_array_equal(got.astype(np.float64), want)
+  with np.errstate(invalid="ignore", over="ignore"): np.testing.assert_array_equal(got, x.astype(dt.np))
 
 def test_float16_rounds_every_operation_like_numpy():
   if not Device["LLVM"].supports(dtypes.float16): pytest.skip("this CPU lacks F16C: the LLVM device has no float16")

@@ -98,7 +98,7 @@ def const_view(c: UOp, dtype, value, shape: tuple[int, ...]) -> UOp:
 def _fold_alu(x: UOp) -> UOp | None:
   cs = [c for s in x.src if (c := const_of(s)) is not None]
   if len(cs) != len(x.src) or x.op in (Ops.IDIV, Ops.MOD) and cs[1].arg == 0: return None  # n // 0 is the device's
-  return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs)), unwrap(x.shape))
+  return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs), cs[0].dtype), unwrap(x.shape))
 
 def _fold_reduce(x: UOp) -> UOp | None:
   if (c := const_of(x.src[0])) is None or x.arg[0] not in (Ops.ADD, Ops.MAX): return None

@@ -2,7 +2,7 @@
 
 How a C-like renderer is built:
   1. the shared pre-render rewrites (renderer/prerender.py) state the numeric rules as UOps: NaN-propagating MAX,
-     saturating float->int casts, 16-bit floats computed in float32, unrolled sums in loop order, 64-bit indices;
+     float->int casts as x86's, 16-bit floats computed in float32, unrolled sums in loop order, 64-bit indices;
   2. `string_rules`, a PatternMatcher from a UOp to its text: the first rule whose pattern matches gives the C. A rule
      gets `ctx`, the renderer writing this kernel (a copy per kernel): ctx[x] is the text of x (its name, or its
      expression), and ctx has the renderer's attributes (type_map, render_const, ...). Plain ALU ops take their text

@@ -3,8 +3,8 @@ renderer (C, OpenCL, CUDA, LLVM IR) only prints ops. The render stage runs them 
 linearized list:
 
   MAX          NaN-propagating on floats, WHERE(a!=a, a, WHERE(b<a, a, b)); WHERE(b<a, a, b) on ints
-  float -> int saturating, NaN -> 0 (C and LLVM leave the rest undefined; constant folding, cast_scalar, agrees); to
-               8 and 16 bits through int32, whose low bits wrap (-1.5 -> uint8 255), as numpy, torch and tinygrad
+  float -> int as x86 casts (numpy, torch, tinygrad there): what a signed int can't hold (NaN, inf, past the range) is its
+               smallest value (C and LLVM leave it undefined; constant folding, cast_scalar, agrees)
   16-bit float a type the device computes in float32 (bfloat16 everywhere; float16 where the C compiler has no
                _Float16) stays 16 bits in memory; each operation on it is done in float32 and rounded back:
                ADD(a, b) -> CAST(ADD(CAST(a, float), CAST(b, float)), bfloat16), and casts go through float32
@@ -49,17 +49,23 @@ def _max(m: UOp, a: UOp, b: UOp) -> UOp:
   if m.dtype.itemsize == 2: return ((b < a) | a.ne(a)).where(a, b)
   return a.ne(a).where(a, (b < a).where(a, b))
 
-def _saturate(ctx: _Rules, c: UOp, x: UOp) -> UOp | None:
-  """float -> int: NaN -> 0, past the int's range -> its ends, else the plain cast (then in range: defined everywhere)."""
+def _float_to_int(ctx: _Rules, c: UOp, x: UOp) -> UOp | None:
+  """float -> int as x86 CPUs cast (numpy and torch there): a float a 32- or 64-bit signed int cannot hold (NaN, inf,
+  past its range) becomes the int's smallest value; an unsigned one of that width is cast through the signed one (from
+  2**(n-1) up: x - 2**(n-1), its top bit set again), uint32 from a float16 through int64; 8 and 16 bits through int32,
+  whose low bits wrap (-1.5 -> uint8 255)."""
   if c in ctx.saturated or not dtypes.is_float(x.dtype) or not dtypes.is_int(c.dtype): return None
-  # to an 8- or 16-bit int through int32, whose low bits wrap (-1.5 -> uint8 255), as numpy, torch and tinygrad on x86
   if c.dtype.itemsize < 4: return x.cast(dtypes.int32).cast(c.dtype)
+  if c.dtype is dtypes.uint32 and x.dtype is dtypes.float16: return x.cast(dtypes.int64).cast(c.dtype)  # (numpy, torch)
+  if dtypes.is_unsigned(c.dtype):
+    s = dtypes.int32 if c.dtype.itemsize == 4 else dtypes.int64
+    top = UOp.const(x.dtype, float(2 ** (8 * s.itemsize - 1)))  # a power of two: exact (inf in a 16-bit float: still right)
+    return (x >= top).where((x - top).cast(s) ^ UOp.const(s, dtypes.min(s)), x.cast(s)).cast(c.dtype)  # NaN: x.cast(s)
   ctx.saturated.add(c)  # the cast inside the guard is c itself: it must not be guarded again
   lo, hi = dtypes.min(c.dtype), dtypes.max(c.dtype)
-  # hi+1 and lo are 0 or powers of two: exact in any float type, or inf past a 16-bit float's range (still right)
-  above, below = UOp.const(x.dtype, float(hi + 1)), UOp.const(x.dtype, float(lo))
-  inside = (x < above).where((below < x).where(c, UOp.const(c.dtype, lo)), UOp.const(c.dtype, hi))
-  return x.ne(x).where(UOp.const(c.dtype, 0), inside)
+  # hi+1 is a power of two (exact, or inf in a 16-bit float); lo-1 may round to lo, whose answer is lo either way
+  inside = (x < UOp.const(x.dtype, float(hi + 1))) & (UOp.const(x.dtype, float(lo - 1)) < x)  # NaN fails both
+  return inside.where(c, UOp.const(c.dtype, lo))
 
 _EXACT = {Ops.NEG, Ops.WHERE, Ops.TRUNC, Ops.MAX}  # their result is one of their inputs, or exact: nothing to round
 def _in_float32(ctx: _Rules, x: UOp) -> UOp | None:
@@ -69,6 +75,7 @@ def _in_float32(ctx: _Rules, x: UOp) -> UOp | None:
 def _cast_via_float32(ctx: _Rules, c: UOp, x: UOp) -> UOp | None:
   """A cast to or from an emulated type goes through float32 (where its values live)."""
   if x.dtype is dtypes.float32 or c.dtype is dtypes.float32 or (c.dtype not in ctx.emulated and x.dtype not in ctx.emulated): return None
+  if c.dtype is dtypes.uint32 and x.dtype is dtypes.float16: return x.cast(dtypes.float32).cast(dtypes.int64).cast(c.dtype)  # (as above)
   return x.cast(dtypes.float32).cast(c.dtype)
 
 def _in_loop_order(ctx: _Rules, a: UOp, acc: UOp, v: UOp) -> UOp | None:
@@ -90,7 +97,7 @@ def _widen(ctx: _Rules, u: UOp) -> UOp | None:
 
 numeric = PatternMatcher([
   (UPat(Ops.MAX, name="m", src=(UPat.var("a"), UPat.var("b"))), _max),
-  (UPat(Ops.CAST, name="c", src=(UPat.var("x"),)), _saturate),
+  (UPat(Ops.CAST, name="c", src=(UPat.var("x"),)), _float_to_int),
   (UPat(Ops.ASSIGN, name="a", src=(UPat.var("acc"), UPat(Ops.ADD, name="v", src=(UPat.var("acc"), UPat(Ops.ADD))))), _in_loop_order),
 ])
 in_float32 = PatternMatcher([

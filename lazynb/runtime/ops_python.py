@@ -89,7 +89,7 @@ class PythonProgram(Runner):
         sdt = to_dtype(prog[src[0]][2])
         vals_[i] = _from_mem(_to_mem(vals_[src[0]], sdt).view(np_storage(dt)), dt)
       elif op in GroupOp.ALU or op is Ops.CAST:
-        vals_[i] = exec_alu(op, dt, tuple(vals_[s] for s in src))
+        vals_[i] = exec_alu(op, dt, tuple(vals_[s] for s in src), to_dtype(prog[src[0]][2]) if op is Ops.CAST else None)
       else: raise NotImplementedError(f"PYTHON device cannot run {op}")
       pc += 1
     return time.perf_counter() - st if wait else None

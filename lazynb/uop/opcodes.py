@@ -74,21 +74,25 @@ python_alu: dict[Ops, Callable] = {
   Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b,
   Ops.WHERE: lambda c, a, b: a if c else b}
 
-def exec_alu(op: Ops, dtype: DType, srcs: tuple) -> Any:
-  """Evaluate one ALU op on Python numbers, with the wrap-around and rounding of `dtype`."""
-  if op is Ops.CAST: return cast_scalar(srcs[0], dtype)
+def exec_alu(op: Ops, dtype: DType, srcs: tuple, src_dtype: DType | None = None) -> Any:
+  """Evaluate one ALU op on Python numbers, with the wrap-around and rounding of `dtype` (a CAST: from `src_dtype`)."""
+  if op is Ops.CAST: return cast_scalar(srcs[0], dtype, src_dtype)
   if op in (Ops.ADD, Ops.MUL) and dtype is dtypes.bool: return bool(srcs[0] or srcs[1]) if op is Ops.ADD else bool(srcs[0] and srcs[1])
   ret = python_alu[op](*srcs)
   if isinstance(ret, float) and dtypes.is_int(dtype): ret = int(ret)
   return truncate(dtype, ret)
 
-def cast_scalar(x, dtype: DType):
-  """One value cast as a kernel casts it. float -> int saturates to the int range and sends NaN to 0 (C leaves these
-  undefined; the C renderers write the same rule out); int -> int wraps around, as in C."""
+def cast_scalar(x, dtype: DType, src: DType | None = None):
+  """One value cast as a kernel casts it. float -> int as x86 CPUs do (renderer/prerender.py: NaN, inf and values past a
+  signed int's range -> its smallest value); int -> int wraps around, as in C."""
   if dtype is dtypes.bool: return bool(x)
   if dtypes.is_int(dtype):
-    if isinstance(x, float):
-      if dtype.itemsize < 4: return truncate(dtype, cast_scalar(x, dtypes.int32))  # through int32, wrapping (as prerender's rule)
-      return 0 if math.isnan(x) else dtypes.max(dtype) if x >= dtypes.max(dtype) else dtypes.min(dtype) if x <= dtypes.min(dtype) else int(x)
-    return truncate(dtype, int(x))
+    if not isinstance(x, float): return truncate(dtype, int(x))
+    if dtype.itemsize < 4: return truncate(dtype, cast_scalar(x, dtypes.int32))  # through int32, wrapping (as prerender's rule)
+    if dtype is dtypes.uint32 and src is dtypes.float16: return truncate(dtype, cast_scalar(x, dtypes.int64))  # (prerender's rule)
+    if dtypes.is_unsigned(dtype):
+      s = dtypes.int32 if dtype.itemsize == 4 else dtypes.int64
+      top = 2.0 ** (8 * s.itemsize - 1)
+      return truncate(dtype, cast_scalar(x, s) if not x >= top else cast_scalar(x - top, s) ^ dtypes.min(s))
+    return int(x) if math.isfinite(x) and dtypes.min(dtype) <= math.trunc(x) <= dtypes.max(dtype) else dtypes.min(dtype)
   return truncate(dtype, float(x))

@@ -12,7 +12,7 @@ INTS_BOOL = INTS + (dtypes.bool,)
 
 def _fold(x: UOp) -> UOp | None:
   if x.op is Ops.IDIV and x.src[1].arg == 0 or x.op is Ops.MOD and x.src[1].arg == 0: return None  # leave it for the device to decide
-  return x.const_like(exec_alu(x.op, x.dtype, tuple(s.arg for s in x.src)))
+  return x.const_like(exec_alu(x.op, x.dtype, tuple(s.arg for s in x.src), x.src[0].dtype))
 
 def _bounded(x: UOp) -> UOp | None:
   return x.const_like(x.vmin) if x.vmin == x.vmax else None
