@@ -413,7 +413,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     if rounding_mode == "floor": return self.floordiv(y, reverse)
     if rounding_mode == "trunc":
       x, y = self._broadcasted(y, reverse)
-      return x.div(y).trunc() if dtypes.is_float(x.dtype) else x._int_div(y, floor=False)
+      return x.div(y)._unary(Ops.TRUNC) if dtypes.is_float(x.dtype) else x._int_div(y, floor=False)  # (-0.0 kept, as torch)
     if rounding_mode is not None: raise RuntimeError(f"rounding_mode={rounding_mode!r} is not supported: use None, 'trunc' or 'floor'")
     x, y = self._broadcasted(y, reverse)
     x, y = x._float(), y._float()
@@ -562,10 +562,14 @@ class Tensor(OpMixin, elementwise_eq=True):
     xn = near.where(x, 1.0)
     return near.where((xn * 2).sin() / (xn.sin() * 2), c)
   def tan(self) -> Tensor: return self.sin() / self.cos()
-  def trunc(self) -> Tensor: return self._unary(Ops.TRUNC) if dtypes.is_float(self.dtype) else self
+  def trunc(self) -> Tensor:
+    """Toward zero; a zero result is +0.0 (tinygrad's documented `trunc(-0.5)`, where numpy keeps -0.0), so ceil's too."""
+    if not dtypes.is_float(self.dtype): return self
+    t = self._unary(Ops.TRUNC)
+    return t.eq(0).where(0.0, t)
   def floor(self) -> Tensor:
     if not dtypes.is_float(self.dtype): return self
-    t = self.trunc()
+    t = self._unary(Ops.TRUNC)  # (floor(-0.0) stays -0.0, as numpy)
     return (self < t).where(t - 1, t)
   def ceil(self) -> Tensor:
     if not dtypes.is_float(self.dtype): return self

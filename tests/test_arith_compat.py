@@ -104,9 +104,9 @@ def test_softmax_gradients_as_torch(scale):
 
 @pytest.mark.parametrize("case", ["int ** float tensor", "float ** int tensor", "int ** 0.5", "int ** 2.0"])
 def test_pow_of_an_int_tensor_stays_int_as_tinygrad(case):
-  """tinygrad 0.10 rounds a power of an integer tensor and casts it back (torch would promote to float). The NaN of
-  (-1) ** -1.5 is left out: lazynb casts NaN to 0 (docs/compat.md), tinygrad leaves it to the machine."""
-  make = {"int ** float tensor": lambda T: T([4, 2, 3]).pow(T([-1.5, 0.5, 1.5])), "float ** int tensor": lambda T: 2.0 ** T([-1, 2, 3]),
+  """tinygrad 0.10 rounds a power of an integer tensor and casts it back (torch would promote to float); the NaN of
+  (-1) ** -1.5 becomes int32's smallest value, as x86 casts it (tinygrad's docstring example)."""
+  make = {"int ** float tensor": lambda T: T([-1, 2, 3]).pow(T([-1.5, 0.5, 1.5])), "float ** int tensor": lambda T: 2.0 ** T([-1, 2, 3]),
           "int ** 0.5": lambda T: T([1, 5, 9]) ** 0.5, "int ** 2.0": lambda T: T([-3, 2, 3]) ** 2.0}[case]
   ours, theirs = make(Tensor), make(tinygrad.Tensor)
   assert ours.dtype.name == theirs.dtype.name and ours.tolist() == theirs.tolist()
@@ -133,3 +133,15 @@ def test_lists_of_numpy_arrays_and_dtype_errors_as_tinygrad():
   for bad in ("typo", (dtypes.int,)):
     with pytest.raises(AttributeError): Tensor([3], dtype=bad)
     with pytest.raises(TypeError): Tensor([3], dtype=bad)
+
+def test_trunc_and_ceil_give_tinygrads_zero_floor_keeps_numpys_sign():
+  """trunc and ceil of (-1, 0] are +0.0, as tinygrad 0.10 documents them (it truncates through an int); floor keeps
+  -0.0 at -0.0, as numpy (tinygrad: +0.0)."""
+  x = [-3.5, -1.5, -0.5, -0.0, 0.0, 0.5, 2.5, 1e30, -1e30, float("inf"), float("-inf")]
+  for name in ("trunc", "ceil"):
+    ours, theirs = getattr(Tensor(x), name)().numpy(), getattr(tinygrad.Tensor(x), name)().numpy()
+    fin = np.isfinite(np.array(x)) & (np.abs(x) < 2**31)  # (tinygrad's int cast breaks past int32)
+    np.testing.assert_array_equal(ours[fin], theirs[fin])
+    assert (np.signbit(ours) == np.signbit(theirs))[fin].all() and not np.signbit(ours[np.abs(x) < 1]).any()
+    np.testing.assert_array_equal(ours[~fin], getattr(np, name)(np.float32(x))[~fin])  # big and infinite values: numpy's
+  np.testing.assert_array_equal(np.signbit(Tensor(x).floor().numpy()), np.signbit(np.floor(np.float32(x))))
