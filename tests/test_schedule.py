@@ -370,6 +370,25 @@ def test_fold_constants_is_a_reported_rewrite_and_keeps_the_kernel_small():
   (fold,) = [rw for rw in tr.to_json()["rewrites"] if rw["name"] == "fold constants"]
   assert fold["stage"] == "tensor graph" and fold["total_steps"] == 0 and fold["before_graph"] == fold["after_graph"]
 
+@pytest.mark.parametrize("dt", [dtypes.int32, dtypes.uint8, dtypes.float32], ids=str)
+def test_values_known_before_any_kernel_need_none(dt):
+  """A padded constant (cast too), an int times 0 and a view that reads only padding are known without a kernel, as in
+  tinygrad 0.10; a float times 0 is not (NaN * 0 is NaN), nor is a fold allowed to drop a write."""
+  padded = Tensor(3, dtype=dt).reshape(1, 1).pad(((1, 2), (0, 1)))
+  assert len(padded.schedule()) == 0 and len(padded.cast(dtypes.int64).schedule()) == 0
+  assert padded.cast(dtypes.int64).tolist() == np.pad(np.full((1, 1), 3), ((1, 2), (0, 1))).tolist() == padded.tolist()
+  x = Tensor(np.array([1, 200, 7]).astype(dt.np)).realize()
+  unread = x.pad(((0, 3),))[3:]  # (only padding)
+  assert len(unread.schedule()) == 0 and len((unread * 2 + 1).schedule()) == 0 and (unread + 1).tolist() == [1, 1, 1]
+  if dtypes.is_float(dt):
+    y = Tensor([np.nan, np.inf, 2.0], dtype=dt) * 0
+    assert len(y.schedule()) == 2 and np.array_equal(y.numpy(), [np.nan, np.nan, 0], equal_nan=True)  # (a copy and the mul)
+  else:
+    assert len((x * 0 + x.sum() * 0).schedule()) == 0 and (x * 0).tolist() == [0, 0, 0]
+    w = Tensor(np.zeros(3, dt.np)).realize()
+    r = w.assign(x + 1) * 0
+    assert len(r.schedule()) == 2 and r.tolist() == [0, 0, 0] and w.tolist() == [2, 201, 8]  # the write is kept
+
 def test_folded_constants_can_be_written():
   w = Tensor.zeros(4).realize()
   w.assign(Tensor(np.arange(4, dtype=np.float32)))

@@ -12,7 +12,7 @@ kernels load it) when:
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
 Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): an op whose inputs are all constants
-becomes a constant (as a kernel would compute it), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
+becomes a constant (as a kernel would compute it; so do an int times 0, a view of padding only, a cast of a padded one), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
 kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
 
 A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
@@ -95,8 +95,24 @@ def const_view(c: UOp, dtype, value, shape: tuple[int, ...]) -> UOp:
   c = UOp.const(dtype, value, c.src)
   return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
+def _view_chain(u: UOp) -> tuple[UOp, list[UOp]]:
+  """u's base below its movement ops, and those ops (the outermost first)."""
+  chain = []
+  while u.op in GroupOp.Movement: chain.append(u); u = u.src[0]  # noqa: E702
+  return u, chain
+
+def _writes(u: UOp) -> bool: return any(n.op is Ops.ASSIGN for n in u.toposort())  # (what a fold must not drop: a write)
+
 def _fold_alu(x: UOp) -> UOp | None:
   cs = [c for s in x.src if (c := const_of(s)) is not None]
+  # an int times 0 is 0 (a float is not: NaN * 0 is NaN), unless the other side writes memory
+  if x.op is Ops.MUL and not dtypes.is_float(x.dtype) and any(c.arg == 0 for c in cs) and not _writes(x):
+    return const_view(cs[0], x.dtype, 0, unwrap(x.shape))
+  base, chain = _view_chain(x.src[0])
+  if x.op is Ops.CAST and not cs and base.op is Ops.CONST and not isinstance(base.arg, UOp):  # a cast of a padded constant:
+    v = UOp.const(x.dtype, exec_alu(Ops.CAST, x.dtype, (base.arg,), base.dtype), base.src)     # the cast constant padded
+    for m in reversed(chain): v = m.replace(dtype=x.dtype, src=(v,))                       # (0 casts to 0)
+    return v
   if len(cs) != len(x.src) or x.op in (Ops.IDIV, Ops.MOD) and cs[1].arg == 0: return None  # n // 0 is the device's
   return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs), cs[0].dtype), unwrap(x.shape))
 
@@ -107,7 +123,10 @@ def _fold_reduce(x: UOp) -> UOp | None:
   return const_view(c, x.dtype, c.arg if x.arg[0] is Ops.MAX else exec_alu(Ops.MUL, x.dtype, (c.arg, n)), unwrap(x.shape))
 
 def _fold_movement(x: UOp) -> UOp | None:
-  if (c := const_of(x.src[0])) is None or x.op is Ops.PAD and c.arg != 0: return None  # padding adds zeros
+  if (c := const_of(x.src[0])) is None:  # a view that reads no element (all padding) is 0, unless what it drops writes memory
+    if x.op is not Ops.SHRINK or (m := x.st.views[-1].mask) is None or not any(lo >= hi for lo, hi in m) or _writes(x): return None
+    return x.const_like(0)
+  if x.op is Ops.PAD and c.arg != 0: return None  # padding adds zeros
   return const_view(c, x.dtype, c.arg, unwrap(x.shape))
 
 def _fold_empty(x: UOp) -> UOp | None:
@@ -255,7 +274,7 @@ class Scheduler:
     b = out.base
     if b.op is Ops.BUFFER: return None
     if b.op is Ops.ASSIGN: return b
-    if b.op is Ops.CONST and const_of(out) is not None: return None  # a constant needs no kernel (fold_consts)
+    if b.op is Ops.CONST and not isinstance(b.arg, UOp): return None  # a (padded) constant needs no kernel (fold_consts)
     if b.op in (Ops.CONST, Ops.ARANGE): return out
     return b
 
