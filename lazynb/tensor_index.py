@@ -47,6 +47,7 @@ def _advanced(self: Tensor, idx: tuple):
     if not isinstance(i, (int, np.integer)): out += 1
   view = self[basic]
   B = broadcast_shape(*[t.shape for t in inds])
+  inds = [t.cast(dtypes.int32) if t.dtype.itemsize < 4 else t for t in inds]  # (int8 indices into 300 rows: -1 + 300 fits)
   inds = [(t < 0).where(t + view.shape[d], t)._broadcast_to(B) for t, d in zip(inds, dims)]
   p = dims[0] if dims == list(range(dims[0], dims[-1] + 1)) else 0  # next to each other once the ints are gone (torch)
   return view, dims, inds, B, p

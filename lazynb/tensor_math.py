@@ -328,7 +328,7 @@ def multinomial(self: Tensor, num_samples: int = 1, replacement: bool = False) -
     raise ArgumentError(f"multinomial needs 1-D or 2-D weights and num_samples >= 1, got {self.shape}, {num_samples}")
   T, w = type(self), (self if self.ndim == 2 else self.unsqueeze(0))._float()
   if not replacement and num_samples > self.shape[-1]:
-    raise ValueError(f"cannot draw {num_samples} of {self.shape[-1]} classes without replacement")
+    raise ArgumentError(f"cannot draw {num_samples} of {self.shape[-1]} classes without replacement")
   if replacement or num_samples == 1:
     cdf = w.cumsum(1)
     cdf = (cdf / cdf[:, -1:]).unsqueeze(1)  # (b, 1, n), the last exactly 1

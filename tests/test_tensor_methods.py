@@ -298,6 +298,17 @@ def test_getitem_with_index_tensors_matches_numpy(k):
   if not any(isinstance(i, slice) and (i.step or 1) < 0 for i in idx):  # torch has no negative steps
     grad_of(lambda t: t[idx], lambda t: t[tuple(torch.tensor(as_np(i)) if isinstance(i, (Tensor, list)) else i for i in idx)], A)
 
+@pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "uint16"])
+def test_narrow_int_index_tensors_reach_every_row(dt):
+  """An int8 index may count from the end of an axis longer than int8 reaches (-1 of 300 rows is row 299), as numpy."""
+  big = np.arange(600, dtype=np.float32).reshape(300, 2)
+  i = np.array([1, -1, 5, -128] if dt[0] == "i" else [1, 255, 5, 250], dtype=dt)
+  np.testing.assert_array_equal(Tensor(big)[Tensor(i)].numpy(), big[i])
+  t, want = Tensor(big.copy()).contiguous().realize(), big.copy()
+  t[Tensor(i)] = 7.0
+  want[i] = 7.0
+  np.testing.assert_array_equal(t.numpy(), want)
+
 def test_an_int_index_is_basic_as_in_tinygrad():
   # numpy counts the int in A[1, :, [0, 4]] as an advanced index (its axes go first: shape (2, 4)); tinygrad 0.10 applies
   # it first, as a basic index (A[1][:, [0, 4]], shape (4, 2)), and so does lazynb
@@ -364,6 +375,7 @@ def test_random_constructors():
   assert all(len(set(r)) == 3 and 1 not in r for r in picks.tolist())
   with pytest.raises(ValueError): Tensor.ones(1, 1, 2).multinomial()
   with pytest.raises(ValueError): Tensor.ones(3).multinomial(4)
+  with pytest.raises(AssertionError): Tensor.ones(3).multinomial(4)  # (tinygrad's class for it)
   k = Tensor.kaiming_normal(256, 512).numpy()
   assert abs(k.std() - math.sqrt(2 / (1 + 0.01 ** 2)) / math.sqrt(512)) < 3e-3 and abs(k.mean()) < 3e-3
   g = Tensor.glorot_uniform(64, 32).numpy()
