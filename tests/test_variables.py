@@ -271,3 +271,11 @@ def test_a_tensor_of_a_bound_variable_is_its_value():
   assert a.shape == () and a.dtype is dtypes.int and len(items) == 1 and list(var_vals.values()) == [7]
   run_schedule(items, var_vals)
   assert a.tolist() == 9 and (Tensor(Variable("a", 0, 10).bind(3)) * Tensor([1, 2, 3])).tolist() == [3, 6, 9]
+
+def test_a_bound_variable_as_a_tensor_needs_no_kernel_until_memory_is_asked_for():
+  """Tensor(bound variable) is a constant whose value the kernels receive: realize() runs nothing (tinygrad 0.10: no
+  kernel either); its value, and values built on it, come right."""
+  v = Variable("n", 1, 10).bind(7)
+  t = Tensor(v)
+  assert len(t.schedule()) == 0 and len(t.realize().schedule()) == 0
+  assert t.item() == 7 and (t * 2 + 1).item() == 15 and t.contiguous().item() == 7

@@ -274,8 +274,8 @@ class Scheduler:
     b = out.base
     if b.op is Ops.BUFFER: return None
     if b.op is Ops.ASSIGN: return b
-    if b.op is Ops.CONST and not isinstance(b.arg, UOp): return None  # a (padded) constant needs no kernel (fold_consts)
-    if b.op in (Ops.CONST, Ops.ARANGE): return out
+    if b.op is Ops.CONST: return None  # a (padded, or symbolic) constant needs no kernel (fold_consts)
+    if b.op is Ops.ARANGE: return out
     return b
 
   def add_root(self, n: UOp, reason: str) -> UOp:
