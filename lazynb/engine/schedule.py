@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 from lazynb import trace, pipeline
 from lazynb.device import Buffer, Device
 from lazynb.dtype import dtypes
-from lazynb.helpers import postorder, prod, dedup, unwrap, SPLIT_REDUCEOP
+from lazynb.helpers import postorder, prod, dedup, unwrap, SPLIT_REDUCEOP, DONT_GROUP_REDUCES
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
@@ -243,6 +243,19 @@ class Scheduler:
     self.reads: dict[UOp, set[UOp]] = {}   # root -> realized BUFFERs it reads directly
     self.staged: dict[UOp, UOp] = {}       # ASSIGN root -> its value copied to a buffer first (it reads the target's memory)
     self.chosen = None if (fn := _boundaries.get()) is None else self.decide(fn)
+    if self.chosen is None and not DONT_GROUP_REDUCES: self.chase_reduces()
+
+  def chase_reduces(self):
+    """A reduce read through a view or by another reduce gets a kernel of its own; where elementwise ops (one consumer
+    each) lie between it and that read, the kernel stores their result instead: computed once, not by every reader
+    (tinygrad's reduce grouping; DONT_GROUP_REDUCES=1 turns it off, as there)."""
+    for r in self.nodes:
+      t, chain = r, []
+      while r.op is Ops.REDUCE_AXIS and len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
+        t = cs[0]
+        if t.op is not Ops.RESHAPE: chain.append(t)
+      if chain and any(c.op is Ops.REDUCE_AXIS or c.op in GroupOp.Movement and not is_reshape_chain(c) for c in self.consumers.get(t, [])):
+        self.roots.setdefault(min(reversed(chain), key=lambda n: n.dtype.itemsize), "reduce")  # the last of the narrowest (half, not float)
 
   def decide(self, fn: Callable) -> set[UOp]:
     """fn's nodes to realize, checked, as roots (their buffers are made when a kernel reads them)."""
