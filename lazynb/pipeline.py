@@ -2,23 +2,15 @@
 
     schedule -> optimize -> lower -> simplify -> linearize -> render -> compile -> load -> run
 
-A `Stage` names lazynb's own function for it (the reference), what it takes and gives (its contract, in words and as
-the kind of value it must return), which values of the run it reads (the outputs of earlier stages, or what the run
-started with) and the name its result gets, and a spec: what its result may contain (the ops allowed after it). The
-runner (`run_stages`) calls each stage in turn on the values it reads; nothing else wires stages together: `realize`
-asks for "schedule", codegen for "optimize" through "render", a device for "compile" and "load", an executed kernel
-for "run". Each stage's time is recorded in the ProgramSpec, and the trace names the stages that were replaced.
-
     stages()           the stage names, in pipeline order
     reference(name)    lazynb's function for that stage: what a replacement must match
     use(name, fn)      `with use("render", my_render): ...`: fn runs in place of the stage for everything realized
                        inside (the block nests, restores on error, and holds for this thread only)
     check(name, fn)    fn graded against the reference on a corpus of generated programs (lazynb/corpus.py)
 
-A replaced stage is held to its contract at the boundary: a result of the wrong kind, or one its spec rejects, stops
-with a StageError that names the stage and says what was expected; an exception inside it, the same, with the
-original chained. Kernels made by replaced code stages run bounds-checked (LAZYNB_CHECK=1): an index outside a buffer
-is an OutOfBoundsError, not a write into Python's memory."""
+A `Stage` is its contract, the values it reads, its result's name and a spec; a replaced stage that breaks them is a
+StageError, and its kernels run bounds-checked (an OutOfBoundsError). Each stage's time is recorded in the ProgramSpec,
+and the trace names the replaced stages. More: docs/architecture.md, "The pipeline as data"."""
 from __future__ import annotations
 import collections, contextlib, contextvars, faulthandler, io, os, pickle, select, signal, time
 from dataclasses import dataclass
