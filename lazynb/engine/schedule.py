@@ -11,9 +11,8 @@ kernels load it) when:
             is read through a view (expand, permute, pad ...) or by more than one consumer
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
-Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): an op whose inputs are all constants
-becomes a constant (as a kernel would compute it; so do an int times 0, a view of padding only, a cast of a padded one), so a tensor made of constants only (`Tensor.ones(3, 4) * 2 + 1`, a sum of ones) needs no
-kernel at all: realize() leaves it a constant, and memory is made only when asked for (`.numpy()`, `.contiguous()`).
+Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): a tensor made of constants only
+(`Tensor.ones(3, 4) * 2 + 1`) becomes a constant and needs no kernel (what folds: docs/fusion.md, "Fusion").
 
 A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
 LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS."""
@@ -172,10 +171,8 @@ swizzle = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.REDUCE_
                           (UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.RESHAPE, name="rs", src=(UPat(Ops.REDUCE_AXIS, name="r"),)),)), _permuted_reduce)])
 
 def _split_sum(x: UOp) -> UOp | None:
-  """A float sum over 2**16 elements or more adds in two stages: partial sums over slices of its longest reduced axis
-  (at most 256 of them; the axis padded with zeros when no such count divides it), then the sum of those. One running
-  float32 sum stops growing at 2**24 (2**25 ones summed to 16777216; a mean of 47M numbers in [0, 1) came out 0.357).
-  SPLIT_REDUCEOP=0 (tinygrad's switch) keeps one running sum."""
+  """A float sum over 2**16 elements or more adds in two stages: at most 256 partial sums over slices of its longest reduced
+  axis (padded with zeros when no such count divides it), then their sum (why: docs/fusion.md, "Fusion")."""
   src, (op, axes) = x.src[0], x.arg
   shape = unwrap(src.shape)
   if not SPLIT_REDUCEOP or op is not Ops.ADD or not dtypes.is_float(x.dtype) or not all(isinstance(s, int) for s in shape) or \
