@@ -140,15 +140,17 @@ fold_consts = PatternMatcher([
   (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
 ])
 
+def _kept_axes(ctx: dict[UOp, int], r: UOp, rs: UOp | None) -> list[int] | None:
+  """Reduce r's axes that rs keeps (all without rs), if r and rs are read only once and rs only drops r's reduced axes."""
+  kept = [i for i in range(len(unwrap(r.shape))) if rs is None or i not in r.arg[1]]
+  if ctx.get(r, 0) != 1 or rs is not None and (ctx.get(rs, 0) != 1 or rs.arg != tuple(unwrap(r.shape)[i] for i in kept)): return None
+  return kept
+
 def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
-  """x.sum(0, keepdim=True).permute(2, 1, 0) is x.permute(2, 1, 0).sum(2, keepdim=True): the reduce takes the permute on
-  its input, so the kernel of its consumer reads it in order and it can join that kernel (tinygrad's swizzle). Also
-  through `rs`, a reshape that drops the reduced axes (x.sum(0).permute(1, 0)): the reduced axes go last. Only for a
-  reduce read by nothing else (else it would be computed twice)."""
-  if ctx.get(r, 0) != 1 or rs is not None and ctx.get(rs, 0) != 1: return None
+  """x.sum(0, keepdim=True).permute(2, 1, 0) is x.permute(2, 1, 0).sum(2, keepdim=True), so the reduce can join its
+  consumer's kernel (tinygrad's swizzle; through `rs` too, a reshape dropping the reduced axes: docs/fusion.md, "Fusion")."""
+  if (kept := _kept_axes(ctx, r, rs)) is None: return None  # (r, rs read by anything else: r would be computed twice)
   if rs is None: return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(x.arg),), (r.arg[0], tuple(i for i, a in enumerate(x.arg) if a in r.arg[1])))
-  kept = [i for i in range(len(unwrap(r.shape))) if i not in r.arg[1]]
-  if rs.arg != tuple(unwrap(r.shape)[i] for i in kept): return None
   order = tuple(kept[j] for j in x.arg) + tuple(r.arg[1])
   return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(order),), (r.arg[0], tuple(range(len(kept), len(order))))).reshape(unwrap(x.shape))
 def _permute_through(ctx: dict[UOp, int], x: UOp, a: UOp) -> UOp | None:
@@ -157,11 +159,8 @@ def _permute_through(ctx: dict[UOp, int], x: UOp, a: UOp) -> UOp | None:
   if ctx.get(a, 0) != 1 or not any(f.op is Ops.REDUCE_AXIS and ctx.get(f, 0) == 1 for f in feeds): return None
   return a.replace(src=tuple(s.permute(x.arg) for s in a.src))
 def _reduce_of_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
-  """x.sum(1).sum(0) is x.sum((0, 1)): one reduce, one pass over memory (tinygrad's under DONT_GROUP_REDUCES=1). The same
-  op in the same dtype, the inner reduce (and `rs`, a reshape dropping its axes) read by nothing else."""
-  if x.arg[0] is not r.arg[0] or x.dtype != r.dtype or ctx.get(r, 0) != 1 or rs is not None and ctx.get(rs, 0) != 1: return None
-  kept = [i for i in range(len(unwrap(r.shape))) if rs is None or i not in r.arg[1]]
-  if rs is not None and rs.arg != tuple(unwrap(r.shape)[i] for i in kept): return None
+  """x.sum(1).sum(0) is x.sum((0, 1)), one pass over memory (tinygrad's under DONT_GROUP_REDUCES=1): same op and dtype."""
+  if x.arg[0] is not r.arg[0] or x.dtype != r.dtype or (kept := _kept_axes(ctx, r, rs)) is None: return None
   axes = tuple(sorted({*r.arg[1], *(kept[j] for j in x.arg[1])}))
   return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0],), (r.arg[0], axes)).reshape(unwrap(x.shape))
 swizzle = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _reduce_of_reduce),
