@@ -184,11 +184,11 @@ def _split_sum(x: UOp) -> UOp | None:
   return UOp(Ops.REDUCE_AXIS, x.dtype, (part,), (Ops.ADD, (a,))).reshape(unwrap(x.shape))
 split_sums = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="x"), _split_sum)])
 
-def consumer_counts(sink: UOp) -> dict[UOp, int]:
-  counts: dict[UOp, int] = {}
+def consumers_of(sink: UOp) -> dict[UOp, list[UOp]]:
+  out: dict[UOp, list[UOp]] = {}
   for n in sink.toposort():
-    for s in n.src: counts[s] = counts.get(s, 0) + 1
-  return counts
+    for s in n.src: out.setdefault(s, []).append(n)
+  return out
 
 def device_layouts(sink: UOp) -> UOp:
   """Each device's own rewrites of the tensor graph (Renderer.graph_rules: the CPU packs a big matmul's right operand,
@@ -222,16 +222,14 @@ class Scheduler:
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
     self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
     for _ in range(8):  # (each pass counts consumers afresh: a permute it pushed down may meet a reduce in the next)
-      old, self.sink = self.sink, graph_rewrite(self.sink, swizzle, consumer_counts(self.sink), name="swizzle reduces",
+      old, self.sink = self.sink, graph_rewrite(self.sink, swizzle, {u: len(c) for u, c in consumers_of(self.sink).items()}, name="swizzle reduces",
                                                 stage="tensor graph", bottom_up=True, report_unchanged=False)
       if self.sink is old: break
     self.sink = device_layouts(self.sink)
     self.sink = graph_rewrite(self.sink, split_sums, name="split long sums", stage="tensor graph", report_unchanged=False)
     self.outs = list(self.sink.src)
     self.nodes = self.sink.toposort()
-    self.consumers: dict[UOp, list[UOp]] = {}
-    for n in self.nodes:
-      for s in n.src: self.consumers.setdefault(s, []).append(n)
+    self.consumers = consumers_of(self.sink)
     self.roots: dict[UOp, str] = {}        # node -> reason it is realized
     self.out_buf: dict[UOp, UOp] = {}      # root -> its BUFFER uop
     self.items: dict[UOp, ScheduleItem] = {}
