@@ -117,14 +117,12 @@ def substitute(root: UOp, mapping: dict[UOp, UOp]) -> UOp:
   """root.substitute(mapping), and a node it rebuilds keeps its custom rule (over the rebuilt inputs). backward() puts
   the expressions back in place of realized buffers (a TinyJit input, a value read with .item()) this way: every node
   above them is new, and without this a conv above a realized input would lose its rule."""
-  memo = dict(mapping)
-  for n in root.toposort():
-    if n in memo: continue
-    src = tuple(memo[s] for s in n.src)
-    memo[n] = n if src == n.src else n.replace(src=src)
-    if memo[n] is not n and (rule := state.custom_grads.get(n)) is not None:
-      state.custom_grads[memo[n]] = CustomGradient(rule.name, tuple(memo.get(i, i) for i in rule.inputs), rule.backward)
-  return memo[root]
+  memo: dict[UOp, UOp] = {}
+  out = root.substitute(mapping, memo)
+  for n, new in memo.items():
+    if new is not n and n not in mapping and (rule := state.custom_grads.get(n)) is not None:
+      state.custom_grads[new] = CustomGradient(rule.name, tuple(memo.get(i, i) for i in rule.inputs), rule.backward)
+  return out
 
 def _usable_rule(n: UOp, targets: set[UOp]) -> CustomGradient | None:
   """n's custom rule, unless a target lies strictly inside it (then only the plain graph gives that target a gradient)."""

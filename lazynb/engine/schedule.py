@@ -64,11 +64,7 @@ UOp.new_buffer = staticmethod(new_buffer)  # type: ignore[attr-defined]
 def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
   memo: dict[UOp, UOp] = {}
-  for n in sink.toposort():
-    if (r := state.realized.get(n)) is not None: memo[n] = r; continue  # noqa: E702
-    src = tuple(memo[s] for s in n.src)
-    memo[n] = n if src == n.src else n.replace(src=src)
-  return memo[sink], memo
+  return sink.substitute({n: r for n in sink.toposort() if (r := state.realized.get(n)) is not None}, memo), memo
 
 def is_contiguous_view_of_buffer(u: UOp) -> bool:
   """u reads a whole buffer in order (so its memory can be used as is)."""

@@ -73,8 +73,8 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
       try: return fn(self)
       finally: _toposort_fn.reset(token)
     return postorder([self], lambda n: n.src)
-  def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
-    memo = dict(mapping)
+  def substitute(self, mapping: dict[UOp, UOp], memo: dict[UOp, UOp] | None = None) -> UOp:  # memo: gets every node -> its new one
+    (memo := {} if memo is None else memo).update(mapping)
     for n in self.toposort():
       if n in memo: continue
       src = tuple(memo[s] for s in n.src)
