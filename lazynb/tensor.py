@@ -92,10 +92,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   @uop.setter
   def uop(self, u: UOp): self._uop, self._view = u, None  # a tensor given a graph of its own is no view any more
   def _viewed(self) -> Tensor | None:
-    """The tensor this one is a view of, if it is one. The view holds it weakly, as a method's own temporaries (conv2d's
-    sum before its reshape) must not live on; once it is gone, nothing can see that memory but this view, which then
-    stands alone (a second view of it made before it went no longer shares the writes: numpy's and torch's would). It reads
-    that memory but owns none, as a pad: were it realized as all of the buffer, it must still not write what the second sees."""
+    """The tensor this one views, held weakly (None once it is gone): docs/internals.md, "Views and in-place writes"."""
     if not self._view: return None
     if (b := self._view[0]()) is None: self._view = ()
     return b
@@ -241,10 +238,7 @@ class Tensor(OpMixin, elementwise_eq=True):
       if not t.requires_grad and old.base.op is not Ops.ASSIGN: t._pre = old
   @staticmethod
   def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
-    """Lazy tensors (other than `todo`) that read memory an in-place assign in `todo` overwrites: they are computed in
-    the same schedule, before the write, so that they hold the values they were defined with. A pending assign into other
-    memory is such a reader too (`S.assign(S + x.sum())` then `x[0] = 7`: S gets the old sum), and its own write brings
-    the readers of its memory in: to a fixed point."""
+    """Lazy tensors that read memory an assign in `todo` overwrites: computed before the write (docs/internals.md, "Views and in-place writes")."""
     if not state.pending_assigns: return []
     out: list[Tensor] = []
     ids, new, targets = {id(t) for t in todo}, todo, set[UOp]()
@@ -274,11 +268,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     _kernelize([self, *lst])
     return self
   def assign(self, x) -> Tensor:
-    """Write x into this tensor's memory, in place. A tensor that is all of a buffer it owns gets a lazy ASSIGN: the
-    write happens when it is realized, and lazy values defined before it still see the old contents. A view (`a[:4]`,
-    `a.T`, `a.reshape(...)`) writes at once into the memory of the tensor it views, so that tensor and its other views
-    see the new values; that tensor first gets memory of its own if it has none. A tensor without memory of its own (a
-    lazy value, a constant) just takes x's graph: its views follow it."""
+    """Write x into this tensor's memory, in place: lazily (an ASSIGN) into a buffer it owns whole, at once through a view;
+    a tensor without memory of its own takes x's graph (docs/internals.md, "Views and in-place writes")."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign: shape {x.shape} does not match {self.shape}")
     if x.device != self.device: raise ValueError(f"assign: device {x.device} does not match {self.device}")
@@ -309,9 +300,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     Tensor(a).realize()
     return self
   def _own_memory(self) -> None:
-    """Give this tensor memory of its own, so that a write through one of its views lands in it. A pending copy (host
-    data), contiguous() or assign is realized (its buffer is this tensor's); a lazy value, a constant or a result shared
-    with equal expressions is copied into a new buffer."""
+    """Give this tensor memory of its own, so that a write through one of its views lands in it (docs/internals.md, "Views and in-place writes")."""
     if self.uop.base.op in (Ops.ASSIGN, Ops.COPY, Ops.CONTIGUOUS): self.realize()
     if not self._owns_memory(): self.uop = self.contiguous().realize().uop
   def _owns_memory(self) -> bool:
@@ -365,8 +354,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def _float(self) -> Tensor: return self if dtypes.is_float(self.dtype) else self.cast(dtypes.default_float)
 
   def _broadcasted(self, y, reverse: bool = False, cmp: bool = False) -> tuple[Tensor, Tensor]:
-    """Both operands in one dtype and one shape. A Python number is "weak" (it takes the tensor's dtype); an int that
-    the dtype cannot hold raises (as numpy 2 does) instead of wrapping, except in a comparison, done exactly in int64."""
+    """Both operands in one dtype and one shape; a Python number takes the tensor's dtype (docs/internals.md, "Numerics of the Tensor methods")."""
     x = self
     if isinstance(y, Tensor):
       dt = least_upper_dtype(x.dtype, y.dtype)
@@ -529,8 +517,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def lshift(self, y, reverse=False) -> Tensor: return self._shift(Ops.SHL, y, reverse)
   def rshift(self, y, reverse=False) -> Tensor: return self._shift(Ops.SHR, y, reverse)
   def _shift(self, op: Ops, y, reverse=False) -> Tensor:
-    """C leaves shifts by >= the width (or < 0) undefined (x86 takes the count mod 32): as numpy and torch, all bits go
-    out: 0, or -1 for a right shift of a negative number. A constant count in range folds the checks away."""
+    """A shift by the width or more, or by < 0, gives 0 (-1 for >> of a negative), as numpy and torch (docs/internals.md, "Numerics of the Tensor methods")."""
     x, y = self._broadcasted(y, reverse)
     if x.dtype is dtypes.bool: return x._binop(op, y)
     ok = (y >= 0) & (y < 8 * x.dtype.itemsize)
@@ -551,10 +538,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   def sin(self) -> Tensor: return self._float()._unary(Ops.SIN)
   def cos(self) -> Tensor:
-    """1 - 2 sin(x/2)^2: x/2 is exact, while pi/2 - x rounds away the digits of a large x (cos(3e9) came out -0.99, not -0.16).
-    Near a zero of cos that difference cancels to an absolute accuracy only (float32: cos(pi/2) came out 0 or of the
-    wrong sign, and so did tan just past pi/2); there sin(2x) / (2 sin(x)) is accurate relative to cos: 2x is exact, sin
-    is accurate near its own zeros, and |sin(x)| > 0.86. The other branch reads x = 1 (no 0/0 in the gradient)."""
+    """1 - 2 sin(x/2)^2, and sin(2x) / (2 sin(x)) near a zero of cos (why: docs/internals.md, "Numerics of the Tensor methods")."""
     x = self._float()
     s = (x * 0.5).sin()
     c = 1 - 2 * s * s
@@ -717,9 +701,7 @@ def _one_place_each(st) -> bool:
     idx = v.offset + sum((a * s for a, s in zip(at, v.strides)), np.zeros_like(idx))
   return len(np.unique(idx[valid])) == int(valid.sum())
 def _pow_values(x: Tensor, y: Tensor) -> Tensor:
-  """x ** y for float tensors, with C's pow (as numpy and torch) at every edge: the magnitude 2 ** (y * log2|x|), negated
-  for a negative base (-0.0 and -inf too) and an odd integer exponent, NaN for a finite negative base and a non-integer
-  exponent; x ** 0, 1 ** y and (-1) ** inf are 1 even where y * log2|x| is NaN."""
+  """x ** y for float tensors, with C's pow (as numpy and torch) at every edge (docs/internals.md, "Numerics of the Tensor methods")."""
   mag = (y * _mag(x).log2()).exp2()
   y_int = y.trunc().eq(y)  # ±inf counts as an even integer; NaN as neither
   odd = y_int & (y.abs() % 2).eq(1)
@@ -728,8 +710,7 @@ def _pow_values(x: Tensor, y: Tensor) -> Tensor:
   ret = ((x < 0) & x.isinf().logical_not() & y_int.logical_not()).where(math.nan, ret)
   return (y.eq(0) | x.eq(1) | (x.eq(-1) & y.isinf())).where(1.0, ret)
 def _pow_backward(grad, inputs, wanted):
-  """pow's gradients as torch defines them: y * x ** (y-1) (0 where y is 0) and x ** y * ln x (0 where x is 0 and y >= 0;
-  NaN for a negative base: x ** y has no derivative in y there)."""
+  """pow's gradients as torch defines them (docs/internals.md, "Numerics of the Tensor methods")."""
   g, x, y = Tensor(grad), Tensor(inputs[0]), Tensor(inputs[1])
   gx = y.eq(0).where(0.0, y * _pow_values(x, y - 1)) * g if wanted[0] else None
   gy = (x.eq(0) & (y >= 0)).where(0.0, _pow_values(x, y) * x.log()) * g if wanted[1] else None
