@@ -123,10 +123,7 @@ def flip(self: Tensor, axis) -> Tensor:
   if len(set(given)) != len(given): raise ArgumentError(f"flip {axis}: an axis given twice (on a tensor of shape {self.shape})")
   return self._mv(("flip", tuple(i in given for i in range(self.ndim))))
 def _mv(self: Tensor, *ops: tuple, link: bool = True) -> Tensor:
-  """The movement ops `ops` ((name, arg) pairs) applied to this tensor. The result is a view (unless link=False): as in
-  numpy and torch it shows this tensor's memory, so it is rebuilt when the viewed tensor's graph changes (an assign, or
-  memory of its own) and a write through it goes into the viewed tensor (`Tensor.assign`). Views of views keep the first
-  tensor as their base, with all the ops since."""
+  """The movement ops `ops` ((name, arg) pairs) on this tensor: a view of it unless link=False (docs/internals.md, "Views and in-place writes")."""
   t = type(self)(replay(self.uop, ops), requires_grad=None)
   base, prior = (b, self._view[1]) if self._view and (b := self._viewed()) is not None else (self, ())
   t._view = (weakref.ref(base), prior + ops, base.uop) if link else ()
@@ -199,9 +196,7 @@ def __getitem__(self: Tensor, idx) -> Tensor:
     x = x.shrink(tuple(sum([[(0, ceildiv(d, s)), (0, 1)] for d, s in zip(shp, steps)], [])))
   return x.reshape(tuple(final_shape))
 def __setitem__(self: Tensor, idx, value) -> None:
-  """t[idx] = value writes into t's memory at once, through the view t[idx] (assign), as numpy and torch do: when t is
-  a view, into the memory of the tensor it views. That tensor first gets memory of its own if it has none (a lazy value,
-  a constant, host data not yet copied to the device)."""
+  """t[idx] = value writes into t's memory (a view: the viewed tensor's) at once (numpy, torch): docs/internals.md, "Views and in-place writes"."""
   (self if (base := self._viewed()) is None else base)._own_memory()
   tup = idx if isinstance(idx, tuple) else (idx,)
   if any(isinstance(i, (type(self), list, np.ndarray)) for i in tup):

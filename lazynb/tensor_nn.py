@@ -68,11 +68,7 @@ def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int
   return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
 
 def _conv_backward(self: Tensor, weight: Tensor, groups: int, stride, dilation, pads: list[tuple[int, int]]) -> Callable:
-  """conv2d's own gradient rule (see gradient.custom_gradient), as PyTorch computes it:
-  d/dx = conv_transpose2d(grad, weight): each output pixel spreads its gradient back over its window, which is a
-  convolution of the zero-stuffed gradient with the flipped kernel; no (bs, cin, *out, *k) window gradient is made.
-  d/dw = windows of the padded input times grad, summed over batch and output pixels.
-  It refers to nothing of the output (the rule must not keep it alive); x and w come in as `inputs`."""
+  """conv2d's own gradient rule, as PyTorch's: d/dx a conv_transpose2d, d/dw windows times grad (docs/internals.md, "Convolution and pooling")."""
   T, nd = type(self), weight.ndim - 2
   s_, d_ = [(v,) * nd if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
   def backward(grad, inputs, wanted: tuple[bool, bool]) -> tuple:
@@ -96,9 +92,7 @@ def _conv_backward(self: Tensor, weight: Tensor, groups: int, stride, dilation, 
 
 def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
                      output_padding=0) -> Tensor:
-  """The gradient of conv2d with respect to its input, written as an ordinary conv2d: `stride - 1` zeros go between the
-  input's pixels, the kernel is flipped and its in/out channels swapped (within each group), and the border is padded by
-  `dilation * (k - 1) - padding` (plus `output_padding` at the end). weight: (cin, cout // groups, *k), as torch."""
+  """conv2d's gradient for its input, as a conv2d (docs/internals.md, "Convolution and pooling"); weight: (cin, cout // groups, *k), as torch."""
   HW, nd = weight.shape[2:], weight.ndim - 2
   if self.ndim != nd + 2: raise ValueError(f"conv_transpose input {self.shape} and weight {weight.shape} have different spatial dims")
   if self.shape[1] != weight.shape[0] or weight.shape[0] % groups:
@@ -118,9 +112,7 @@ def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, g
   return x.pad(((0, 0), (0, 0)) + tuple(pads)).conv2d(w, bias, groups, 1, d_)
 
 def _pool_args(self: Tensor, kernel_size, stride, dilation, padding, ceil_mode: bool):
-  """kernel, stride and dilation as tuples (the kernel's length is the number of pooled trailing dims), the pads as (before,
-  after) pairs, the extra pads after them that ceil_mode adds (torch's rule: the last window must start inside the input
-  or the before-pad, else there is one output fewer), the pooled axes (negative), and every dim's pads with the extra."""
+  """kernel, stride, dilation, pads, ceil_mode's extra pads (docs/internals.md, "Convolution and pooling"), pooled axes (< 0), every dim's pads."""
   k_ = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
   nd = len(k_)
   if nd > self.ndim: raise ValueError(f"kernel_size {k_} pools {nd} dims, the tensor {self.shape} has {self.ndim}")
