@@ -7,10 +7,8 @@ from __future__ import annotations
 import atexit, weakref
 
 class Realized:
-  """The expression cache: compute node -> the (view of a) BUFFER that holds its value. An entry stays valid while no
-  buffer it was computed from, nor the result itself, has been written since (Buffer.version): a TinyJit replay or an
-  assign rewrites memory without building new graphs, and an expression must not answer with a value computed from
-  older contents. `buffers` is the registry BUFFER uop -> Buffer that the stamps are read from."""
+  """The expression cache: compute node -> the (view of a) BUFFER that holds its value, while no buffer it was computed
+  from, nor the result, has been written since (Buffer.version, read through `buffers`: a TinyJit replay or an assign)."""
   # an ASSIGN or CONTIGUOUS node is unique: its entry names memory, it is no cached result (op names: this module is
   # below the IR and does not import it)
   NAMES_MEMORY = frozenset({"ASSIGN", "CONTIGUOUS"})

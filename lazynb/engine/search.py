@@ -81,9 +81,7 @@ class _Timer:
     for d in self.pool.map(pipeline.carry(chunk), [c for c in (live[j::workers] for j in range(workers)) if c]): done.update(d)
     return [done.get(i) for i in range(len(ks))]
   def time(self, r, runs: int, warmup: bool = True) -> float:
-    """Median of `runs` timed runs. With `warmup`, a short first run (under 20 ms) is not counted: a fresh
-    kernel's first run pays for cold caches and page faults, which would make good kernels look slow. A
-    longer first run counts (those costs are small next to it, and repeating it would double the search)."""
+    """Median of `runs` timed runs; with `warmup`, a first run under 20 ms is not counted (docs/internals.md, "BEAM search")."""
     if r is None: return float("inf")
     ts: list[float] = []
     while len(ts) < runs:
@@ -142,10 +140,8 @@ def too_big(k: Kernel) -> bool:
   return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
 
 def beam_search(k: Kernel, width: int, cache: bool = True, on_progress=None) -> Kernel:
-  """The fastest kernel BEAM finds. `cache=False` searches even when the disk cache knows the answer (the playground
-  does, to show the rounds); the result is stored either way. The `beam` event's `rounds_detail` lists, per round,
-  every candidate with its measured time and which one was chosen; `start` is the heuristic's kernel it began from. Each
-  round's progress goes to `on_progress(line)` (None at the end), else to stdout, one line rewritten (BEAM_PROGRESS=0: none)."""
+  """The fastest kernel BEAM finds (`cache=False`: search even when the disk cache knows; docs/internals.md, "BEAM search").
+  Each round's progress goes to `on_progress(line)` (None at the end), else to stdout, one line rewritten (BEAM_PROGRESS=0: none)."""
   key = ast_key(k.ast, k.renderer.device, width)
   if cache and getenv("IGNORE_BEAM_CACHE", 0) == 0 and (hit := diskcache_get("beam", key)) is not None:
     if (opts := parse_cached(hit)) is not None and (nk := replay(k, opts)) is not None:
