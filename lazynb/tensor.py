@@ -242,19 +242,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     if not state.pending_assigns: return []
     out: list[Tensor] = []
     ids, new, targets = {id(t) for t in todo}, todo, set[UOp]()
-    def reads_old(u: UOp) -> bool:
-      stack, seen, hit = [u], set(), False
-      while stack:
-        n = stack.pop()
-        if n in seen: continue
-        seen.add(n)
-        if n.op is Ops.ASSIGN and n.src[0].base in targets: continue  # reads through a write being done see its new value
-        if (r := state.realized.get(n)) is not None: n = r
-        if n.base.op is Ops.BUFFER:
-          if n.base in state.superseded: return False  # it reads memory overwritten already: an error when it is read, not here
-          hit = hit or n.base in targets
-        stack.extend(n.src)
-      return hit
+    # (reads through a write being done see its new value)
+    def reads_old(u: UOp) -> bool: return reads_buffer(u, lambda b: b in targets, lambda n: n.op is Ops.ASSIGN and n.src[0].base in targets)
     while True:
       graph = UOp.sink(*[t.uop for t in new]).toposort()
       more = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns and n.src[0].base not in state.superseded}
@@ -681,6 +670,21 @@ class Tensor(OpMixin, elementwise_eq=True):
   cast = tensor_dtype.cast; float = tensor_dtype.float; half = tensor_dtype.half; int = tensor_dtype.int; long = tensor_dtype.long
   bool = tensor_dtype.bool; element_size = tensor_dtype.element_size; nbytes = tensor_dtype.nbytes
   is_floating_point = tensor_dtype.is_floating_point; bitcast = tensor_dtype.bitcast
+
+def reads_buffer(u: UOp, found: Callable[[UOp], bool], skip: Callable[[UOp], bool] = lambda n: False, past_buffers: bool = True) -> bool:
+  """Does u's graph (its realized parts as their memory, nothing below a node `skip` names) read a BUFFER that `found`
+  names? False if it reads memory an assign has overwritten since: an error when it is read, not here."""
+  stack, seen, hit = [u], set(), False
+  while stack:
+    if (n := stack.pop()) in seen or skip(n): continue
+    seen.add(n)
+    if (r := state.realized.get(n)) is not None: n = r
+    if n.base.op is Ops.BUFFER:
+      if n.base in state.superseded: return False
+      hit = hit or found(n.base)
+      if not past_buffers: continue
+    stack.extend(n.src)
+  return hit
 
 def _valid_everywhere(st) -> bool:
   """Does every index of the view land in memory (no padding reached)? A strided slice pads inside, but never reads it."""

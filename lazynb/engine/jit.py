@@ -10,7 +10,7 @@ from lazynb.uop.ops import Ops, GroupOp, UOp, unbind, variables
 from lazynb.engine import realize as _realize
 from lazynb.engine.schedule import new_buffer
 from lazynb.runstate import state
-from lazynb.tensor import Tensor
+from lazynb.tensor import Tensor, reads_buffer
 
 class JitError(RuntimeError, AssertionError):
   """A TinyJit misuse. tinygrad 0.10 raises AssertionError for most of these (RuntimeError for a jit in a jit): both catch it."""
@@ -46,18 +46,7 @@ def _settle(touched: list[tuple[bool, Buffer | None]]):
   """Before a call writes (True) and reads memory, what a plain call would do first, done now and not recorded: the caller's
   pending assigns into it, and its lazy values of memory the call writes (docs/jit.md, "What a replay keeps", Writes)."""
   written, seen = {id(b) for w, b in touched if w and b is not None}, {id(b) for _, b in touched if b is not None}
-  def reads(u: UOp) -> bool:
-    stack, done, hit = [u], set(), False
-    while stack:
-      if (n := stack.pop()) in done: continue
-      done.add(n)
-      if (r := state.realized.get(n)) is not None: n = r  # (a part computed before: the memory holding it)
-      if n.base.op is Ops.BUFFER:
-        # one that reads memory overwritten since it was defined can no longer be computed: an error when it is read, not here
-        if n.base in state.superseded: return False
-        hit = hit or id(state.buffers.get(n.base)) in written
-      else: stack.extend(n.src)
-    return hit
+  def reads(u: UOp) -> bool: return reads_buffer(u, lambda b: id(state.buffers.get(b)) in written, past_buffers=False)
   pend = _pending_assigns(lambda a: id(state.buffers.get(a.src[0].base)) in seen)
   lazy = [t for t in list(state.live) if not (not t._view and t._uop.base.op is Ops.BUFFER) and not t.uop.is_realized and reads(t.uop)]
   Tensor.realize_all(*pend, *lazy)
