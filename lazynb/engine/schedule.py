@@ -319,14 +319,7 @@ class Scheduler:
 
   def _depends(self, a: UOp, b: UOp) -> bool:
     """Does root a (transitively) read root b?"""
-    stack, seen = [a], set()
-    while stack:
-      n = stack.pop()
-      if n is b: return True
-      if n in seen: continue
-      seen.add(n)
-      stack.extend(self.deps.get(n, []))
-    return False
+    return b in postorder([a], lambda n: self.deps.get(n, []))
 
   # ---------------------------------------------------------------- one kernel
   def build(self, root: UOp) -> ScheduleItem:
