@@ -401,11 +401,7 @@ class Scheduler:
     for r in reduces:
       # the nodes between r and the root; a use outside the region (a flip, a shrink, another reduce) reads r through a
       # view, so r gets a kernel of its own, and computing it here too would be the same work twice
-      between, frontier = {r}, [r]
-      while frontier:
-        n = frontier.pop()
-        for c in self.consumers.get(n, []):
-          if c in inside and c not in between: between.add(c); frontier.append(c)  # noqa: E702
+      between = postorder([r], lambda n: [c for c in self.consumers.get(n, []) if c in inside])
       if all(c in inside for n in between if n is not root for c in self.consumers.get(n, [])): return r
     return None
 
