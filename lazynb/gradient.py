@@ -127,14 +127,9 @@ def substitute(root: UOp, mapping: dict[UOp, UOp]) -> UOp:
 def _usable_rule(n: UOp, targets: set[UOp]) -> CustomGradient | None:
   """n's custom rule, unless a target lies strictly inside it (then only the plain graph gives that target a gradient)."""
   if (rule := state.custom_grads.get(n)) is None: return None
-  stop, stack, seen = set(rule.inputs), [n], set()
-  while stack:
-    u = stack.pop()
-    if u in seen or u in stop: continue
-    if u is not n and u in targets: return None
-    seen.add(u)
-    stack.extend(u.src)
-  return rule
+  stop = set(rule.inputs)
+  inside = postorder([n], lambda u: () if u in stop else u.src)
+  return None if any(u is not n and u not in stop and u in targets for u in inside) else rule
 
 def _toposort(root: UOp, targets: set[UOp]) -> tuple[list[UOp], dict[UOp, tuple[UOp, ...]], dict[UOp, CustomGradient]]:
   """The graph in order, sources first, where a node with a custom rule has the rule's inputs as its sources."""
