@@ -224,9 +224,8 @@ class TinyJit:
 
   @staticmethod
   def _input_views(ret, named: list[tuple], bufs: list[Buffer]) -> dict[int, tuple[int, tuple | None]]:
-    """The returned tensors that are inputs, or views of inputs, rebuilt on every call (docs/jit.md, "What a replay keeps"):
-    id -> (input index, how a replay makes it from this call's input: None, the input itself; ("view", ops), the same
-    movement ops, a view that writes reach the input through; ("graph", node, uop): the capture's graph, this input for node)."""
+    """Returned tensors that are inputs or views of them, rebuilt each call (docs/jit.md, "What a replay keeps"): id -> (input index,
+    how: None (the input); ("view", ops) (its movement ops: writes reach the input); ("graph", node, uop) (capture uop, input as node))."""
     out: dict[int, tuple[int, tuple | None]] = {}
     for r in _tensors_in(ret):
       for i, (name, inp) in enumerate(named):
