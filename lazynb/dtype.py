@@ -1,7 +1,7 @@
 """Data types and the promotion rules between them: tinygrad 0.10's types and lattice (see _PARENTS). The types, where
 promotion differs from numpy, weak Python scalars, bfloat16 in numpy and DEFAULT_FLOAT: docs/architecture.md, "Dtypes"."""
 from __future__ import annotations
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import builtins, math, os
 import numpy as np
 
@@ -14,24 +14,33 @@ class DType:
   count: int = 1    # > 1 for vector types
   _scalar: DType | None = None  # a vector type's element type
   # printed with the C names, as tinygrad 0.10 prints them (dtypes.uchar, dtypes.int, dtypes.half...); uint8 keeps its name inside
-  def __repr__(self): return f"dtypes.{'uchar' if self.name == 'uint8' else self.name}"
+  def __repr__(self): return f"{self._scalar!r}.vec({self.vcount})" if self._scalar else f"dtypes.{'uchar' if self.name == 'uint8' else self.name}"
   def __lt__(self, o: DType): return (self.priority, self.itemsize, self.name) < (o.priority, o.itemsize, o.name)
-  def ptr(self) -> PtrDType: return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, _base=self)
+  def ptr(self, size: int = -1, local: bool = False) -> PtrDType:
+    return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, _base=self, size=size, local=local)
   @property
   def np(self): return _TO_NP.get(self.name)
   def scalar(self) -> DType: return self._scalar or self  # (a method, as tinygrad's)
   @property
   def base(self) -> DType: return self  # what a pointer points to; a value type is its own (as tinygrad)
+  @property
+  def vcount(self) -> int: return self.count  # how many values side by side (a pointer's: how many pointers)
   def vec(self, n: int) -> DType:
-    if self.count != 1 and type(self) is DType: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar()}")
+    if self.vcount != 1: raise TypeError(f"{self} is already a vector type; call vec() on its scalar type {self.scalar()}")
+    if isinstance(self, PtrDType): return replace(self, _scalar=self, v=n)  # n pointers, each to what this one points to
     return DType(self.priority, self.itemsize * n, f"{self.name}{n}", None, n, self)
 
 @dataclass(frozen=True, eq=True)
 class PtrDType(DType):
   _base: DType = field(kw_only=True)
+  size: int = field(default=-1, kw_only=True)  # how many elements it points to (-1: not said)
+  local: bool = field(default=False, kw_only=True)  # to memory shared by a workgroup (DEFINE_LOCAL)
+  v: int = field(default=1, kw_only=True)  # > 1 for a vector of pointers
   @property
   def base(self) -> DType: return self._base
-  def __repr__(self): return f"{self.base!r}.ptr()"
+  @property
+  def vcount(self) -> int: return self.v
+  def __repr__(self): return super().__repr__() if self._scalar else f"{self.base!r}.ptr({self.size}{', local=True' if self.local else ''})"
 
 class dtypes:
   void = DType(-1, 0, "void", None)
