@@ -42,6 +42,12 @@ class PtrDType(DType):
   def vcount(self) -> int: return self.v
   def __repr__(self): return super().__repr__() if self._scalar else f"{self.base!r}.ptr({self.size}{', local=True' if self.local else ''})"
 
+@dataclass(frozen=True, eq=True)
+class ImageDType(PtrDType):
+  """tinygrad's texture types (dtypes.imagef, dtypes.imageh): float32 pixels in a shape. lazynb computes in none of them."""
+  shape: tuple[int, ...] = field(default=(), kw_only=True)
+  def __repr__(self): return super().__repr__() if self._scalar else f"dtypes.{self.name}({self.shape})"
+
 class dtypes:
   void = DType(-1, 0, "void", None)
   bool = DType(0, 1, "bool", "?")
@@ -82,6 +88,10 @@ class dtypes:
   def is_unsigned(x: DType) -> builtins.bool: return x.scalar() in _UNSIGNED
   @staticmethod
   def is_bool(x: DType) -> builtins.bool: return x.scalar() is dtypes.bool
+  @staticmethod
+  def imagef(shape: tuple[builtins.int, ...]) -> ImageDType: return ImageDType(100, 4, "imagef", "f", _base=dtypes.float32, size=math.prod(shape), shape=tuple(shape))
+  @staticmethod
+  def imageh(shape: tuple[builtins.int, ...]) -> ImageDType: return ImageDType(100, 2, "imageh", "e", _base=dtypes.float32, size=math.prod(shape), shape=tuple(shape))
   @staticmethod
   def all() -> list[DType]: return sorted(set(_FIELDS.values()))
   @staticmethod
@@ -146,6 +156,7 @@ class UnsupportedDTypeError(TypeError, RuntimeError):
 
 def to_dtype(x) -> DType:
   """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype."""
+  if isinstance(x, ImageDType): raise UnsupportedDTypeError(f"lazynb computes no image dtypes ({x}); use dtypes.float or dtypes.half")
   if isinstance(x, DType): return x
   if isinstance(x, str):
     if x.lower() in _BY_NAME: return _BY_NAME[x.lower()]
