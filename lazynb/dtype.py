@@ -34,7 +34,7 @@ class DType:
 class PtrDType(DType):
   _base: DType = field(kw_only=True)
   size: int = field(default=-1, kw_only=True)  # how many elements it points to (-1: not said)
-  local: bool = field(default=False, kw_only=True)  # to memory shared by a workgroup (DEFINE_LOCAL)
+  local: bool = field(default=False, kw_only=True)  # to a workgroup's shared memory (tinygrad's DEFINE_LOCAL; lazynb's lowerer leaves it False)
   v: int = field(default=1, kw_only=True)  # > 1 for a vector of pointers
   @property
   def base(self) -> DType: return self._base
@@ -155,7 +155,7 @@ class UnsupportedDTypeError(TypeError, RuntimeError):
   """An op given a dtype it is not defined for (a bitwise op on floats): a TypeError, and the RuntimeError of tinygrad 0.10."""
 
 def to_dtype(x) -> DType:
-  """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype."""
+  """Accept a DType, a name ("float32", "int", "HALF") or a numpy dtype: the dtype of a tensor, so never an image dtype."""
   if isinstance(x, ImageDType): raise UnsupportedDTypeError(f"lazynb computes no image dtypes ({x}); use dtypes.float or dtypes.half")
   if isinstance(x, DType): return x
   if isinstance(x, str):
