@@ -109,14 +109,15 @@ def ones(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor: re
 def empty(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor:
   shape = _check_shape(_shape_arg(shape))
   return cls(_owned_buffer(Device.canonicalize(device), shape, to_dtype(dtype or dtypes.default_float)), **kw)
-def full_like(self: Tensor, fill_value, dtype=None, **kw) -> Tensor: return type(self).full(self.shape, fill_value, dtype or self.dtype, self.device, **kw)
+def full_like(self: Tensor, fill_value, dtype=None, device=None, **kw) -> Tensor:
+  return type(self).full(self.shape, fill_value, dtype or self.dtype, device or self.device, **kw)
 def zeros_like(self: Tensor, **kw) -> Tensor: return self.full_like(0, **kw)
 def ones_like(self: Tensor, **kw) -> Tensor: return self.full_like(1, **kw)
 def rand_like(self: Tensor, dtype=None, **kw) -> Tensor:
   if not dtypes.is_float(dt := to_dtype(dtype or self.dtype)): raise ValueError(f"rand only supports float dtypes, got {dt}")
-  return type(self).rand(*self.shape, device=self.device, dtype=dt, **kw)
-def randn_like(self: Tensor, dtype=None, **kw) -> Tensor: return type(self).randn(*self.shape, device=self.device, dtype=dtype or self.dtype, **kw)
-def empty_like(self: Tensor, **kw) -> Tensor: return type(self).empty(*self.shape, dtype=self.dtype, device=self.device, **kw)
+  return type(self).rand(*self.shape, device=kw.pop("device", None) or self.device, dtype=dt, **kw)
+def randn_like(self: Tensor, dtype=None, device=None, **kw) -> Tensor: return type(self).randn(*self.shape, device=device or self.device, dtype=dtype or self.dtype, **kw)
+def empty_like(self: Tensor, dtype=None, device=None, **kw) -> Tensor: return type(self).empty(*self.shape, dtype=dtype or self.dtype, device=device or self.device, **kw)
 
 def _host(cls: type[Tensor], make: Callable[[], np.ndarray], device=None, dtype=None, random: bool = False, **kw) -> Tensor:
   """A tensor whose data is made on the host now (random numbers, arange, eye), written into a buffer on its device.

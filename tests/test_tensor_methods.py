@@ -395,6 +395,9 @@ def test_like_constructors_keep_the_dtype():
   assert h.full_like(3, dtype=dtypes.int32).dtype == dtypes.int32 and h.rand_like(dtype=dtypes.float32).dtype == dtypes.float32
   assert h.zeros_like(requires_grad=True).requires_grad
   with pytest.raises(ValueError): t.rand_like()
+  for f in (Tensor.empty_like, Tensor.zeros_like, Tensor.ones_like, Tensor.randn_like, Tensor.rand_like):  # dtype= and device= as tinygrad
+    got = f(h, dtype=dtypes.float32, device="PYTHON")
+    assert got.dtype == dtypes.float32 and got.device == "PYTHON" and got.shape == h.shape and f(h).device == h.device
 
 def test_reductions_of_empty_tensors():
   e = Tensor([])
