@@ -235,6 +235,20 @@ def test_shrink_past_a_variable_size_is_refused():
   t = rows(Tensor(A), 3)
   with pytest.raises(ValueError, match="for some value of its variables"): t.shrink(((0, 2), None))
 
+def _each_value(fn, ref, v, values):
+  """fn(v bound to n) against numpy's ref(n) for each value: plainly, then in one TinyJit (captured on the first two
+  values, replayed for the rest with the variable's new value only)."""
+  for n in values: np.testing.assert_array_equal((fn(v.bind(n)) + 0).numpy(), ref(n), err_msg=f"{v.arg[0]}={n}")
+  jf = TinyJit(lambda b: (fn(b) * 1).realize())
+  for n in values: np.testing.assert_array_equal(jf(v.bind(n)).numpy(), ref(n), err_msg=f"TinyJit, {v.arg[0]}={n}")
+
+def test_a_window_over_padding_is_not_folded_to_zero():
+  """A window (s, s+3) over a padded tensor, s in [0, 2]: the mask's start 2-s has a variable; the window reads padding
+  only for no value of s, so the schedule must not fold it to 0 (it did: a comparison of sizes with variables was taken
+  for true)."""
+  x = Tensor(A[:5, 0].copy()).realize()
+  _each_value(lambda b: x.pad(((2, 2),)).shrink(((b, b + 3),)), lambda n: np.pad(A[:5, 0], 2)[n:n + 3], Variable("s", 0, 2), [0, 2, 1])
+
 def test_a_tensors_shapetracker_as_tinygrad_shows_it():
   """UOp.st (tinygrad 0.10's): the ShapeTracker of the movement ops down to the base; var_vals and unbind() as tinygrad's
   tests use them; 2*i is the same size as i*2 (a cat's length compares equal to the sum written by hand)."""

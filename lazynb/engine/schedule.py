@@ -24,7 +24,7 @@ from lazynb import trace, pipeline
 from lazynb.device import Buffer, Device
 from lazynb.dtype import dtypes
 from lazynb.helpers import postorder, prod, dedup, unwrap, SPLIT_REDUCEOP, DONT_GROUP_REDUCES
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq, sym_ge
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
 from lazynb.pipeline import implements
@@ -119,7 +119,7 @@ def _fold_reduce(x: UOp) -> UOp | None:
 
 def _fold_movement(x: UOp) -> UOp | None:
   if (c := const_of(x.src[0])) is None:  # a view that reads no element (all padding) is 0, unless what it drops writes memory
-    if x.op is not Ops.SHRINK or (m := x.st.views[-1].mask) is None or not any(lo >= hi for lo, hi in m) or _writes(x): return None
+    if x.op is not Ops.SHRINK or (m := x.st.views[-1].mask) is None or not any(sym_ge(lo, hi) for lo, hi in m) or _writes(x): return None
     return x.const_like(0)
   if x.op is Ops.PAD and c.arg != 0: return None  # padding adds zeros
   return const_view(c, x.dtype, c.arg, unwrap(x.shape))
