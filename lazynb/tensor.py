@@ -697,7 +697,7 @@ def _one_place_each(st) -> bool:
   index looks like one; a later view may still keep one index of it only (`t.expand(2, 3)[1]`), so then they are counted."""
   def spread(v) -> bool: return any(s == 0 and hi - lo > 1 for s, (lo, hi) in zip(v.strides, v.mask or [(0, n) for n in v.shape]))
   if not any(spread(v) for v in st.views): return True
-  if variables(st.shape): return False
+  if st.vars(): return False  # (sizes, offsets or masks with variables)
   idx, valid = np.arange(prod(st.shape)), np.ones(prod(st.shape), bool)
   for v in reversed(st.views):  # outermost first: each view's memory index is an index into the view below it
     at = np.unravel_index(idx, v.shape) if v.shape else ()

@@ -249,6 +249,23 @@ def test_a_window_over_padding_is_not_folded_to_zero():
   x = Tensor(A[:5, 0].copy()).realize()
   _each_value(lambda b: x.pad(((2, 2),)).shrink(((b, b + 3),)), lambda n: np.pad(A[:5, 0], 2)[n:n + 3], Variable("s", 0, 2), [0, 2, 1])
 
+def test_a_moving_window_expanded():
+  """A window (s, s+3) of a column, expanded to 4 columns: its size is 3 for every s, so only the columns broadcast."""
+  col, s = Tensor(A[:, :1].copy()).realize(), Variable("s", 0, 7)
+  _each_value(lambda b: col.shrink(((b, b + 3), None)).expand(3, 4), lambda n: np.broadcast_to(A[n:n + 3, :1], (3, 4)), s, [0, 3, 7, 5])
+  with pytest.raises(RuntimeError, match="broadcasts"): col.shrink(((s.bind(2), s.bind(2) + 3), None)).expand(3, 4).assign(Tensor.ones(3, 4))
+
+def test_an_offset_of_two_variables_has_one_form():
+  """tinygrad's test_var_vals_complex: the offset z*y (z rows of y) is the node y*z; values as numpy's."""
+  from lazynb.shape.shapetracker import ShapeTracker
+  x, y, z = Variable("x", 1, 100).bind(3), Variable("y", 1, 100).bind(4), Variable("z", 0, 4)
+  st = ShapeTracker.from_shape((x, 5, y)).shrink(((0, x), (z.bind(2), z.bind(2) + 1), (0, 3)))
+  assert st.views[-1].offset is y * z.bind(2) and st.shape == (x, 1, 3)
+  for m in (3, 4, 6):
+    B = np.arange(3 * 5 * m, dtype=np.float32).reshape(3, 5, m)
+    t = Tensor(B).realize().reshape(3, 5, Variable("y", 3, 100).bind(m))
+    _each_value(lambda b: t.shrink((None, (b, b + 1), (0, 3))), lambda n: B[:, n:n + 1, :3], z, [2, 0, 4])
+
 def test_a_tensors_shapetracker_as_tinygrad_shows_it():
   """UOp.st (tinygrad 0.10's): the ShapeTracker of the movement ops down to the base; var_vals and unbind() as tinygrad's
   tests use them; 2*i is the same size as i*2 (a cat's length compares equal to the sum written by hand)."""

@@ -7,7 +7,7 @@ Every movement op is a cheap edit of these four fields; no data moves:
 from __future__ import annotations
 from dataclasses import dataclass
 from lazynb.helpers import prod
-from lazynb.uop.ops import UOp, Ops, sym_eq, sym_ge, variables
+from lazynb.uop.ops import UOp, Ops, sym_eq, sym_ge, variables, sym_canon
 from lazynb.dtype import dtypes
 
 def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -39,7 +39,7 @@ class View:
   @staticmethod
   def create(shape: tuple[int, ...], strides: tuple[int, ...] | None = None, offset: int = 0,
              mask: tuple[tuple[int, int], ...] | None = None) -> View:
-    shape = tuple(s if isinstance(s, UOp) else int(s) for s in shape)
+    shape, offset = tuple(sym_canon(s) if isinstance(s, UOp) else int(s) for s in shape), sym_canon(offset)  # (i+1)-i is 1
     strides = strides_for_shape(shape) if strides is None else tuple(0 if s == 1 else st for s, st in zip(shape, strides))
     if mask is not None:
       mask = tuple(_clamp(lo, hi, s) for (lo, hi), s in zip(mask, shape))
@@ -98,6 +98,7 @@ class View:
     if self.contiguous: return View.create(new_shape)
     if not _is_sym(*self.shape) and len(new_shape) == len(self.shape) and all(sym_eq(o, n, bound=True) for o, n in zip(self.shape, new_shape)):
       return View(new_shape, self.strides, self.offset, self.mask, False)  # sizes given as variables bound to them (tinygrad's rule)
+    if variables(self.mask): return None  # a mask with variables: a new view (a size-1 dim's mask may hold for some values only)
     if _is_sym(*self.shape, *new_shape):  # symbolic: only adding or removing size-1 dims, else a new view
       if [s for s in self.shape if s != 1] != [s for s in new_shape if s != 1]: return None
       rest = iter([(st, m) for s, st, m in zip(self.shape, self.strides, self.mask or [(0, s) for s in self.shape]) if s != 1])
