@@ -266,6 +266,16 @@ def test_an_offset_of_two_variables_has_one_form():
     t = Tensor(B).realize().reshape(3, 5, Variable("y", 3, 100).bind(m))
     _each_value(lambda b: t.shrink((None, (b, b + 1), (0, 3))), lambda n: B[:, n:n + 1, :3], z, [2, 0, 4])
 
+def test_a_window_moving_over_padding():
+  """A shrink whose start is a variable, over a padded tensor: the mask's bounds, max(0, 2-s) and min(3, 7-s), depend on
+  s in both directions (once NotImplementedError); and a window over the padding alone is 0, not folded to 0 always."""
+  x, s = Tensor(A[:5, 0].copy()).realize(), Variable("s", 0, 6)
+  _each_value(lambda b: x.pad(((2, 2),)).shrink(((b, b + 3),)), lambda n: np.pad(A[:5, 0], 2)[n:n + 3], s, [0, 3, 6, 1, 5, 2, 4])
+  # one row read through a padded size-1 dim: valid for r == 2 only, so a reshape keeps the mask (in a view of its own)
+  row, r = Tensor(A[:1].copy()).realize(), Variable("r", 0, 4)
+  _each_value(lambda b: row.pad(((2, 2), None)).shrink(((b, b + 1), None)).reshape(4), lambda n: np.pad(A[:1], ((2, 2), (0, 0)))[n], r,
+              [2, 0, 4, 1, 3])
+
 def test_a_tensors_shapetracker_as_tinygrad_shows_it():
   """UOp.st (tinygrad 0.10's): the ShapeTracker of the movement ops down to the base; var_vals and unbind() as tinygrad's
   tests use them; 2*i is the same size as i*2 (a cat's length compares equal to the sum written by hand)."""

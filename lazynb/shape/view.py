@@ -21,11 +21,10 @@ def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
 def _is_sym(*xs) -> bool: return any(isinstance(x, UOp) for x in xs)
 _ge = sym_ge
 def _clamp(lo, hi, s) -> tuple:
-  """(max(0, lo), min(s, hi))."""
+  """(max(0, lo), min(s, hi)): with variables, a max or min left in the mask where the answer depends on their values."""
   if not _is_sym(lo, hi, s): return (max(0, lo), min(s, hi))
-  lo = lo if _ge(lo, 0) else 0 if _ge(0, lo) else None
-  hi = hi if _ge(s, hi) else s if _ge(hi, s) else None
-  if lo is None or hi is None: raise NotImplementedError("a mask whose bounds depend on a variable's value in both directions")
+  lo = lo if _ge(lo, 0) else 0 if _ge(0, lo) else lo.maximum(0)
+  hi = hi if _ge(s, hi) else s if _ge(hi, s) else -(-hi).maximum(-s) if isinstance(hi, UOp) else -(-s).maximum(-hi)  # min(hi, s)
   return (lo, hi)
 
 @dataclass(frozen=True)

@@ -318,7 +318,10 @@ def sym_eq(a, b, bound: bool = False) -> bool:
   if bound and all(v.op is Ops.BIND for v in variables((a, b))): return sym_eval(a) == sym_eval(b)
   return a is b or (a == b if not isinstance(a, UOp) and not isinstance(b, UOp) else all(x == y for x, y in _corners(a, b)))
 def sym_ge(a, b) -> bool:
-  """a >= b for every value of their variables (False when that depends on the values)."""
+  """a >= b for every value of their variables (False when that depends on the values). With a max in them (a mask's
+  bound clamped by a variable) the corners may miss the extremes: then by bounds (never wrong, maybe too cautious)."""
+  if any(n.op is Ops.MAX for x in (a, b) if isinstance(x, UOp) for n in x.toposort()):
+    return d.vmin >= 0 if isinstance(d := sym_canon(a - b), UOp) else d >= 0
   return a is b or (a >= b if not isinstance(a, UOp) and not isinstance(b, UOp) else all(x >= y for x, y in _corners(a, b)))
 def unbind(x, vals: dict[UOp, int]):
   """A size as kernel index math: every variable a DEFINE_VAR of dtype index; bound values are recorded in `vals`."""
