@@ -37,6 +37,8 @@ ALLOWED = {("lazynb", "lazynb.notebook.magic"): "`%load_ext lazynb` is IPython's
                                                          "views; core code never needs it",
            ("lazynb.uop.ops", "lazynb.shape.shapetracker"): "UOp.st (tinygrad 0.10's) is the ShapeTracker of a movement "
                                                               "chain; the shape layer is built on UOps",
+           ("lazynb.shape.view", "lazynb.shape.shapetracker"): "View + View (tinygrad 0.10's) merges two views as a two-view "
+                                                                "ShapeTracker simplifies; the tracker is built on View",
            ("lazynb.codegen.kernel", "lazynb.codegen"): "k.to_program() (tinygrad's Kernel method) runs the codegen pipeline, "
                                                         "whose package imports Kernel"}
 

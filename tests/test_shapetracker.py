@@ -395,6 +395,14 @@ def test_compose_with_prefix_shrink(shape, first, second):
   st = st_a + st_b
   assert np.array_equal(st_positions(st, simplify=False), both)
 
+def test_view_plus_view_reads_one_broadcast_element_as_one_view():
+  """tinygrad's View + View: `top` read through the view below it, as one view (or None). Every index of `below` reads
+  element 5, so any unmasked top reads it too; the merge matches the stack position for position."""
+  below, top = View.create((4,), (0,), 5), View.create((2,), (2,), 1)
+  assert (merged := below + top) == View.create((2,), (0,), 5)
+  assert np.array_equal(st_positions(ShapeTracker((merged,)), False), st_positions(ShapeTracker((below, top)), False))
+  assert View.create((4,), (1,), 0) + top == top and View.create((4, 2)).permute((1, 0)) + View.create((8,)) is None
+
 # ---------------------------------------------------------------- 0-d results (x[i] of a 1-element view)
 
 @pytest.mark.parametrize("shape,chain", [

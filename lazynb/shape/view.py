@@ -137,6 +137,11 @@ class View:
       mask[grp_new[0]] = (lo // inner_new, hi // inner_new) if (lo, hi) != (0, po) else (0, new_shape[grp_new[0]])
     return View.create(new_shape, tuple(strides), self.offset, tuple(mask) if self.mask else None)
 
+  def __add__(self, top: View) -> View | None:
+    """tinygrad's: one View equal to `top` read through this one (ShapeTracker.simplify's), or None."""
+    from lazynb.shape.shapetracker import ShapeTracker  # (upward: a tracker is a stack of views)
+    return v[0] if len(v := ShapeTracker((self, top)).simplify().views) == 1 else None
+
   # ---- index math
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
     """(index, valid) as UOps for one index expression per dim."""
