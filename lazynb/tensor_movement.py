@@ -45,6 +45,7 @@ def reshape(self: Tensor, *shape) -> Tensor:
     shape = tuple(self.numel() // known if s == -1 else s for s in shape)
   shape = _check_shape(shape)
   if not sym_eq(prod(shape), self.numel(), bound=True): raise ValueError(f"cannot reshape tensor of shape {self.shape} ({self.numel()} elements) to {shape}")
+  if variables(shape) and not variables(self.shape): self.uop.st.reshape(shape)  # raises now if no view can do it (tinygrad's rule)
   return self._mv(("reshape", shape))
 def view(self: Tensor, *shape) -> Tensor: return self.reshape(*shape)
 def permute(self: Tensor, *order) -> Tensor:

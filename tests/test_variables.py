@@ -276,6 +276,14 @@ def test_a_window_moving_over_padding():
   _each_value(lambda b: row.pad(((2, 2), None)).shrink(((b, b + 1), None)).reshape(4), lambda n: np.pad(A[:1], ((2, 2), (0, 0)))[n], r,
               [2, 0, 4, 1, 3])
 
+def test_reshape_into_a_variable_size_is_dim_by_dim_unless_contiguous():
+  """tinygrad's rule: a view that is not contiguous takes variable sizes only in place of its own, dim by dim."""
+  i = Variable("i", 1, 5).bind(4)
+  for t, shape in [(Tensor.ones(4, 3), (3, i)), (Tensor.ones(3, 4, 1), (3, i)), (Tensor(A).permute(1, 0), (10, i))]:
+    with pytest.raises(ValueError, match="dim by dim"): t.reshape(shape)
+  assert Tensor.ones(3, 4).reshape(3, i).shape == (3, i) and Tensor(A).permute(1, 0).reshape(i, 10).shape == (i, 10)
+  assert Tensor(A[:3].copy()).reshape(3, i).shape == (3, i) and Tensor(A).reshape(i, 10).shape == (i, 10)
+
 def test_a_tensors_shapetracker_as_tinygrad_shows_it():
   """UOp.st (tinygrad 0.10's): the ShapeTracker of the movement ops down to the base; var_vals and unbind() as tinygrad's
   tests use them; 2*i is the same size as i*2 (a cat's length compares equal to the sum written by hand)."""

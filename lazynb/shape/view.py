@@ -95,8 +95,10 @@ class View:
     if new_shape == self.shape: return self
     if not sym_eq(prod(new_shape), self.size, bound=True): raise ValueError(f"cannot reshape {self.shape} to {new_shape}")
     if self.contiguous: return View.create(new_shape)
-    if not _is_sym(*self.shape) and len(new_shape) == len(self.shape) and all(sym_eq(o, n, bound=True) for o, n in zip(self.shape, new_shape)):
-      return View(new_shape, self.strides, self.offset, self.mask, False)  # sizes given as variables bound to them (tinygrad's rule)
+    if not _is_sym(*self.shape) and _is_sym(*new_shape):  # sizes given as variables bound to them, dim by dim (tinygrad's rule)
+      if len(new_shape) != len(self.shape) or not all(sym_eq(o, n, bound=True) for o, n in zip(self.shape, new_shape)):
+        raise ValueError(f"cannot reshape {self} to {new_shape}: sizes with variables need a contiguous view, or the same sizes dim by dim")
+      return View(new_shape, self.strides, self.offset, self.mask, False)
     if variables(self.mask): return None  # a mask with variables: a new view (a size-1 dim's mask may hold for some values only)
     if _is_sym(*self.shape, *new_shape):  # symbolic: only adding or removing size-1 dims, else a new view
       if [s for s in self.shape if s != 1] != [s for s in new_shape if s != 1]: return None
