@@ -268,7 +268,7 @@ def test_an_offset_of_two_variables_has_one_form():
 
 def test_a_window_moving_over_padding():
   """A shrink whose start is a variable, over a padded tensor: the mask's bounds, max(0, 2-s) and min(3, 7-s), depend on
-  s in both directions (once NotImplementedError); and a window over the padding alone is 0, not folded to 0 always."""
+  s in both directions (once NotImplementedError)."""
   x, s = Tensor(A[:5, 0].copy()).realize(), Variable("s", 0, 6)
   _each_value(lambda b: x.pad(((2, 2),)).shrink(((b, b + 3),)), lambda n: np.pad(A[:5, 0], 2)[n:n + 3], s, [0, 3, 6, 1, 5, 2, 4])
   # one row read through a padded size-1 dim: valid for r == 2 only, so a reshape keeps the mask (in a view of its own)
