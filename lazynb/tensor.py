@@ -678,7 +678,10 @@ def reads_buffer(u: UOp, found: Callable[[UOp], bool], skip: Callable[[UOp], boo
   while stack:
     if (n := stack.pop()) in seen or skip(n): continue
     seen.add(n)
-    if (r := state.realized.get(n)) is not None: n = r
+    if (r := state.realized.get(n)) is not None:
+      # a cached result reads what it was computed from too: once that is written, the cache forgets it (x.sum() of the old x)
+      if n.op not in (Ops.ASSIGN, Ops.CONTIGUOUS): stack.extend(n.src)
+      n = r
     if n.base.op is Ops.BUFFER:
       if n.base in state.superseded: return False
       hit = hit or found(n.base)

@@ -169,6 +169,19 @@ def test_pending_assign_into_other_memory_reads_the_old_contents(write):
     np.testing.assert_array_equal(T.numpy(), sn + (sn + xn.sum()).sum())
     np.testing.assert_array_equal(x.numpy(), WRITES[write][1])
 
+@pytest.mark.parametrize("write", WRITES)
+def test_pending_assign_reading_a_result_computed_before_keeps_it(write):
+  """The second of two `S.assign(S + x.sum())` reads x.sum() that the first one computed (a cached result, not x): a
+  write into x then makes that result stale, so S is computed before the write, with the old sum twice (was a
+  StaleReadError, found by a random seed of test_jit_fuzz)."""
+  xn, sn = np.arange(4, dtype=np.float32), np.zeros(3, np.float32)
+  x, S = real(xn), real(sn)
+  S.assign(S + x.sum())
+  S.assign(S + x.sum())
+  WRITES[write][0](x)
+  np.testing.assert_array_equal(x.numpy(), WRITES[write][1])
+  np.testing.assert_array_equal(S.numpy(), sn + 2 * xn.sum())
+
 def test_a_value_read_through_a_done_assign_keeps_its_contents():
   a = real([1.0, 2.0])
   y = a.assign(Tensor([5.0, 6.0])) + 1
