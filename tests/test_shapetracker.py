@@ -8,6 +8,7 @@ in pure Python (no kernels compiled), so it is cheap to check many chains.
 import itertools, random
 import numpy as np
 import pytest
+from lazynb import Tensor
 from lazynb.shape import ShapeTracker, View
 from lazynb.uop import UOp, Ops
 from lazynb.uop.ops import graph_rewrite
@@ -220,6 +221,13 @@ def test_real_strides_single_view():
   assert ShapeTracker.from_shape((4, 8)).real_strides() == (8, 1)
   assert ShapeTracker.from_shape((4, 8)).permute((1, 0)).real_strides() == (1, 8)
   assert ShapeTracker.from_shape((4, 1)).expand((4, 5)).real_strides() == (1, 0)
+
+@pytest.mark.parametrize("shape", [(3, 2, 0), (3, 0, 2), (0, 0, 0), (0,)])
+def test_a_view_with_no_element_has_no_strides(shape):
+  """A shape with a 0 in it holds nothing: every stride is 0 (as numpy's and tinygrad's), and it stays readable."""
+  assert View.create(shape).strides == (0,) * len(shape) and ShapeTracker.from_shape(shape).real_strides() == (0,) * len(shape)
+  t = Tensor.empty(*shape)
+  assert t.uop.st.real_strides() == (0,) * len(shape) and (t + 1).numpy().shape == shape == np.zeros(shape).shape
 
 def test_real_strides_multi_view_constant_dims():
   # splitting the merged dim back: each dim has a constant stride again, even across two views

@@ -39,6 +39,7 @@ class View:
   def create(shape: tuple[int, ...], strides: tuple[int, ...] | None = None, offset: int = 0,
              mask: tuple[tuple[int, int], ...] | None = None) -> View:
     shape, offset = tuple(sym_canon(s) if isinstance(s, UOp) else int(s) for s in shape), sym_canon(offset)  # (i+1)-i is 1
+    if any(s == 0 for s in shape if isinstance(s, int)): return View(shape, (0,) * len(shape), 0, None, True)  # no element: no strides
     strides = strides_for_shape(shape) if strides is None else tuple(0 if s == 1 else st for s, st in zip(shape, strides))
     if mask is not None:
       mask = tuple(_clamp(lo, hi, s) for (lo, hi), s in zip(mask, shape))
