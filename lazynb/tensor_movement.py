@@ -198,6 +198,9 @@ def __getitem__(self: Tensor, idx) -> Tensor:
   return x.reshape(tuple(final_shape))
 def __setitem__(self: Tensor, idx, value) -> None:
   """t[idx] = value writes into t's memory (a view: the viewed tensor's) at once (numpy, torch): docs/internals.md, "Views and in-place writes"."""
+  if not type(self).no_grad and (self.requires_grad or isinstance(value, type(self)) and value.requires_grad):  # (torch: a leaf's; tinygrad: both)
+    raise NotImplementedError("t[idx] = value where t or value requires grad: no gradient goes through an in-place write; "
+                              "build the result out of place (Tensor.where, cat, pad), or write under Tensor.no_grad")
   (self if (base := self._viewed()) is None else base)._own_memory()
   tup = idx if isinstance(idx, tuple) else (idx,)
   if any(isinstance(i, (type(self), list, np.ndarray)) for i in tup):

@@ -69,3 +69,16 @@ def test_setitem_inside_a_jitted_step():
     return buf.realize()
   for _ in range(5): step(Tensor([1.0, 2.0]).realize())
   np.testing.assert_array_equal(buf.numpy(), [0, 5, 10, 0])
+
+def test_setitem_with_a_tensor_that_requires_grad_is_refused_outside_no_grad():
+  """No gradient goes through an in-place write: t[idx] = v where t (torch refuses a leaf's too) or v requires grad is a
+  NotImplementedError (tinygrad's class, a RuntimeError as torch's), not a gradient that ignores the write (z's was 2
+  where the write replaced z); under Tensor.no_grad the write happens (weight surgery)."""
+  z, x = Tensor.ones(4, 3, requires_grad=True), Tensor([7.0, 8.0, 9.0], requires_grad=True)
+  for target, value in ((z, Tensor.zeros(3)), (Tensor.ones(4, 3), x)):
+    with pytest.raises(NotImplementedError, match="requires grad"): target[1] = value
+    with pytest.raises(RuntimeError): target[:2] = value
+  Tensor.no_grad = True
+  try: z[1] = x
+  finally: Tensor.no_grad = False
+  np.testing.assert_array_equal(z.numpy(), [[1, 1, 1], [7, 8, 9], [1, 1, 1], [1, 1, 1]])
