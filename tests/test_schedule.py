@@ -415,6 +415,14 @@ def test_a_reduce_that_needs_its_kernel_stores_the_elementwise_ops_above_it(case
     plain = Tensor.schedule(*build(T, lambda t: t.sum(0), lambda t: t.half()))
     assert len(plain) == len(items) and [si.ast.src[0].src[2].op for si in plain if si.reason == "reduce"] == [Ops.REDUCE_AXIS]
 
+def test_a_reduce_read_back_in_order_through_permutes_stays_in_its_readers_kernel():
+  """Permutes and reshapes that add up to a reshape (tinygrad's test_multi_permute_should_collapse) read the reduce in
+  order: one kernel, nothing stored for it."""
+  a, b = np.random.default_rng(5).standard_normal((4, 4, 4, 4)).astype(np.float32), np.arange(16, dtype=np.float32)
+  c = Tensor(a).realize().sum((0, 1)).cast(dtypes.float16).permute(1, 0).reshape(4, 4, 1).permute(1, 0, 2).reshape(16) + Tensor(b).realize()
+  assert len(c.schedule()) == 1
+  np.testing.assert_allclose(c.numpy(), a.sum((0, 1)).astype(np.float16).reshape(16) + b, rtol=1e-3, atol=1e-2)
+
 def test_folded_constants_can_be_written():
   w = Tensor.zeros(4).realize()
   w.assign(Tensor(np.arange(4, dtype=np.float32)))

@@ -244,8 +244,13 @@ class Scheduler:
       while r.op is Ops.REDUCE_AXIS and len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
         t = cs[0]
         if t.op is not Ops.RESHAPE: chain.append(t)
-      if chain and any(c.op is Ops.REDUCE_AXIS or c.op in GroupOp.Movement and not is_reshape_chain(c) for c in self.consumers.get(t, [])):
+      if chain and any(c.op is Ops.REDUCE_AXIS or c.op in GroupOp.Movement and not is_reshape_chain(self._movement_top(c)) for c in self.consumers.get(t, [])):
         self.roots.setdefault(min(reversed(chain), key=lambda n: n.dtype.itemsize), "reduce")  # the last of the narrowest (half, not float)
+
+  def _movement_top(self, m: UOp) -> UOp:
+    """The last of the movement ops from m up, each the only reader of the one below (read together, as one view)."""
+    while len(cs := self.consumers.get(m, [])) == 1 and cs[0].op in GroupOp.Movement: m = cs[0]
+    return m
 
   def decide(self, fn: Callable) -> set[UOp]:
     """fn's nodes to realize, checked, as roots (their buffers are made when a kernel reads them)."""
