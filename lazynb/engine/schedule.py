@@ -8,7 +8,8 @@ kernels load it) when:
   realize   it is a tensor being realized, or marked .contiguous()
   copy      it crosses devices (COPY)
   reduce    it is a reduce that cannot join the kernel: the kernel has one already, or the reduce's result
-            is read through a view (expand, permute, pad ...) or by more than one consumer
+            is read through a view (expand, permute, pad ...) or by more than one consumer (or the
+            elementwise ops above such a reduce, each read once: chase_reduces)
   pad       a padded (masked) view would be pushed through an op where f(0) != 0 (exp, log, 1/x, //, %)
 
 Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage): a tensor made of constants only
