@@ -104,10 +104,10 @@ def _fold_alu(x: UOp) -> UOp | None:
   # an int times 0 is 0 (a float is not: NaN * 0 is NaN), unless the other side writes memory
   if x.op is Ops.MUL and not dtypes.is_float(x.dtype) and any(c.arg == 0 for c in cs) and not _writes(x):
     return const_view(cs[0], x.dtype, 0, unwrap(x.shape))
-  base, chain = _view_chain(x.src[0])
-  if x.op is Ops.CAST and not cs and base.op is Ops.CONST and not isinstance(base.arg, UOp):  # a cast of a padded constant:
-    v = UOp.const(x.dtype, exec_alu(Ops.CAST, x.dtype, (base.arg,), base.dtype), base.src)     # the cast constant padded
-    for m in reversed(chain): v = m.replace(dtype=x.dtype, src=(v,))                       # (0 casts to 0)
+  if x.op is Ops.CAST and not cs and (bc := _view_chain(x.src[0]))[0].op is Ops.CONST and not isinstance(bc[0].arg, UOp):
+    base, chain = bc  # a cast of a padded constant: the cast constant, padded
+    v = UOp.const(x.dtype, exec_alu(Ops.CAST, x.dtype, (base.arg,), base.dtype), base.src)
+    for m in reversed(chain): v = m.replace(dtype=x.dtype, src=(v,))  # (0 casts to 0)
     return v
   if len(cs) != len(x.src) or x.op in (Ops.IDIV, Ops.MOD) and cs[1].arg == 0: return None  # n // 0 is the device's
   return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs), cs[0].dtype), unwrap(x.shape))
@@ -240,9 +240,9 @@ class Scheduler:
     """A reduce read through a view or by another reduce gets a kernel of its own; where elementwise ops (one consumer
     each) lie between it and that read, the kernel stores their result instead: computed once, not by every reader
     (tinygrad's reduce grouping; DONT_GROUP_REDUCES=1 turns it off, as there)."""
-    for r in self.nodes:
+    for r in (n for n in self.nodes if n.op is Ops.REDUCE_AXIS):
       t, chain = r, []
-      while r.op is Ops.REDUCE_AXIS and len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
+      while len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
         t = cs[0]
         if t.op is not Ops.RESHAPE: chain.append(t)
       if chain and any(c.op is Ops.REDUCE_AXIS or c.op in GroupOp.Movement and not is_reshape_chain(self._movement_top(c)) for c in self.consumers.get(t, [])):
