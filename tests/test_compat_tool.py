@@ -143,3 +143,17 @@ def test_an_interrupted_run_goes_on_where_it_stopped(tmp_path):
   assert {i: o["outcome"] for i, o in res["outcomes"].items()} == {"test/test_two.py::test_one": "failed", "test/test_two.py::test_two": "passed"}
   res = tc.run_file("tinygrad", "test_two.py", work, tmp_path / "shim", tmp_path, timeout=30.0, strict=False, key={"k": 2})  # another key: anew
   assert {o["outcome"] for o in res["outcomes"].values()} == {"passed"}
+
+def test_without_tinygrad_the_stored_oracle_result_is_kept(tmp_path, monkeypatch):
+  (tmp_path / "src" / "test").mkdir(parents=True)
+  (tmp_path / "src" / "test" / "test_two.py").write_text("def test_one(): pass\n")
+  monkeypatch.setattr(tc, "tinygrad_version", lambda: None)
+  monkeypatch.setattr(tc, "run_file", lambda *a, **k: pytest.fail("ran the tinygrad side without tinygrad"))
+  ctx = {"cache": tmp_path, "src": tmp_path / "src", "work": tmp_path, "shim": tmp_path, "timeout": 1.0, "strict": False}
+  with pytest.raises(SystemExit, match="pip install tinygrad==0.10.3"): tc.get_result("tinygrad", "test_two.py", ctx, reuse=True)
+  path = tc.result_path(tmp_path, "tinygrad", "test_two.py")
+  path.parent.mkdir(parents=True)
+  stored = {"key": {"tinygrad": "0.10.3"}, "outcomes": {"test/test_two.py::test_one": {"outcome": "passed"}}}
+  path.write_text(json.dumps(stored))
+  assert tc.get_result("tinygrad", "test_two.py", ctx, reuse=True) == stored
+  assert json.loads(path.read_text()) == stored
