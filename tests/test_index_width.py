@@ -114,3 +114,22 @@ def test_int_arguments_of_a_wide_kernel_are_widened(device):
   got = np.zeros(4, np.float32)
   kernel_function(load_library(Device[device].compiler.compile(src)), "k")(ctypes.c_void_p(got.ctypes.data), 3, 3)
   np.testing.assert_array_equal(got, [(3 + 3) * 1_000_000_000 // 999_999_937 + i for i in range(4)])
+
+def test_full_rewrite_shows_the_index_type_the_kernel_is_rendered_with():
+  """codegen.full_rewrite (tinygrad 0.10's name) gives the linear program with index math in int32 or int64: the type
+  the rendered source uses, decided by the largest index (a symbolic size counts with its largest value)."""
+  from lazynb.codegen import full_rewrite, get_program
+  def store_index_dtype(t: Tensor):
+    ast = t.schedule()[-1].ast
+    uops = full_rewrite(ast, Device["CPU"].renderer)
+    assert not any(u.dtype is dtypes.index for u in uops)
+    ity = next(u for u in uops if u.op is Ops.STORE).src[0].src[1].dtype
+    assert ("long long" in get_program(ast, Device["CPU"].renderer, []).src) == (ity is dtypes.int64)
+    return ity
+  big = Tensor.empty(2048, 2048, 1).expand(-1, -1, 2048).contiguous()  # 2**33 elements: never allocated here
+  assert store_index_dtype(big) is dtypes.int64
+  assert store_index_dtype(Tensor.empty(64, 64, 1).expand(-1, -1, 64).contiguous()) is dtypes.int32
+  v = UOp.variable("dim3", 0, 2048).bind(32)
+  assert store_index_dtype(Tensor.empty(2048, 2048, 1).expand(-1, -1, v).contiguous()) is dtypes.int64
+  v = UOp.variable("dim3", 0, 64).bind(32)
+  assert store_index_dtype(Tensor.empty(2048, 2048, 1).expand(-1, -1, v).contiguous()) is dtypes.int32

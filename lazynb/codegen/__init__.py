@@ -14,6 +14,7 @@ from lazynb.helpers import NOOPT, BEAM, DEBUG
 from lazynb.uop.ops import UOp, Ops, GroupOp
 from lazynb.dtype import dtypes, fp8_unsupported
 from lazynb.device import Device
+from lazynb.renderer.prerender import needs_wide_index
 from lazynb.renderer import Renderer, ProgramSpec, rendering, workitem_ids
 from lazynb.codegen.kernel import Kernel, Opt, OptOps, AxisType, KernelOptError, hand_coded_optimizations  # noqa: F401
 from lazynb.codegen.lowerer import lower  # noqa: F401 (optimize, lower, simplify, linearize: the pipeline's code stages)
@@ -41,6 +42,14 @@ def optimize(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> Ker
 def full_rewrite_to_sink(ast: UOp, renderer: Renderer | None = None, opts: list[Opt] | None = None) -> UOp:
   """The lowered kernel (index math, loops) for an AST, before linearization: the pipeline from optimize to simplify."""
   return pipeline.run_stages("optimize", "simplify", ast=ast, renderer=renderer or Device[Device.DEFAULT].renderer, opts=opts)["simplified"]
+
+def full_rewrite(ast: UOp, renderer: Renderer | None = None) -> list[UOp]:
+  """The kernel's linear program with no opts applied (tinygrad 0.10's name), its index math in the integer type it is
+  rendered with: int64 when some index leaves the 32-bit range, else int32."""
+  uops = pipeline.run_stages("optimize", "linearize", ast=ast, renderer=renderer or Device[Device.DEFAULT].renderer, opts=[])["uops"]
+  ity, new = dtypes.int64 if needs_wide_index(uops) else dtypes.int32, {}
+  for u in uops: new[u] = u.replace(dtype=ity if u.dtype is dtypes.index else u.dtype, src=tuple(new[s] for s in u.src))
+  return list(new.values())
 
 def estimates(uops: list[UOp]) -> int:
   """FLOPs the program does: each non-index ALU op once per loop iteration it runs in."""
