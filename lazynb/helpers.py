@@ -76,6 +76,8 @@ CHECK = ContextVar("LAZYNB_CHECK", 0)
 POISON = ContextVar("LAZYNB_POISON", 0)
 # 0: TinyJit calls its function plainly every time (nothing captured, jit_cache empty), as tinygrad's JIT=0
 JIT = ContextVar("JIT", 1)
+# 0: what runs in the block is not recorded by a capturing TinyJit (its replays skip it; a value it wrote stays as it is)
+CAPTURING = ContextVar("CAPTURING", 1)
 # tinygrad 0.10's scheduler switches, accepted so its code and tests that set them run (docs/compat.md). DONT_GROUP_REDUCES=1
 # stores a reduce that needs its own kernel, not the elementwise ops above it (Scheduler.chase_reduces); for the others
 # lazynb's schedule is the same for every value: it always computes an arange inside the kernel that reads it

@@ -205,3 +205,17 @@ def test_jitted_training_step_matches_torch():
     topt.step()
     np.testing.assert_allclose(lv, tloss.item(), rtol=1e-5, atol=1e-6, err_msg=f"step {i}")
   np.testing.assert_allclose(l.weight.numpy(), tl.weight.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+def test_a_block_under_capturing_0_is_run_in_the_capture_but_not_recorded():
+  from lazynb.helpers import Context
+  side = []
+  @TinyJit
+  def f(a, b):
+    with Context(CAPTURING=0):
+      side.append(Tensor.full((4,), float(len(side))).contiguous().realize())
+    return (a + b).realize()
+  for i in range(5):
+    out = f(Tensor([float(i)]), Tensor([1.0]))
+    assert out.numpy().tolist() == [i + 1.0]
+  assert len(f.jit_cache) == 1  # only a + b was recorded
+  assert len(side) == 2 and side[1].numpy().tolist() == [1.0] * 4  # the warm-up and the capture ran the block; replays do not

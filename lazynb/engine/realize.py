@@ -6,7 +6,7 @@ import numpy as np
 from lazynb import trace
 from lazynb.device import Device, Buffer, CompileError, Runner, out_of_bounds  # noqa: F401 (Runner: tinygrad's engine.realize has it too)
 from lazynb.dtype import dtypes
-from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK, unwrap
+from lazynb.helpers import GlobalCounters, NOOPT, BEAM, CHECK, CAPTURING, unwrap
 from lazynb import pipeline
 from lazynb.codegen import get_program, Kernel
 from lazynb.renderer import ProgramSpec, CHECK_HEAD
@@ -53,7 +53,7 @@ class CompiledRunner:
 def write_host(buf: Buffer, arr: np.ndarray, refill: Callable[[], np.ndarray] | None = None):
   """Copy host data into a buffer. `refill` makes the data again (random numbers): a TinyJit replay calls it."""
   buf.allocate().copyin(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
-  if state.capturing is not None:  # TinyJit watches (the record's entries: docs/internals.md)
+  if state.capturing is not None and CAPTURING:  # TinyJit watches (the record's entries: docs/internals.md)
     if refill is not None: state.capturing.append(("random", refill, [buf], None))
     else: state.capturing.append(("data", (arr.shape, str(arr.dtype)), [buf], hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()))
 
@@ -118,7 +118,7 @@ def run_copy(dst: Buffer, src: Buffer) -> float:
 def exec_item(si: ScheduleItem) -> float:
   for b in si.bufs: b.allocate()
   if si.kind == "copy":
-    if state.capturing is not None: state.capturing.append(("copy", None, list(si.bufs), None))
+    if state.capturing is not None and CAPTURING: state.capturing.append(("copy", None, list(si.bufs), None))
     t = run_copy(si.bufs[0], si.bufs[1])
     trace.emit("exec", name=f"copy {si.bufs[1].device} -> {si.bufs[0].device}", display_name=None, device=si.bufs[0].device, kind="copy",
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
@@ -130,7 +130,7 @@ def exec_item(si: ScheduleItem) -> float:
     si.done = True
     return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
-  if state.capturing is not None: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
+  if state.capturing is not None and CAPTURING: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
   t = runner(list(si.bufs), si.var_vals)
   mem = sum(b.nbytes for b in si.bufs)
   GlobalCounters.kernel_count += 1
