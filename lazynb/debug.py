@@ -10,8 +10,9 @@ def _line_for_exec(d: dict) -> str:
   gbs = d["mem_estimate"] / t * 1e-9 if t > 0 else 0.0
   kind = colored("copy", "yellow") if d["kind"] == "copy" else "    "
   vals = "".join(f"  {k}={v}" for k, v in (d.get("var_vals") or {}).items())  # variables' values for this run
+  md = f"  {[repr(m) for m in si.metadata]}" if (si := d.get("item")) is not None and si.metadata else ""  # the Tensor methods inside
   return (f"*** {d['device']:6s} {GlobalCounters.kernel_count:4d} {kind} {ansistrip_pad(name, 30)} "
-          f"tm {fmt_time(t)}  {gflops:8.2f} GFLOPS {gbs:7.2f} GB/s{vals}")
+          f"tm {fmt_time(t)}  {gflops:8.2f} GFLOPS {gbs:7.2f} GB/s{vals}{md}")
 
 def print_event(ev: trace.Event):
   lvl = DEBUG.value

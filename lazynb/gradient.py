@@ -6,10 +6,10 @@ Each rule returns one entry per source: a gradient UOp, or None for "no gradient
 may give its output a rule of its own (`custom_gradient`, kept in `state.custom_grads`): conv2d does, so that its input
 gradient is a transposed convolution instead of the gradient of its window views."""
 from __future__ import annotations
-import contextlib, contextvars, math
+import contextlib, contextvars, dataclasses, math
 from typing import Callable, Iterator
 from lazynb.dtype import dtypes
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, report_pass, tracking_rewrites, all_metadata
 from lazynb.helpers import postorder, unwrap
 from lazynb.runstate import state
 
@@ -166,6 +166,7 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
       if g.shape != s.shape:  # a gradient of another shape would broadcast into a plausible, wrong number
         raise ValueError(f"the gradient rule for {n.op} ({why}) gave a gradient of shape {g.shape} to a source of shape {s.shape}")
       grads[s] = grads[s] + g if s in grads else g
+      if (md := n.metadata) is not None and grads[s] not in all_metadata: all_metadata[grads[s]] = dataclasses.replace(md, backward=True)
   ret = {t: grads[t] for t in targets if t in grads}
   # shown with the tensor-graph passes: the loss's graph before, the gradients' graphs after, one step per rule that fired
   if track: report_pass("gradient", root, UOp.sink(*ret.values()), steps, stage="tensor graph")

@@ -3,7 +3,7 @@
 Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it starts from the
 environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`."""
 from __future__ import annotations
-import contextlib, functools, os, pathlib, re, sys, threading, time, warnings
+import contextlib, dataclasses, functools, os, pathlib, re, sys, threading, time, warnings
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -108,6 +108,14 @@ class Context(contextlib.ContextDecorator):
     return self
   def __exit__(self, *exc):
     for k, v in self.old.items(): ContextVar.registry[k].value = v
+
+@dataclasses.dataclass(frozen=True)
+class Metadata:
+  """Which Tensor method made a graph node (tinygrad 0.10): `name`, and `backward` for a node its gradient rule made."""
+  name: str
+  caller: str = ""
+  backward: bool = False
+  def __repr__(self): return self.name + (" bw" if self.backward else "")
 
 class GlobalCounters:
   """Running totals since the last `reset()`: kernels run, FLOPs, bytes moved, time spent."""

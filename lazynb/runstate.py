@@ -61,6 +61,7 @@ class RunState:
     self.pending_assigns: weakref.WeakSet = weakref.WeakSet()
     self.computed_from: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.custom_grads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    self.metadata: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> Metadata of the Tensor method that made it
     self.last_backward: weakref.ReferenceType | None = None
     self.capturing: list | None = None
 
@@ -69,7 +70,7 @@ class RunState:
     return {"buffers": len(self.buffers), "allocated": sum(1 for b in list(self.buffers.values()) if b.is_allocated()),
             "realized": len(self.realized), "superseded": len(self.superseded), "owned": len(self.owned),
             "live": len(self.live), "grad_tensors": len(self.grad_tensors), "pending_assigns": len(self.pending_assigns),
-            "computed_from": len(self.computed_from), "custom_grads": len(self.custom_grads),
+            "computed_from": len(self.computed_from), "custom_grads": len(self.custom_grads), "metadata": len(self.metadata),
             "last_backward": int(self.last_backward is not None and self.last_backward() is not None),
             "capturing": -1 if self.capturing is None else len(self.capturing)}
   def __repr__(self) -> str:

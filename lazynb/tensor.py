@@ -4,14 +4,14 @@ Everything here is written with three kinds of primitive: elementwise ALU ops, R
 no matmul or conv primitive: `a @ b` is a broadcast multiply and a sum; conv2d is a windowed view of the input (movement
 ops only), a multiply by the weights, and a sum."""
 from __future__ import annotations
-import contextlib, math, weakref
+import contextlib, contextvars, functools, inspect, math, weakref
 from typing import Any, Callable, TYPE_CHECKING
 import numpy as np
 from lazynb import pipeline
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, wrap_int, UnsupportedDTypeError, from_storage
 from lazynb.device import Device, Buffer
-from lazynb.helpers import prod, unwrap
-from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError
+from lazynb.helpers import prod, unwrap, Metadata
+from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError, all_metadata
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, const_of, ScheduleItem
@@ -61,6 +61,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     if dt is not None and uop.dtype != dt: uop = uop.cast(dt)
     if requires_grad and uop.base.op is Ops.CONST:  # a leaf must be its own node, not a shared constant
       uop = Tensor._const_buffer(uop)
+    if (md := _METADATA.get()) is not None and isinstance(data, UOp): all_metadata[uop] = md
     self._uop: UOp = uop
     self._view: tuple | None = None
     state.live.add(self)
@@ -670,6 +671,24 @@ class Tensor(OpMixin, elementwise_eq=True):
   cast = tensor_dtype.cast; float = tensor_dtype.float; half = tensor_dtype.half; int = tensor_dtype.int; long = tensor_dtype.long
   bool = tensor_dtype.bool; element_size = tensor_dtype.element_size; nbytes = tensor_dtype.nbytes
   is_floating_point = tensor_dtype.is_floating_point; bitcast = tensor_dtype.bitcast
+
+# Metadata: each node a Tensor method makes is tagged with the method's name (the outermost call: relu's own nodes are
+# "relu"), and a kernel lists the tags of its nodes (ScheduleItem.metadata, the DEBUG=2 line), as tinygrad 0.10's
+_METADATA: contextvars.ContextVar[Metadata | None] = contextvars.ContextVar("_METADATA", default=None)
+def _tagged(fn):
+  @functools.wraps(fn)
+  def call(*args, **kwargs):
+    if _METADATA.get() is not None: return fn(*args, **kwargs)
+    token = _METADATA.set(Metadata(fn.__name__))
+    try: return fn(*args, **kwargs)
+    finally: _METADATA.reset(token)
+  return call
+for _name in dir(Tensor):
+  if _name.startswith("_") and not (_name.endswith("__") and hasattr(OpMixin, _name) or _name in ("__getitem__", "__setitem__")) or \
+     _name in ("__init__", "__init_subclass__", "__repr__", "__hash__", "backward", "gradient", "realize", "schedule"): continue
+  _fn = inspect.getattr_static(Tensor, _name)
+  if isinstance(_fn, (staticmethod, classmethod)): setattr(Tensor, _name, type(_fn)(_tagged(_fn.__func__)))
+  elif inspect.isfunction(_fn): setattr(Tensor, _name, _tagged(_fn))
 
 def reads_buffer(u: UOp, found: Callable[[UOp], bool], skip: Callable[[UOp], bool] = lambda n: False, past_buffers: bool = True) -> bool:
   """Does u's graph (its realized parts as their memory, nothing below a node `skip` names) read a BUFFER that `found`

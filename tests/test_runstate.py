@@ -93,7 +93,7 @@ def test_tinyjit_capture_is_recorded_in_the_state_only_while_it_watches():
 def test_describe_and_repr_name_every_registry():
   d = state.describe()
   assert set(d) == {"buffers", "allocated", "realized", "superseded", "owned", "live", "grad_tensors", "pending_assigns",
-                    "computed_from", "custom_grads", "last_backward", "capturing"}
+                    "computed_from", "custom_grads", "metadata", "last_backward", "capturing"}
   assert all(isinstance(v, int) for v in d.values())
   r = repr(state)
   assert r.startswith("RunState(") and "grad_tensors=" in r and "realized=" in r

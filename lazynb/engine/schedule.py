@@ -53,6 +53,7 @@ class ScheduleItem:
   view_origins: dict = field(default_factory=dict)  # VIEW uop -> movement ops (name, arg) that produced it
   var_vals: dict = field(default_factory=dict)      # variable name -> its bound value in this run (symbolic sizes)
   done: bool = False            # it has run (Tensor.schedule's tensors run only the items not done when they are read)
+  metadata: tuple = ()          # the Tensor methods whose nodes it computes (helpers.Metadata), as tinygrad 0.10's
   def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
@@ -370,7 +371,12 @@ class Scheduler:
     ast, var_vals, sub = unbind_ast(ast)
     bufs = tuple(state.buffers[b] for b in self.globals)
     origins = {sub.get(v, v): o for v, o in self.origins.items()}
-    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), origins, var_vals)
+    # the kernel's Metadata: of its nodes, not counting constants and the no-ops x * 1 and x + 0 (the compiler drops them)
+    inside = lambda n: n is root or not (n in self.roots or n.op is Ops.BUFFER)  # noqa: E731
+    noop = lambda n: n.op in (Ops.MUL, Ops.ADD) and any((c := const_of(s)) is not None and c.arg == (n.op is Ops.MUL) for s in n.src)  # noqa: E731
+    md = dict.fromkeys(m for n in postorder([root], lambda n: n.src if inside(n) else ())
+                       if inside(n) and n.base.op not in (Ops.CONST, Ops.DEVICE) and not noop(n) and (m := n.metadata) is not None)
+    return ScheduleItem(ast, bufs, "kernel", self.roots[root], root, tuple(self.globals), origins, var_vals, metadata=tuple(md))
 
   def prebuilt(self, root: UOp) -> ScheduleItem:
     """ASSIGN(BUFFER, KERNEL(*inputs)) made by kernelize(): the kernel is already decided."""

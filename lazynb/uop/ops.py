@@ -38,6 +38,7 @@ class UOpMetaClass(type):
       return ret
 
 # the build track's seam: a learner's toposort in place of UOp.toposort, per thread (lazynb.notebook.build.mine sets it)
+all_metadata = state.metadata  # tinygrad 0.10's name (the registry lives in runstate)
 _toposort_fn: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("lazynb_toposort", default=None)
 @contextlib.contextmanager
 def toposort_with(fn: Callable) -> Iterator[None]:
@@ -81,6 +82,8 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
       memo[n] = n if src == n.src else n.replace(src=src)
     return memo[self]
   def sink(*srcs: UOp) -> UOp: return UOp(Ops.SINK, dtypes.void, tuple(srcs))
+  @property
+  def metadata(self): return state.metadata.get(self)
 
   # ---- constants
   @staticmethod
