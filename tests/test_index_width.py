@@ -133,3 +133,13 @@ def test_full_rewrite_shows_the_index_type_the_kernel_is_rendered_with():
   assert store_index_dtype(Tensor.empty(2048, 2048, 1).expand(-1, -1, v).contiguous()) is dtypes.int64
   v = UOp.variable("dim3", 0, 64).bind(32)
   assert store_index_dtype(Tensor.empty(2048, 2048, 1).expand(-1, -1, v).contiguous()) is dtypes.int32
+
+@pytest.mark.parametrize("device", ["CPU", "LLVM"])
+def test_full_rewrite_lists_render_and_compile(device):
+  """tinygrad 0.10's renderer.render(uops) on full_rewrite's list (its index math typed int32 / int64): valid source."""
+  from lazynb.codegen import full_rewrite
+  r = Device[device].renderer
+  for t in (Tensor.empty(2048, 2048, 1).expand(-1, -1, 2048).contiguous(), Tensor.arange(65535)):
+    src = r.render(full_rewrite(t.schedule()[-1].ast, r))
+    assert src.count("long long" if device == "CPU" else "i64") > 0 if t.shape[0] == 2048 else "i64" not in src and "long long" not in src
+    Device[device].compiler.compile(src)

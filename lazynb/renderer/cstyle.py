@@ -235,7 +235,9 @@ class CStyleLanguage(Renderer):
     return text
 
   # ---- the walker
-  def render(self, name: str, uops: list[UOp]) -> str:
+  def render(self, name: str | list[UOp], uops: list[UOp] | None = None) -> str:
+    if not isinstance(name, str): uops, name = name, "test"  # tinygrad 0.10's render(uops)
+    assert uops is not None
     # what one kernel decides (its names, lines, types) lives on a copy: BEAM renders candidates on several threads
     return copy.copy(self)._write(name, prepare(uops, self.emulated(uops), "gt" if self.global_style == "args" else "t"))
 

@@ -186,7 +186,9 @@ class LLVMRenderer(Renderer):
   has_threads = True
   prefer_width = 0  # the device sets 512 with AVX-512 (as clang's -mprefer-vector-width=512 for the C kernels)
 
-  def render(self, name: str, uops: list[UOp]) -> str:
+  def render(self, name: str | list[UOp], uops: list[UOp] | None = None) -> str:
+    if not isinstance(name, str): uops, name = name, "test"  # tinygrad 0.10's render(uops)
+    assert uops is not None
     # what one kernel decides (its names, lines, types) lives on a copy: BEAM renders candidates on several threads
     emulated = frozenset({dtypes.bfloat16}) if any(u.dtype is dtypes.bfloat16 for u in uops) else frozenset()
     return copy.copy(self)._write(name, prepare(uops, emulated, "t"))

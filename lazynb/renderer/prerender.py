@@ -23,7 +23,8 @@ from lazynb.uop.ops import UOp, Ops, GroupOp, UPat, PatternMatcher, smax
 def needs_wide_index(uops: list[UOp]) -> bool:
   """Does some index of this kernel leave the 32-bit range? A loop variable counts up to its bound (the `i < n` test
   sees n itself), so a bound of 2**31 needs 64 bits too."""
-  return any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and smax(u.arg[1]) > 2**31 - 1 for u in uops)
+  return any(u.dtype is dtypes.index and (u.vmin < -2**31 or u.vmax > 2**31 - 1) or u.op is Ops.RANGE and (smax(u.arg[1]) > 2**31 - 1
+             or u.dtype is dtypes.int64) for u in uops)  # (loops typed int64 already: codegen.full_rewrite's list, rendered)
 
 @dataclass
 class Linear:
