@@ -469,3 +469,18 @@ def test_the_rewrite_stage_is_per_thread():
     t.join()
     assert current_stage() == "linearized"
   assert inside == ["lowered"] and current_stage() is None
+
+def test_buffer_of_a_node():
+  """.buffer: a BUFFER's, or that of a view reading all of it in order (a realized tensor); else an error that names the
+  node (also an AssertionError, which tinygrad 0.10 raises and its code catches)."""
+  from lazynb import Tensor
+  from lazynb.uop.ops import NoBufferError
+  a = Tensor([1]) + Tensor([2])
+  assert a.lazydata.realized is None
+  with pytest.raises(AssertionError, match="ADD has no buffer"): _ = a.lazydata.buffer
+  assert a.realize().lazydata.buffer.size == 1
+  b = (Tensor.empty(1, 1) + Tensor.empty(1, 1)).realize()
+  assert b.lazydata.shape == (1, 1) and b.lazydata.buffer is b.lazydata.base.buffer
+  p = Tensor.empty(2, 3).realize().permute(1, 0)
+  with pytest.raises(NoBufferError, match="PERMUTE has no buffer"): _ = p.lazydata.buffer
+  with pytest.raises(NoBufferError): _ = Tensor.empty(4).realize()[1:3].lazydata.buffer  # a part of it
