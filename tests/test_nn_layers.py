@@ -499,3 +499,11 @@ def test_one_hot_like_tinygrad():
   np.testing.assert_array_equal(out.numpy(), F.one_hot(torch.tensor(y, dtype=torch.long), 5).numpy())
   np.testing.assert_array_equal(Tensor(y).one_hot().numpy(), F.one_hot(torch.tensor(y, dtype=torch.long)).numpy())  # 4 classes
   with pytest.raises(RuntimeError): Tensor([0.0, 1.0]).one_hot(2)
+
+def test_layernorm_names_its_axes():
+  """LayerNorm.axis: the trailing axes it normalizes over (tinygrad 0.10), what numpy's reference needs."""
+  layer = nn.LayerNorm([3, 4])
+  assert layer.axis == (-2, -1) and nn.LayerNorm(5).axis == (-1,)
+  x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+  y = x - x.mean(layer.axis, keepdims=True)
+  np.testing.assert_allclose(layer(Tensor(x)).numpy(), y / np.sqrt((y * y).mean(layer.axis, keepdims=True) + layer.eps), atol=1e-5)

@@ -679,3 +679,19 @@ def test_long_reductions_are_as_accurate_as_numpy(op):
   want = {"sum": x64.sum(), "mean": x64.mean(), "var": x64.var(ddof=1), "std": x64.std(ddof=1), "logsumexp": np.log(e.sum()),
           "softmax": (e / e.sum())[:4], "dot": x64 @ x64, "cumsum": x64.sum()}[op]
   np.testing.assert_allclose(got, want, rtol=1e-5)
+
+def test_kernel_ast_views_as_tinygrad_names_them():
+  """st_arg: a LOAD's (or STORE's) ShapeTracker; full_shape: the largest size of each axis over the AST's views;
+  UOp.contiguous(): a node stored in a buffer of its own (tinygrad 0.10's spellings)."""
+  a = Tensor.rand(10, 10).realize()
+  b = a.pad(((0, 5), None))[5:]
+  (si,) = b.contiguous().schedule()
+  store = si.ast.src[0]
+  assert store.src[2].op is Ops.LOAD and store.src[2].st_arg == b.lazydata.st and store.st_arg.shape == (10, 10)
+  assert si.ast.full_shape == (10, 10)
+  (si,) = (Tensor.empty(4, 1) + Tensor.empty(1, 6)).contiguous().schedule()
+  assert si.ast.full_shape == (4, 6)
+  c = Tensor.empty(2, 2).lazydata.const_like(10).contiguous()
+  assert c.op is Ops.CONTIGUOUS and c is not Tensor.empty(2, 2).lazydata.const_like(10).contiguous()
+  t = Tensor(c)
+  assert len(t.schedule()) == 1 and t.tolist() == [[10.0, 10.0], [10.0, 10.0]]

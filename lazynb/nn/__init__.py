@@ -85,13 +85,13 @@ BatchNorm2d = BatchNorm3d = BatchNorm
 class LayerNorm:
   def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
     self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    self.eps = eps
+    self.axis, self.eps = tuple(range(-len(self.normalized_shape), 0)), eps  # the axes it normalizes
     self.weight = Tensor.ones(*self.normalized_shape) if elementwise_affine else None
     self.bias = Tensor.zeros(*self.normalized_shape) if elementwise_affine else None
   def __call__(self, x: Tensor) -> Tensor:
     if x.shape[-len(self.normalized_shape):] != self.normalized_shape:
       raise ValueError(f"LayerNorm expects trailing shape {self.normalized_shape}, got {x.shape}")
-    x = x.layernorm(tuple(range(-len(self.normalized_shape), 0)), self.eps)
+    x = x.layernorm(self.axis, self.eps)
     return x if self.weight is None else x * self.weight + self.bias
 
 class LayerNorm2d(LayerNorm):

@@ -84,6 +84,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
       memo[n] = n if src == n.src else n.replace(src=src)
     return memo[self]
   def sink(*srcs: UOp) -> UOp: return UOp(Ops.SINK, dtypes.void, tuple(srcs))
+  def contiguous(self) -> UOp: return UOp(Ops.CONTIGUOUS, self.dtype, (self, new_unique()))  # (as Tensor.contiguous: a buffer of its own)
   @property
   def metadata(self): return state.metadata.get(self)
 
@@ -157,6 +158,14 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     n = self
     while n.op in GroupOp.Movement: n = n.src[0]
     return n
+  @property
+  def st_arg(self):
+    """A kernel's LOAD, STORE or CONST: the ShapeTracker of its VIEW source (tinygrad 0.10's)."""
+    return next(s.arg for s in self.src if s.op is Ops.VIEW)
+  @property
+  def full_shape(self) -> tuple:
+    """A kernel AST's full shape: the largest size of each axis over the views it reads and writes (tinygrad 0.10's)."""
+    return tuple(max(x, key=smax) for x in zip(*[u.arg.shape for u in self.toposort() if u.op is Ops.VIEW]))
   @property
   def st(self):
     """The ShapeTracker of the movement ops down to the base, from its flat index (tinygrad 0.10's UOp.st)."""
