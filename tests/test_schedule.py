@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 from lazynb import Tensor, Device, GlobalCounters, Context, dtypes
-from lazynb.uop import Ops, GroupOp
+from lazynb.uop import Ops, GroupOp, UOp
 from lazynb.engine.schedule import ScheduleItem
 
 REASONS = {"realize", "copy", "reduce", "pad"}
@@ -691,6 +691,9 @@ def test_kernel_ast_views_as_tinygrad_names_them():
   assert si.ast.full_shape == (10, 10)
   (si,) = (Tensor.empty(4, 1) + Tensor.empty(1, 6)).contiguous().schedule()
   assert si.ast.full_shape == (4, 6)
+  a = Tensor.empty(32, 32).sum(axis=1) + Tensor.empty(1, 32)
+  assert a.schedule()[0].ast.shape == (32, 1) and a.lazydata.shape == (1, 32)  # a kernel's shape: its stores' (reduced axes 1)
+  assert UOp.sink(Tensor.empty(2).lazydata, Tensor.empty(3).lazydata).shape is None  # a SINK of tensors has none
   c = Tensor.empty(2, 2).lazydata.const_like(10).contiguous()
   assert c.op is Ops.CONTIGUOUS and c is not Tensor.empty(2, 2).lazydata.const_like(10).contiguous()
   t = Tensor(c)

@@ -221,7 +221,8 @@ def _shape(u: UOp) -> tuple[int, ...] | None:
   if op is Ops.PAD: return tuple(sym_canon(s + b + a) for s, (b, a) in zip(u.src[0].shape, arg))
   if op is Ops.SHRINK: return tuple(sym_canon(e - b) for b, e in arg)
   if op is Ops.REDUCE_AXIS: return tuple(1 if i in arg[1] else s for i, s in enumerate(u.src[0].shape))
-  if op in (Ops.DEVICE, Ops.UNIQUE, Ops.KERNEL, Ops.SINK) or not u.src: return None
+  # (a kernel's SINK of STOREs has its stores' shape, as in tinygrad 0.10: the kernel's full iteration space with reduced axes 1)
+  if op in (Ops.DEVICE, Ops.UNIQUE, Ops.KERNEL) or op is Ops.SINK and not all(s.op is Ops.STORE for s in u.src) or not u.src: return None
   for s in u.src:
     if s.op not in (Ops.DEVICE, Ops.UNIQUE) and (sh := s.shape) is not None: return sh
   return None
