@@ -25,6 +25,15 @@ from lazynb.tensor_movement import replay
 from lazynb.tensor_math import _log1p
 from lazynb.runstate import state
 
+def _fill(items: list[ScheduleItem], last: ScheduleItem, reader: ScheduleItem | None = None):
+  """Run a handed-out schedule's items not run yet, in order, to `last` (for its own reader: those before it; an assign)."""
+  at = {id(si): i for i, si in enumerate(items)}
+  for si in items[:at[id(reader)] if id(reader) in at else at[id(last)] + 1]:
+    if not si.done: run_schedule([si])
+def _all_run(items: list[ScheduleItem], becomes: dict[UOp, UOp]):
+  """Once all of them have run, a handed-out schedule's results are computed values again (their writes made them stale)."""
+  if all(si.done for si in items): Tensor._adopt(becomes, [])
+
 def last_backward():
   """The loss of the last backward(), while it is alive and not realized yet (an optimizer step realizes it too)."""
   t = state.last_backward() if state.last_backward is not None else None
@@ -191,11 +200,16 @@ class Tensor(OpMixin, elementwise_eq=True):
   # ---------------------------------------------------------------- running
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
     """The kernels that realize() would run, without running them."""
+    if not lst and (sch := self._scheduled) is not None and sch[0] is self._uop and not all(si.done for si in sch[1]): return sch[1]
     ts = (self,) + lst
     items, becomes = pipeline.call("schedule", [t.uop for t in ts])
     # the items may be run by hand (`for si in items: lower_schedule_item(si).run()`, tinygrad's tutorial): the tensors remember
     # them, so reading one later takes what they computed, or runs the ones not run yet, never schedules its graph again
     for t in ts: t._scheduled = (t.uop, items, becomes) if t.uop in becomes else None
+    # and, as tinygrad 0.10, the values count as computed: another graph with the same nodes reads the buffers these items
+    # will fill, and whatever reads one of them first runs the items up to the one that writes it (Buffer.fill)
+    for si in items: si.bufs[0].fill, si.then = functools.partial(_fill, items, si), functools.partial(_all_run, items, becomes)
+    Tensor._adopt(becomes, [])
     return items
   @staticmethod
   def _sym_count(n: UOp, device: str) -> Tensor: return Tensor(UOp.const(dtypes.float32, n.maximum(0), (UOp(Ops.DEVICE, dtypes.void, (), device),)))

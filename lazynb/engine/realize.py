@@ -116,6 +116,10 @@ def run_copy(dst: Buffer, src: Buffer) -> float:
   return time.perf_counter() - st
 
 def exec_item(si: ScheduleItem) -> float:
+  if si.done and si.then is not None and si.out is not None and si.out.op is Ops.ASSIGN: return 0.0  # a handed-out write: once
+  si.bufs[0].fill = None  # (this run writes it)
+  for b in si.bufs[1:]:
+    if b.fill is not None: b.fill(si)  # an input a handed-out item fills: that item (and those before it) run first
   for b in si.bufs: b.allocate()
   if si.kind == "copy":
     if state.capturing is not None and CAPTURING: state.capturing.append(("copy", None, list(si.bufs), None))
@@ -125,9 +129,11 @@ def exec_item(si: ScheduleItem) -> float:
     GlobalCounters.time_sum_s += t
     GlobalCounters.global_mem += si.bufs[0].nbytes
     si.done = True
+    if si.then is not None: si.then()
     return t
   if si.bufs[0].size == 0:
     si.done = True
+    if si.then is not None: si.then()
     return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
   if state.capturing is not None and CAPTURING: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
@@ -141,6 +147,7 @@ def exec_item(si: ScheduleItem) -> float:
              global_size=tuple(sym_eval(g, si.var_vals) for g in runner.p.global_size), local_size=runner.p.local_size, op_estimate=sym_eval(runner.p.op_estimate, si.var_vals),
              mem_estimate=mem, bufs=si.bufs, item=si, program=runner.p, var_vals=si.var_vals)
   si.done = True
+  if si.then is not None: si.then()
   return t
 
 def run_schedule(items: list[ScheduleItem], var_vals=None) -> None:  # (tinygrad's var_vals: each item carries its own)

@@ -54,6 +54,7 @@ class ScheduleItem:
   var_vals: dict = field(default_factory=dict)      # variable name -> its bound value in this run (symbolic sizes)
   done: bool = False            # it has run (Tensor.schedule's tensors run only the items not done when they are read)
   metadata: tuple = ()          # the Tensor methods whose nodes it computes (helpers.Metadata), as tinygrad 0.10's
+  then: Callable | None = None  # called after it ran (Tensor.schedule's items: when the last has run, their values are known)
   def __repr__(self): return f"ScheduleItem({self.kind}, reason={self.reason!r}, bufs={list(self.bufs)})"
 
 def new_buffer(device: str, size: int, dtype) -> UOp:
