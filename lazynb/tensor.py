@@ -206,10 +206,12 @@ class Tensor(OpMixin, elementwise_eq=True):
     # the items may be run by hand (`for si in items: lower_schedule_item(si).run()`, tinygrad's tutorial): the tensors remember
     # them, so reading one later takes what they computed, or runs the ones not run yet, never schedules its graph again
     for t in ts: t._scheduled = (t.uop, items, becomes) if t.uop in becomes else None
-    # and, as tinygrad 0.10, the values count as computed: another graph with the same nodes reads the buffers these items
-    # will fill, and whatever reads one of them first runs the items up to the one that writes it (Buffer.fill)
+    # and, as tinygrad 0.10, the values count as computed while the tensor lives (a notebook cell run again makes new ones):
+    # another graph with the same nodes reads the buffers the items will fill, and whatever reads one of them first runs
+    # the items up to the one that writes it (Buffer.fill)
     for si in items: si.bufs[0].fill, si.then = functools.partial(_fill, items, si), functools.partial(_all_run, items, becomes)
     Tensor._adopt(becomes, [])
+    weakref.finalize(self, lambda: all(si.done for si in items) or [state.realized.d.pop(o, None) for o in becomes])
     return items
   @staticmethod
   def _sym_count(n: UOp, device: str) -> Tensor: return Tensor(UOp.const(dtypes.float32, n.maximum(0), (UOp(Ops.DEVICE, dtypes.void, (), device),)))

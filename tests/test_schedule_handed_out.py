@@ -53,3 +53,14 @@ def test_never_run_items_run_when_the_tensor_is_read():
   c = (a * a).sum()
   assert len(c.schedule()) == 1
   assert c.item() == 13.0
+
+def test_a_cell_run_again_schedules_again():
+  """Counted as computed while a scheduled tensor lives: a notebook cell run again (`z = x + y; z.schedule()`) makes a
+  new z, the old one dies with its items not run, and the new schedule shows the kernel again."""
+  x, y = Tensor([1.0, 2.0]).realize(), Tensor([3.0, 4.0]).realize()
+  z = x + y
+  assert len(z.schedule()) == 1
+  z = x + y  # the old z dies here
+  assert len(z.schedule()) == 1
+  w = x + y  # z lives: w's value is z's
+  assert w.schedule() == [] and w.tolist() == [4.0, 6.0] and z.tolist() == [4.0, 6.0]
