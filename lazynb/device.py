@@ -5,7 +5,7 @@ source, the compiler turns source into a binary, and `runtime(name, lib)` loads 
 Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`."""
 from __future__ import annotations
 import contextlib, hashlib, importlib, os, pathlib, sqlite3, tempfile, threading, time
-from typing import Any, Callable
+from typing import Any
 import numpy as np
 from lazynb.dtype import DType, np_storage
 from lazynb.helpers import GlobalCounters, cache_dir, no_disk_cache, CACHELEVEL, POISON, getenv, plural
@@ -183,7 +183,6 @@ class Buffer:
   def __init__(self, device: str, size: int, dtype: DType):
     self.device, self.size, self.dtype = device, size, dtype
     self._buf: Any = None
-    self.fill: Callable[..., Any] | None = None  # a kernel Tensor.schedule() handed out will write it: run first when it is read
     self.version = 0  # counts writes: a result cached from this buffer's contents is valid while the count is unchanged
   @property
   def nbytes(self) -> int: return self.size * self.dtype.itemsize
@@ -216,7 +215,6 @@ class Buffer:
     self.version += 1
     return self
   def copyout(self, data: memoryview) -> memoryview:
-    if self.fill is not None: self.fill()
     if self._buf is None: raise RuntimeError("reading a buffer that was never written")
     if self.nbytes: self.allocator.copyout(data, self._buf)
     return data

@@ -25,14 +25,9 @@ from lazynb.tensor_movement import replay
 from lazynb.tensor_math import _log1p
 from lazynb.runstate import state
 
-def _fill(items: list[ScheduleItem], last: ScheduleItem, reader: ScheduleItem | None = None):
-  """Run a handed-out schedule's items not run yet, in order, to `last` (for its own reader: those before it; an assign)."""
-  at = {id(si): i for i, si in enumerate(items)}
-  for si in items[:at[id(reader)] if id(reader) in at else at[id(last)] + 1]:
-    if not si.done: run_schedule([si])
-def _all_run(items: list[ScheduleItem], becomes: dict[UOp, UOp]):
-  """Once all of them have run, a handed-out schedule's results are computed values again (their writes made them stale)."""
-  if all(si.done for si in items): Tensor._adopt(becomes, [])
+def _all_run(items: list[weakref.ref], becomes: dict[UOp, UOp]):  # (weak: items -> then -> items would be a cycle)
+  """Once all of them have run, a handed-out schedule's results are computed values (as when its tensors are read)."""
+  if all((si := r()) is None or si.done for r in items): Tensor._adopt(becomes, [])
 
 def last_backward():
   """The loss of the last backward(), while it is alive and not realized yet (an optimizer step realizes it too)."""
@@ -206,12 +201,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     # the items may be run by hand (`for si in items: lower_schedule_item(si).run()`, tinygrad's tutorial): the tensors remember
     # them, so reading one later takes what they computed, or runs the ones not run yet, never schedules its graph again
     for t in ts: t._scheduled = (t.uop, items, becomes) if t.uop in becomes else None
-    # and, as tinygrad 0.10, the values count as computed while the tensor lives (a notebook cell run again makes new ones):
-    # another graph with the same nodes reads the buffers the items will fill, and whatever reads one of them first runs
-    # the items up to the one that writes it (Buffer.fill)
-    for si in items: si.bufs[0].fill, si.then = functools.partial(_fill, items, si), functools.partial(_all_run, items, becomes)
-    Tensor._adopt(becomes, [])
-    weakref.finalize(self, lambda: all(si.done for si in items) or [state.realized.d.pop(o, None) for o in becomes])
+    then = functools.partial(_all_run, [weakref.ref(si) for si in items], becomes)  # run by hand to the last: computed values
+    for si in items: si.then = then
     return items
   @staticmethod
   def _sym_count(n: UOp, device: str) -> Tensor: return Tensor(UOp.const(dtypes.float32, n.maximum(0), (UOp(Ops.DEVICE, dtypes.void, (), device),)))

@@ -516,11 +516,9 @@ def test_tinygrads_scheduler_switches_are_accepted_and_change_nothing(name):
   """tinygrad 0.10's code and tests set these in `Context`; lazynb accepts them (docs/compat.md) and schedules as many
   kernels for every value (DONT_GROUP_REDUCES=1 only stores a reduce instead of the ops above it): an indexing gather
   (arange), a parallel reduce, argmax."""
-  xn = np.arange(20, dtype=np.float32).reshape(4, 5)
-  def x(): return Tensor(xn).realize()  # new memory each time: a graph scheduled before counts as computed (tinygrad's rule)
-  progs = {"gather": lambda: x()[Tensor([3, 0, 2]).realize()], "two sums": lambda: (y := x()).sum(0) + y.sum(1).reshape(4, 1).expand(4, 5).sum(0),
-           "argmax": lambda: x().argmax(0)}
-  want = {"gather": xn[[3, 0, 2]], "two sums": xn.sum(0) + xn.sum(1).sum(0), "argmax": xn.argmax(0)}
+  x, idx = Tensor(np.arange(20, dtype=np.float32).reshape(4, 5)).realize(), Tensor([3, 0, 2]).realize()
+  progs = {"gather": lambda: x[idx], "two sums": lambda: x.sum(0) + x.sum(1).reshape(4, 1).expand(4, 5).sum(0), "argmax": lambda: x.argmax(0)}
+  want = {"gather": x.numpy()[[3, 0, 2]], "two sums": x.numpy().sum(0) + x.numpy().sum(1).sum(0), "argmax": x.numpy().argmax(0)}
   base = {k: n_kernels(f()) for k, f in progs.items()}
   for v in TINYGRAD_SWITCHES[name]:
     with Context(**{name: v}):

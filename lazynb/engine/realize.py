@@ -117,9 +117,6 @@ def run_copy(dst: Buffer, src: Buffer) -> float:
 
 def exec_item(si: ScheduleItem) -> float:
   if si.done and si.then is not None and si.out is not None and si.out.op is Ops.ASSIGN: return 0.0  # a handed-out write: once
-  si.bufs[0].fill = None  # (this run writes it)
-  for b in si.bufs[1:]:
-    if b.fill is not None: b.fill(si)  # an input a handed-out item fills: that item (and those before it) run first
   for b in si.bufs: b.allocate()
   if si.kind == "copy":
     if state.capturing is not None and CAPTURING: state.capturing.append(("copy", None, list(si.bufs), None))
