@@ -698,3 +698,22 @@ def test_kernel_ast_views_as_tinygrad_names_them():
   assert c.op is Ops.CONTIGUOUS and c is not Tensor.empty(2, 2).lazydata.const_like(10).contiguous()
   t = Tensor(c)
   assert len(t.schedule()) == 1 and t.tolist() == [[10.0, 10.0], [10.0, 10.0]]
+
+def test_a_reduce_read_by_several_kernels_through_a_half_stores_the_half():
+  """x.sum().half().float() read by two kernels: the reduce's kernel stores the half (2 bytes, what the readers use),
+  not the float sum (tinygrad's test_prefer_half_buffer); as many kernels, the same values as numpy's."""
+  xn = np.arange(1, 5, dtype=np.float32)
+  x = Tensor(xn).realize()
+  shared = x.sum().half().float()
+  a, b = shared * 2, shared * 3
+  sched = Tensor.schedule(a, b)
+  assert len(sched) == 3 and sched[0].bufs[0].dtype is dtypes.half and [si.bufs[0].dtype for si in sched[1:]] == [dtypes.float] * 2
+  want = np.float32(np.float16(xn.sum()))
+  assert a.item() == want * 2 and b.item() == want * 3
+  one = x.sum().half().float()
+  assert n_kernels(one * 2 + one * 3) == 1  # read by one kernel: the reduce stays inside it
+  with Context(DONT_GROUP_REDUCES=1):
+    shared = x.sum().half().float()
+    assert Tensor.schedule(shared * 4, shared * 5)[0].bufs[0].dtype is dtypes.float  # the switch turns grouping off
+  big = Tensor(np.full(8, 10000, np.float32)).realize().sum().half().float()  # 80000: past half's largest, inf both ways
+  assert (big * 1).item() == np.inf and (big * 2).item() == np.inf

@@ -217,7 +217,7 @@ def kernel_boundaries(fn: Callable) -> Iterator[None]:
 def _say(u: UOp) -> str: return f"{u.op.name}{f' {u.arg[0].name} over axes {u.arg[1]}' if u.op is Ops.REDUCE_AXIS else ''} of shape {u.shape}"
 
 class Scheduler:
-  def __init__(self, outs: list[UOp]):
+  def __init__(self, outs: list[UOp], narrow: tuple[UOp, ...] = ()):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
     self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
     for _ in range(8):  # (each pass counts consumers afresh: a permute it pushed down may meet a reduce in the next)
@@ -237,18 +237,30 @@ class Scheduler:
     self.staged: dict[UOp, UOp] = {}       # ASSIGN root -> its value copied to a buffer first (it reads the target's memory)
     self.chosen = None if (fn := _boundaries.get()) is None else self.decide(fn)
     if self.chosen is None and not DONT_GROUP_REDUCES: self.chase_reduces()
+    self.roots.update(dict.fromkeys(narrow, "reduce"))
+
+  def _chain(self, r: UOp) -> tuple[UOp, UOp | None]:
+    """The elementwise ops above reduce r, each the one consumer of the one below; the top one; the last of the
+    narrowest among them (half, not float), the value to store for r."""
+    t, chain = r, list[UOp]()
+    while len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
+      t = cs[0]
+      if t.op is not Ops.RESHAPE: chain.append(t)
+    return t, min(reversed(chain), key=lambda n: n.dtype.itemsize) if chain else None
 
   def chase_reduces(self):
     """A reduce read through a view or by another reduce gets a kernel of its own; where elementwise ops (one consumer
     each) lie between it and that read, the kernel stores their result instead: computed once, not by every reader
     (tinygrad's reduce grouping; DONT_GROUP_REDUCES=1 turns it off, as there)."""
     for r in (n for n in self.nodes if n.op is Ops.REDUCE_AXIS):
-      t, chain = r, []
-      while len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
-        t = cs[0]
-        if t.op is not Ops.RESHAPE: chain.append(t)
-      if chain and any(c.op is Ops.REDUCE_AXIS or c.op in GroupOp.Movement and not is_reshape_chain(self._movement_top(c)) for c in self.consumers.get(t, [])):
-        self.roots.setdefault(min(reversed(chain), key=lambda n: n.dtype.itemsize), "reduce")  # the last of the narrowest (half, not float)
+      t, n = self._chain(r)
+      if n is not None and any(c.op is Ops.REDUCE_AXIS or c.op in GroupOp.Movement and not is_reshape_chain(self._movement_top(c))
+                               for c in self.consumers.get(t, [])): self.roots.setdefault(n, "reduce")
+
+  def narrower(self) -> tuple[UOp, ...]:
+    """After run(): a reduce with a kernel of its own that its readers use narrower (sum cast to half) stores that instead."""
+    if self.chosen is not None or DONT_GROUP_REDUCES: return ()
+    return tuple(n for r in self.roots if r.op is Ops.REDUCE_AXIS and (n := self._chain(r)[1]) is not None and n.dtype.itemsize < r.dtype.itemsize)
 
   def _movement_top(self, m: UOp) -> UOp:
     """The last of the movement ops from m up, each the only reader of the one below (read together, as one view)."""
@@ -513,6 +525,7 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
   with in_stage("kernels"):
     s = Scheduler(outs)
     items = s.run()
+    if narrow := s.narrower(): items = (s := Scheduler(outs, narrow)).run()  # (the same graph: its nodes are the same UOps)
   becomes: dict[UOp, UOp] = {}
   bufmap = {}
   for r, b in s.out_buf.items():
