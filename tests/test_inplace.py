@@ -245,3 +245,17 @@ def test_assign_keeps_dtype_and_checks_shape():
   assert a.dtype == dtypes.float32
   np.testing.assert_array_equal(a.numpy(), [3, 4])
   with pytest.raises(ValueError, match="shape"): a.assign(Tensor([1.0, 2.0, 3.0]))
+
+@pytest.mark.parametrize("cols,pad", [((0, 2), (0, 2)), ((2, 4), (2, 0)), ((1, 3), (1, 1)), ((1, 3), (0, 2)), ((0, 3), (1, 0)), ((0, 4), (0, 0))])
+def test_assign_reading_its_target_through_a_masked_view(cols, pad):
+  """a.assign(a + a[:, c0:c1] padded back to a's shape): where the padded view reads, at each place, that same place (or
+  nothing), the write happens in place in one kernel; a shifted view is computed into a new buffer first. numpy's values."""
+  from lazynb import GlobalCounters
+  an = np.arange(16, dtype=np.float32).reshape(4, 4)
+  a = real(an)
+  a.assign(a + a.shrink((None, cols)).pad((None, pad), value=2))
+  k0 = GlobalCounters.kernel_count
+  a.realize()
+  np.testing.assert_equal(a.numpy(), an + np.pad(an[:, cols[0]:cols[1]], ((0, 0), pad), constant_values=2))
+  same_place = cols[0] == pad[0]
+  assert GlobalCounters.kernel_count - k0 == (1 if same_place else 2)

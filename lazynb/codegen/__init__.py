@@ -44,8 +44,7 @@ def full_rewrite_to_sink(ast: UOp, renderer: Renderer | None = None, opts: list[
   return pipeline.run_stages("optimize", "simplify", ast=ast, renderer=renderer or Device[Device.DEFAULT].renderer, opts=opts)["simplified"]
 
 def full_rewrite(ast: UOp, renderer: Renderer | None = None) -> list[UOp]:
-  """The kernel's linear program with no opts applied (tinygrad 0.10's name), its index math in the integer type it is
-  rendered with: int64 when some index leaves the 32-bit range, else int32."""
+  """The kernel's linear program with no opts (tinygrad's name), index math in the int32 or int64 it is rendered with."""
   uops = pipeline.run_stages("optimize", "linearize", ast=ast, renderer=renderer or Device[Device.DEFAULT].renderer, opts=[])["uops"]
   ity, new = dtypes.int64 if needs_wide_index(uops) else dtypes.int32, dict[UOp, UOp]()
   for u in uops: new[u] = u.replace(dtype=ity if u.dtype is dtypes.index else u.dtype, src=tuple(new[s] for s in u.src))

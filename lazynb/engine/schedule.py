@@ -240,8 +240,7 @@ class Scheduler:
     self.roots.update(dict.fromkeys(narrow, "reduce"))
 
   def _chain(self, r: UOp) -> tuple[UOp, UOp | None]:
-    """The elementwise ops above reduce r, each the one consumer of the one below; the top one; the last of the
-    narrowest among them (half, not float), the value to store for r."""
+    """Up from reduce r through ops each the one consumer of the one below: the top one, and the last of the narrowest."""
     t, chain = r, list[UOp]()
     while len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
       t = cs[0]
@@ -372,7 +371,7 @@ class Scheduler:
     ast = graph_rewrite(start, cut_kernel, ctx=self, name=f"cut kernel: {root.op.name} ({self.roots[root]})", stage="kernels", bottom_up=True)
     value = ast.src[0].src[2]
     if root.op is Ops.ASSIGN and root not in self.staged and \
-       any(ld.src[0].arg == 0 and ld.src[1].arg != store_st for ld in value.toposort() if ld.op is Ops.LOAD):
+       any(ld.src[0].arg == 0 and not _in_place(ld.src[1].arg, store_st) for ld in value.toposort() if ld.op is Ops.LOAD):
       # the value reads the memory it overwrites through another view (m[::-1] = m): it is computed into a new buffer first,
       # a CONTIGUOUS of its own (the value itself may be a buffer, which cannot be a root; and a root that is a view of the
       # target would leave a cached result behind that names the target's memory)
@@ -473,6 +472,9 @@ def _through_movement(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   inner = ShapeTracker.from_shape(chain[-1].src[0].shape)
   for m in reversed(chain): inner = inner.movement(m.op, m.arg)
   return _inherit(ctx, v, seen_through(chain[-1].src[0], inner + v.arg), *[(m.op.name, m.arg) for m in chain])
+
+def _in_place(x, y) -> bool:  # a load through x reads, at each index, the place y writes there or nothing (a masked view)
+  return x == y or len(x.views) == len(y.views) == 1 and ((a := x.views[0]).shape, a.strides, a.offset, None) == ((b := y.views[0]).shape, b.strides, b.offset, b.mask)
 
 def _fuse_elementwise(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   if v.arg.has_mask and x.op in GroupOp.UnsafePad and x is not ctx.root: return ctx.load_root(ctx.root, x, "pad", v.arg, v)  # f(0) != 0
