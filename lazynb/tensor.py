@@ -682,11 +682,11 @@ class Tensor(OpMixin, elementwise_eq=True):
 # Metadata: each node a Tensor method makes is tagged with the method's name (the outermost call: relu's own nodes are
 # "relu"), and a kernel lists the tags of its nodes (ScheduleItem.metadata, the DEBUG=2 line), as tinygrad 0.10's
 _METADATA: contextvars.ContextVar[Metadata | None] = contextvars.ContextVar("_METADATA", default=None)
-def _tagged(fn):
+def _tagged(fn, md: Metadata):
   @functools.wraps(fn)
   def call(*args, **kwargs):
     if _METADATA.get() is not None: return fn(*args, **kwargs)
-    token = _METADATA.set(Metadata(fn.__name__))
+    token = _METADATA.set(md)
     try: return fn(*args, **kwargs)
     finally: _METADATA.reset(token)
   return call
@@ -694,8 +694,8 @@ for _name in dir(Tensor):
   if _name.startswith("_") and not (_name.endswith("__") and hasattr(OpMixin, _name) or _name in ("__getitem__", "__setitem__")) or \
      _name in ("__init__", "__init_subclass__", "__repr__", "__hash__", "backward", "gradient", "realize", "schedule"): continue
   _fn = inspect.getattr_static(Tensor, _name)
-  if isinstance(_fn, (staticmethod, classmethod)): setattr(Tensor, _name, type(_fn)(_tagged(_fn.__func__)))
-  elif inspect.isfunction(_fn): setattr(Tensor, _name, _tagged(_fn))
+  if isinstance(_fn, (staticmethod, classmethod)): setattr(Tensor, _name, type(_fn)(_tagged(_fn.__func__, Metadata(_fn.__func__.__name__))))
+  elif inspect.isfunction(_fn): setattr(Tensor, _name, _tagged(_fn, Metadata(_fn.__name__)))
 
 def reads_buffer(u: UOp, found: Callable[[UOp], bool], skip: Callable[[UOp], bool] = lambda n: False, past_buffers: bool = True) -> bool:
   """Does u's graph (its realized parts as their memory, nothing below a node `skip` names) read a BUFFER that `found`
