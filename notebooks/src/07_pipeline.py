@@ -58,6 +58,15 @@ assert not any(u.op in GroupOp.Movement for u in ast.toposort())
 np.testing.assert_allclose(z.numpy(), np.maximum(x.numpy() @ y.numpy(), 0).sum(0), rtol=1e-5, atol=1e-5)
 
 # %% [markdown]
+# Each item also names the **Tensor methods** whose nodes it computes (`item.metadata`, as tinygrad names it; with
+# `DEBUG=2` each kernel's line ends with them). The random inputs are drawn inside the first kernel, and the matmul
+# spans both kernels: its sum is the first kernel's, the reshape after that sum is done in the second.
+
+# %%
+for item in sched: print(item.reason, [m.name for m in item.metadata])
+assert [m.name for m in sched[0].metadata] == ["randn", "matmul"] and [m.name for m in sched[1].metadata] == ["matmul", "relu", "sum"]
+
+# %% [markdown]
 # Those two strides, drawn: `show_st` on each LOAD's ShapeTracker, over (row, column), holding k = 1. Each cell shows
 # the memory index it reads (hover one in JupyterLab for its arithmetic).
 
