@@ -125,12 +125,10 @@ def exec_item(si: ScheduleItem) -> float:
                seconds=t, global_size=None, local_size=None, op_estimate=0, mem_estimate=si.bufs[0].nbytes, bufs=si.bufs, item=si)
     GlobalCounters.time_sum_s += t
     GlobalCounters.global_mem += si.bufs[0].nbytes
-    si.done = True
-    if si.then is not None: si.then()
+    _done(si)
     return t
   if si.bufs[0].size == 0:
-    si.done = True
-    if si.then is not None: si.then()
+    _done(si)
     return 0.0
   runner = get_runner(si.bufs[0].device, si.ast)
   if state.capturing is not None and CAPTURING: state.capturing.append(("kernel", runner, list(si.bufs), si.ast, si.var_vals))
@@ -143,9 +141,12 @@ def exec_item(si: ScheduleItem) -> float:
   trace.emit("exec", name=runner.p.name, display_name=runner.p.display_name, device=si.bufs[0].device, kind="kernel", seconds=t,
              global_size=tuple(sym_eval(g, si.var_vals) for g in runner.p.global_size), local_size=runner.p.local_size, op_estimate=sym_eval(runner.p.op_estimate, si.var_vals),
              mem_estimate=mem, bufs=si.bufs, item=si, program=runner.p, var_vals=si.var_vals)
-  si.done = True
-  if si.then is not None: si.then()
+  _done(si)
   return t
+
+def _done(si: ScheduleItem):
+  si.done = True
+  if si.then is not None: si.then()  # (Tensor.schedule's items: the last one makes their values computed)
 
 def run_schedule(items: list[ScheduleItem], var_vals=None) -> None:  # (tinygrad's var_vals: each item carries its own)
   st = time.perf_counter()

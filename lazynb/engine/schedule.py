@@ -25,7 +25,7 @@ from lazynb import trace, pipeline
 from lazynb.device import Buffer, Device
 from lazynb.dtype import dtypes
 from lazynb.helpers import postorder, prod, dedup, unwrap, SPLIT_REDUCEOP, DONT_GROUP_REDUCES
-from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq, sym_ge
+from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq, sym_ge, is_contiguous_view_of_buffer
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
 from lazynb.pipeline import implements
@@ -68,12 +68,6 @@ def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
   memo: dict[UOp, UOp] = {}
   return sink.substitute({n: r for n in sink.toposort() if (r := state.realized.get(n)) is not None}, memo), memo
-
-def is_contiguous_view_of_buffer(u: UOp) -> bool:
-  """u reads a whole buffer in order (so its memory can be used as is)."""
-  if u.base.op is not Ops.BUFFER: return False
-  st = u.st
-  return st.contiguous and st.size == u.base.size
 
 
 def is_reshape_chain(u: UOp) -> bool:

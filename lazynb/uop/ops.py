@@ -38,6 +38,10 @@ class UOpMetaClass(type):
       return ret
 
 # the build track's seam: a learner's toposort in place of UOp.toposort, per thread (lazynb.notebook.build.mine sets it)
+def is_contiguous_view_of_buffer(u: UOp) -> bool:
+  """u reads a whole buffer in order (so its memory can be used as is)."""
+  return u.base.op is Ops.BUFFER and (st := u.st).contiguous and st.size == u.base.size
+
 class NoBufferError(RuntimeError, AssertionError):  # (an AssertionError too: tinygrad 0.10 asserts, and its code catches that)
   """.buffer of a node that has none."""
 all_metadata = state.metadata  # tinygrad 0.10's name (the registry lives in runstate)
@@ -187,7 +191,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
   def buffer(self):
     """The Buffer of a BUFFER node, or of a view that reads all of it in order (a realized tensor's node)."""
     if self.op is Ops.BUFFER: return state.buffers[self]
-    if self.base.op is Ops.BUFFER and self.st.contiguous and self.st.size == self.base.size: return self.base.buffer
+    if is_contiguous_view_of_buffer(self): return self.base.buffer
     raise NoBufferError(f"{self.op} has no buffer: .buffer must be BUFFER or a contiguous view of one (realize the value first)")
   @property
   def realized(self): return self.buffer if self.op is Ops.BUFFER and self in state.buffers and self.buffer.is_allocated() else None  # (tinygrad 0.10's)
