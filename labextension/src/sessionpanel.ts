@@ -57,6 +57,8 @@ export class SessionPanel extends Widget {
   private runList = h('div', { cls: 'lz-runs' });
   private runs: SessionRuns;
   private applyTimer = 0;
+  /** Counts the learner's edits: a kernel reply asked for before the latest edit must not reset the controls. */
+  private edits = 0;
   private syncing = false;
   private watchedSession: ISessionContext | null = null;
 
@@ -153,6 +155,7 @@ export class SessionPanel extends Widget {
     if (this.syncing) {
       return;
     }
+    this.edits++;
     window.clearTimeout(this.applyTimer);
     this.applyTimer = window.setTimeout(() => void this.apply(), 250);
   }
@@ -168,6 +171,7 @@ export class SessionPanel extends Widget {
       this.setStatus('no running kernel: start one to set defaults', 'warn');
       return;
     }
+    const edits = this.edits;
     let code: string;
     try {
       code = panelCode(this.settings());
@@ -183,6 +187,9 @@ export class SessionPanel extends Widget {
       user_expressions: { lazynb: STATE_EXPRESSION }
     });
     const reply = await future.done;
+    if (this.edits !== edits) {
+      return; // edited since: the apply that follows sends and reports the newer values
+    }
     const content = reply.content as {
       status: string;
       ename?: string;
@@ -209,6 +216,7 @@ export class SessionPanel extends Widget {
     if (!kernel) {
       return;
     }
+    const edits = this.edits;
     try {
       const future = kernel.requestExecute({
         code: '',
@@ -217,6 +225,9 @@ export class SessionPanel extends Widget {
         user_expressions: { lazynb: STATE_EXPRESSION }
       });
       const reply = await future.done;
+      if (this.edits !== edits) {
+        return; // the learner's edit is newer than this answer; their apply will follow
+      }
       const content = reply.content as {
         status: string;
         user_expressions?: Record<string, unknown>;

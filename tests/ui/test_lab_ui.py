@@ -1,7 +1,8 @@
 """The lazynb JupyterLab extension in a real JupyterLab, in Chromium: a %%tinygrad cell renders with the extension
 (not the HTML fallback), clicking a kernel and hovering source/UOps highlight what line_map says, the session panel
-sets defaults for later cells and links its kernel list to the cells, a saved notebook renders with no kernel, an
-untrusted payload runs nothing, and a 2,000-node graph renders within the budget."""
+sets defaults for later cells (an edit made while the kernel answers an older request is kept) and links its kernel
+list to the cells, a saved notebook renders with no kernel, an untrusted payload runs nothing, and a 2,000-node graph
+renders within the budget."""
 from __future__ import annotations
 import json, warnings
 import pytest
@@ -109,6 +110,13 @@ def test_tinygrad_cell_renders_and_cross_highlights(lab, page):
 def _set_range(locator, value: int):
   locator.evaluate("(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
 
+def _wait_status(pg, text: str, timeout: float = 30_000) -> None:
+  """Wait until the session panel's status line includes `text`; on a timeout, say what it shows."""
+  try:
+    pg.wait_for_function("(s) => document.querySelector('#lazynb-session-panel .lz-panel-status').textContent.includes(s)", arg=text, timeout=timeout)
+  except Exception:
+    raise AssertionError(f"panel status never showed {text!r}: it shows {pg.locator('#lazynb-session-panel .lz-panel-status').inner_text()!r}") from None
+
 def test_session_panel_sets_defaults_and_links_runs(lab, page):
   write_notebook(lab.root / "panel.ipynb", ["%load_ext lazynb", f"%%tinygrad\n{PROGRAM}", "%%tinygrad --no-controls\nd = (Tensor.rand(4, 4) + 1).realize()"])
   open_notebook(page, lab, "panel.ipynb")
@@ -122,7 +130,7 @@ def test_session_panel_sets_defaults_and_links_runs(lab, page):
   _set_range(panel.locator("input[aria-label='DEBUG']"), 2)
   panel.locator("input[aria-label='NOOPT']").check()
   panel.locator("select[aria-label='device']").select_option("CPU")
-  page.wait_for_function("() => document.querySelector('#lazynb-session-panel .lz-panel-status').textContent.includes('--debug 2 --noopt --beam 0 --device CPU')")
+  _wait_status(page, "--debug 2 --noopt --beam 0 --device CPU")
   assert "lz-status-ok" in panel.locator(".lz-panel-status").get_attribute("class")
   run_cell(page, 2)
   chips = lambda i: {c.get_attribute("data-setting"): c.inner_text() for c in _trace_in(page, i).locator(".lz-chip").all()}  # noqa: E731
@@ -142,6 +150,46 @@ def test_session_panel_sets_defaults_and_links_runs(lab, page):
   page.wait_for_function(f"() => ({active})() === 2")
   shot(page, "ui-session-panel")
   assert not page.lazynb_errors, page.lazynb_errors
+
+def _start_cell(pg, i: int) -> None:
+  """Run cell i without waiting for it to finish."""
+  cell(pg, i).locator(".jp-InputPrompt").click()
+  pg.keyboard.press("Escape")
+  pg.keyboard.press("Control+Enter")
+  pg.wait_for_function(f"() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')[{i}].querySelector('.jp-InputPrompt').textContent.includes('*')")
+
+def test_session_panel_keeps_edits_made_while_the_kernel_answers(lab, page):
+  """A kernel reply that was asked for before the learner's last edit (the panel reading the kernel's defaults, or an
+  earlier apply) must not reset the controls: the edit is what gets applied."""
+  gates = [lab.root / f"gate{i}" for i in range(2)]
+  wait = "import os, time\nwhile not os.path.exists({!r}): time.sleep(0.01)"
+  write_notebook(lab.root / "race.ipynb", ["%load_ext lazynb", wait.format(str(gates[0])), wait.format(str(gates[1]))])
+  open_notebook(page, lab, "race.ipynb")
+  run_cell(page, 0)
+  tab = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='lazynb-session-panel']")
+  tab.click()
+  panel = page.locator("#lazynb-session-panel")
+  panel.wait_for()
+  page.wait_for_function("() => [...document.querySelectorAll('#lazynb-session-panel select option')].some(o => o.value === 'CPU')")
+  # 1. the panel asks for the kernel's defaults while the kernel is busy; the learner edits before the answer comes
+  _start_cell(page, 1)
+  tab.click()
+  tab.click()  # hidden and shown again: it reads the kernel's state (the request waits behind the busy cell)
+  panel.wait_for()
+  _set_range(panel.locator("input[aria-label='DEBUG']"), 3)
+  gates[0].touch()
+  _wait_status(page, "--debug 3 --opt --beam 0")
+  assert panel.locator("input[aria-label='DEBUG']").input_value() == "3"
+  # 2. an apply is waiting behind a busy cell; the learner picks a device just before its answer arrives
+  _start_cell(page, 2)
+  _set_range(panel.locator("input[aria-label='BEAM']"), 2)
+  _wait_status(page, "applying")
+  panel.locator("select[aria-label='device']").select_option("CPU")
+  gates[1].touch()
+  _wait_status(page, "--debug 3 --opt --beam 2 --device CPU")
+  assert panel.locator("select[aria-label='device']").input_value() == "CPU"
+  assert not page.lazynb_errors, page.lazynb_errors
+
 
 EVIL = '<img src=x onerror="window.__lz_pwned=1"><script>window.__lz_pwned=2</script>'
 
