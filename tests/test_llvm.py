@@ -48,6 +48,7 @@ def test_line_map_covers_every_line():
 
 @pytest.mark.parametrize("dt", [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64])
 def test_integer_arithmetic_wraps_like_numpy(dt):
+  """Every int width, as numpy computes it (wrapping); found by the fuzzer: relu of an int8 was rejected IR."""
   info = np.iinfo(dt.fmt)
   a = RNG.integers(info.min, info.max, 64, dtype=dt.fmt, endpoint=True)
   b = RNG.integers(1, min(info.max, 1000), 64, dtype=dt.fmt)
@@ -59,9 +60,23 @@ def test_integer_arithmetic_wraps_like_numpy(dt):
     np.testing.assert_array_equal((A // B).numpy(), a // b)
     np.testing.assert_array_equal((A % B).numpy(), a % b)
     np.testing.assert_array_equal(A.maximum(B).numpy(), np.maximum(a, b))
+    # the ops whose float forms test for NaN (x != x): relu, minimum, clip, max; an int has no NaN and LLVM no fcmp of ints
+    np.testing.assert_array_equal(A.relu().numpy(), np.maximum(a, 0))
+    np.testing.assert_array_equal(A.minimum(B).numpy(), np.minimum(a, b))
+    np.testing.assert_array_equal(A.clip(0, 100).numpy(), np.clip(a, 0, 100))
+    np.testing.assert_array_equal(A.max().numpy(), a.max())
     np.testing.assert_array_equal((A < B).numpy(), a < b)
     np.testing.assert_array_equal((A ^ B).numpy(), a ^ b)
     np.testing.assert_array_equal((A >> 3).numpy(), a >> 3)
+
+@pytest.mark.parametrize("dt", [dtypes.int8, dtypes.int32, dtypes.int64])
+def test_an_int_compared_with_itself_is_no_float_compare(dt):
+  """Found by the fuzzer: relu of -(bool as int8) simplifies to where(x != x, x, 0) (x > 0 cannot hold), the form of a
+  float's NaN test, which the LLVM device wrote as `fcmp ord i8` and LLVM rejected."""
+  b = np.array([True, False, True])
+  x = -llvm(b).cast(dt)
+  np.testing.assert_array_equal(x.relu().numpy(), np.maximum(-b.astype(dt.fmt), 0))
+  np.testing.assert_array_equal(x.maximum(-1).numpy(), np.maximum(-b.astype(dt.fmt), -1))
 
 def test_floats_nan_inf_and_signed_zero_match_the_c_device():
   x = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e38, -1e-40, 7.0], np.float32)

@@ -145,8 +145,10 @@ def _store_slot(ctx, x: UOp) -> str:
   ctx.emit(f"store {ctx.ty(x.dtype)} {ctx[x.src[0] if x.op is Ops.DEFINE_ACC else x.src[1]]}, ptr {ctx.slot[ctx.acc_of(x)]}")
   return ""
 
-def _nan_first(ctx, x: UOp, a: UOp, b: UOp) -> str:
-  """MAX's NaN test, a!=a ? a : b, as `a is ordered ? b : a` (C's `!(a==a)`, see renderer/cstyle.py)."""
+def _nan_first(ctx, x: UOp, a: UOp, b: UOp) -> str | None:
+  """MAX's NaN test, a!=a ? a : b, as `a is ordered ? b : a` (C's `!(a==a)`, see renderer/cstyle.py); floats only (an int's
+  a!=a, relu's NaN test on an int tensor, is an icmp: fcmp takes no ints)."""
+  if x.dtype not in _FLOATS: return None
   t = ctx.ty(x.dtype)
   return ctx.ins(f"select i1 {ctx.ins(f'fcmp ord {t} {ctx[a]}, {ctx[a]}')}, {t} {ctx[b]}, {t} {ctx[a]}")
 
