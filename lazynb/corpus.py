@@ -25,8 +25,7 @@ def _arr(rng: np.random.Generator, shape: tuple, dtype: str, positive: bool = Fa
   x = rng.standard_normal(shape).astype(np.float32)
   return np.abs(x) + 0.5 if positive else x
 
-def _shape(rng: np.random.Generator, ndim: int) -> tuple[int, ...]:
-  return tuple(int(rng.choice([1, 2, 3, 4, 5, 7, 8, 9, 16])) for _ in range(ndim))
+def _shape(rng: np.random.Generator, ndim: int) -> tuple[int, ...]: return tuple(int(rng.choice([1, 2, 3, 4, 5, 7, 8, 9, 16])) for _ in range(ndim))
 
 UNARY = {"neg": lambda x: -x, "relu": lambda x: x.relu(), "abs": lambda x: x.abs(), "exp": lambda x: (x * 0.5).exp(), "square": lambda x: x * x,
          "sqrt|x|": lambda x: x.abs().sqrt(), "sin": lambda x: x.sin(), "recip(1+x*x)": lambda x: (1 + x * x).reciprocal(),

@@ -197,8 +197,7 @@ def _upward(d: DType) -> frozenset:
   if d not in _UP: _UP[d] = frozenset({d}).union(*[_upward(p) for p in _PARENTS[d]])
   return _UP[d]
 
-def least_upper_dtype(*ds: DType) -> DType:
-  return min(frozenset.intersection(*[_upward(d) for d in ds]))
+def least_upper_dtype(*ds: DType) -> DType: return min(frozenset.intersection(*[_upward(d) for d in ds]))
 
 def least_upper_float(d: DType) -> DType:
   """d if it is a float, else the dtype an int or bool becomes in a float op (the default float, at least)."""

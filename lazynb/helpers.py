@@ -20,8 +20,7 @@ def getenv(key: str, default: Any = 0) -> Any:
   try: return type(default)(val)
   except ValueError: raise ValueError(f"environment variable {key}={val!r} is not a valid {type(default).__name__}") from None
 
-def prod(xs: Iterable[Any], start: Any = 1) -> Any:
-  return functools.reduce(lambda a, b: a * b, xs, start)
+def prod(xs: Iterable[Any], start: Any = 1) -> Any: return functools.reduce(lambda a, b: a * b, xs, start)
 
 def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))

@@ -169,8 +169,7 @@ def replaced() -> tuple[tuple[str, Callable], ...]:
 
 def replacement(name: str) -> Callable | None: return dict(_replaced.get()).get(name)
 
-def replaced_names(names=None) -> list[str]:
-  return [n for n, _ in _replaced.get() if names is None or n in names]
+def replaced_names(names=None) -> list[str]: return [n for n, _ in _replaced.get() if names is None or n in names]
 
 def carry(fn: Callable) -> Callable:
   """fn, to be called on another thread with this thread's replaced stages (BEAM compiles candidates on a pool)."""

@@ -94,8 +94,7 @@ def argmax(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
   if dtypes.is_float(self.dtype): is_max = is_max | self.isnan()  # a NaN max: the first NaN, as numpy (never the index n)
   rank = type(self).arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))
   return (n - (is_max.where(rank, 0)).max(a, keepdim)).cast(dtypes.int32)
-def argmin(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
-  return self._flip_order().argmax(axis, keepdim)
+def argmin(self: Tensor, axis=None, keepdim: bool = False) -> Tensor: return self._flip_order().argmax(axis, keepdim)
 def cumsum(self: Tensor, axis: int = 0) -> Tensor:
   """Prefix sums as a masked sum (tensor_math._cum): out[i] = sum_j [j <= i] x[j] (a where, not a multiply: inf * 0 would be NaN)."""
   return self._cum(axis, 0, "sum")

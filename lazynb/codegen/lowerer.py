@@ -167,8 +167,7 @@ lowering = PatternMatcher([
   (_lane_of((Ops.IDIV, Ops.MOD)), _guard_divisor),
   (_lane_of(GroupOp.Elementwise), lambda l, u: UOp(u.op, u.dtype, tuple(UOp(Ops.LANE, s.dtype, (s,), l.arg) for s in u.src), u.arg)),
   (_lane_of(Ops.STORE), _store),
-  (_lane_of(None), lambda l, u: _cannot_lower(u)),
-])
+  (_lane_of(None), lambda l, u: _cannot_lower(u))])
 
 @implements("lower")
 def lower_kernel(k: Kernel) -> UOp:
@@ -218,6 +217,5 @@ def fold_onehot(red: UOp) -> UOp | None:
 # that is folded in the tensor graph, before any kernel: engine/schedule.py's fold_consts)
 drop_true_gates = PatternMatcher([
   (UPat(Ops.INDEX, name="x", src=(UPat.var("b"), UPat.var("i"), UPat.const(dtypes.bool, True))), lambda x, b, i: x.replace(src=(b, i))),
-  (UPat(Ops.REDUCE, name="red"), fold_onehot),
-])
+  (UPat(Ops.REDUCE, name="red"), fold_onehot)])
 lower_rules = symbolic + drop_true_gates

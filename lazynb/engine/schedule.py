@@ -130,8 +130,7 @@ fold_consts = PatternMatcher([
   (UPat(GroupOp.ALU | {Ops.CAST, Ops.REDUCE_AXIS}, name="x"), _fold_empty),
   (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), _fold_alu),
   (UPat(Ops.REDUCE_AXIS, name="x"), _fold_reduce),
-  (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement),
-])
+  (UPat((Ops.PERMUTE, Ops.FLIP, Ops.SHRINK, Ops.PAD, Ops.RESHAPE, Ops.EXPAND), name="x"), _fold_movement)])
 
 def _kept_axes(ctx: dict[UOp, int], r: UOp, rs: UOp | None) -> list[int] | None:
   """Reduce r's axes that rs keeps (all without rs), if r and rs are read only once and rs only drops r's reduced axes."""
@@ -498,8 +497,7 @@ cut_kernel = PatternMatcher([
    lambda ctx, v, x: ctx.load_root(ctx.root, x, "copy" if x.op is Ops.COPY else "realize", v.arg, v)),
   (_viewed(GroupOp.Elementwise), _fuse_elementwise),
   (_viewed(Ops.REDUCE_AXIS), _fuse_reduce),
-  (_viewed(None), lambda v, x: _unknown(x)),
-])
+  (_viewed(None), lambda v, x: _unknown(x))])
 
 def ast_vars(ast: UOp) -> list[UOp]:
   """The variables (DEFINE_VARs) a kernel AST uses: in its views, and as values (a mean over a variable axis)."""

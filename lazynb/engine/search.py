@@ -19,8 +19,7 @@ CANDIDATE_TIMEOUT_S = float(os.environ.get("BEAM_TIMEOUT", "10"))
 # and take seconds to compile. The heuristic's AVX-512 matmul tile (8x32, unrolled by 4) is 256 and 1024: the limits.
 MAX_UPCAST, MAX_BODY = 256, 1024
 
-def ast_key(ast: UOp, device: str, width: int) -> str:
-  return hashlib.sha256(f"{device}|{width}|{pretty(ast, limit=100000)}".encode()).hexdigest()
+def ast_key(ast: UOp, device: str, width: int) -> str: return hashlib.sha256(f"{device}|{width}|{pretty(ast, limit=100000)}".encode()).hexdigest()
 
 def scratch_buffers(k: Kernel):
   """Scratch buffers big enough for every index the kernel can touch, filled with random data."""
@@ -136,8 +135,7 @@ def get_kernel_actions(k: Kernel, include_0: bool = True) -> dict[int, Kernel]:
   """tinygrad 0.10's name for the search's moves from k, numbered (0: k itself): here its neighbours."""
   return dict(enumerate(([k] if include_0 else []) + neighbours(k)))
 
-def too_big(k: Kernel) -> bool:
-  return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
+def too_big(k: Kernel) -> bool: return prod(k.full_shape[i] for i in k.axes_of(AxisType.UPCAST)) > MAX_UPCAST or k.upcast_size() > MAX_BODY
 
 def beam_search(k: Kernel, width: int, cache: bool = True, on_progress=None) -> Kernel:
   """The fastest kernel BEAM finds (`cache=False`: search even when the disk cache knows; docs/internals.md, "BEAM search").

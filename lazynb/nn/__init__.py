@@ -36,8 +36,7 @@ class Conv2d:
     bound = 1 / math.sqrt(in_channels * prod(self.kernel_size))  # tinygrad's bound (torch divides in_channels by groups)
     self.weight = Tensor.uniform(out_channels, in_channels // groups, *self.kernel_size, low=-bound, high=bound)
     self.bias = Tensor.uniform(out_channels, low=-bound, high=bound) if bias else None
-  def __call__(self, x: Tensor) -> Tensor:
-    return x.conv2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding)
+  def __call__(self, x: Tensor) -> Tensor: return x.conv2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding)
 
 def Conv1d(in_channels: int, out_channels: int, kernel_size: int, stride=1, padding=0, dilation=1, groups: int = 1, bias: bool = True) -> Conv2d:
   """A Conv2d with a 1-d kernel: input (N, C, L)."""

@@ -163,8 +163,7 @@ class CStyleLanguage(Renderer):
     # C computes on narrow ints (uchar) in int: an inlined 217*163 stays 35371 unless cast back to wrap like numpy
     # (a select needs none: it picks one of two values in range)
     (UPat(GroupOp.ALU - {Ops.WHERE}, dtype=NARROW_INTS, name="x"), lambda ctx, x: ctx.render_cast(ctx.op_text(x), x.dtype)),
-    (UPat(GroupOp.ALU, name="x"), lambda ctx, x: ctx.op_text(x)),
-  ])
+    (UPat(GroupOp.ALU, name="x"), lambda ctx, x: ctx.op_text(x))])
   # LAZYNB_CHECK=1: before each access to a buffer, its index is compared with the buffer's size (lz_chk[CHECK_HEAD + n],
   # filled from the real Buffers at each run); the first failure is recorded in lz_chk[0..3] by lz_oob. "return": the
   # kernel (or this thread's share of it) stops there; "mask": the access is skipped and the kernel goes on (work-items

@@ -34,8 +34,7 @@ def _operands(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
   return _pack_matmul(ctx, r, a, b) if a.src[0].shape[-2:-1] == (1,) else _pack_matmul(ctx, r, b, a)
 
 pack_matmul = PatternMatcher([
-  (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(Ops.EXPAND, name="a"), UPat(Ops.EXPAND, name="b"))),)), _operands),
-])
+  (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(Ops.EXPAND, name="a"), UPat(Ops.EXPAND, name="b"))),)), _operands)])
 
 # ---------------------------------------------------------------- convolutions along rows
 ROWS_MIN_MACS = 1 << 22
@@ -61,8 +60,7 @@ def row_windows(x: UOp, k_: tuple[int, int]) -> UOp:
   win = win.shrink(((0, b), (0, c), (0, oy * W), (0, ky * W))).reshape((b, c, oy * W, ky, W))
   return win.shrink(((0, b), (0, c), (0, oy * W), (0, ky), (0, kx)))
 
-def _sum(x: UOp, axes: tuple[int, ...]) -> UOp:
-  return x.r(Ops.ADD, axes).reshape(tuple(s for i, s in enumerate(unwrap(x.shape)) if i not in axes))
+def _sum(x: UOp, axes: tuple[int, ...]) -> UOp: return x.r(Ops.ADD, axes).reshape(tuple(s for i, s in enumerate(unwrap(x.shape)) if i not in axes))
 
 def _summed(shape: tuple, axes: tuple) -> tuple:
   """The axes a REDUCE_AXIS over `axes` names (UOp.r leaves out the axes of size 1)."""
@@ -110,5 +108,4 @@ def _conv(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
   return _conv_rows(ctx, r, a, b) or _weight_grad_rows(ctx, r, a, b)
 
 conv_rows = PatternMatcher([
-  (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(name="a"), UPat(name="b"))),)), _conv),
-])
+  (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(name="a"), UPat(name="b"))),)), _conv)])

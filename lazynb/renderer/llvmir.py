@@ -179,8 +179,7 @@ llvm_rules = PatternMatcher([
   (UPat(Ops.CMPLT, name="x", src=(UPat.var("a"), UPat.var("b"))),
    lambda ctx, x, a, b: ctx.ins(f"icmp {'ult' if _uns(a.dtype) else 'slt'} {ctx.ty(a.dtype)} {ctx[a]}, {ctx[b]}")),
   (UPat(tuple(_WIDENED), name="x", src=(UPat.var("a"), UPat.var("b"))), _widened),
-  (UPat(tuple(_INT_OPS), name="x", src=(UPat.var("a"), UPat.var("b"))), _binary),
-])
+  (UPat(tuple(_INT_OPS), name="x", src=(UPat.var("a"), UPat.var("b"))), _binary)])
 
 class LLVMRenderer(Renderer):
   """LLVM IR for the CPU: loops inside the kernel, a THREAD axis as a `tidx0` argument (like ClangRenderer)."""

@@ -99,12 +99,10 @@ def _widen(ctx: _Rules, u: UOp) -> UOp | None:
 numeric = PatternMatcher([
   (UPat(Ops.MAX, name="m", src=(UPat.var("a"), UPat.var("b"))), _max),
   (UPat(Ops.CAST, name="c", src=(UPat.var("x"),)), _float_to_int),
-  (UPat(Ops.ASSIGN, name="a", src=(UPat.var("acc"), UPat(Ops.ADD, name="v", src=(UPat.var("acc"), UPat(Ops.ADD))))), _in_loop_order),
-])
+  (UPat(Ops.ASSIGN, name="a", src=(UPat.var("acc"), UPat(Ops.ADD, name="v", src=(UPat.var("acc"), UPat(Ops.ADD))))), _in_loop_order)])
 in_float32 = PatternMatcher([
   (UPat(Ops.CAST, name="c", src=(UPat.var("x"),)), _cast_via_float32),
-  (UPat(GroupOp.ALU, name="x"), _in_float32),
-])
+  (UPat(GroupOp.ALU, name="x"), _in_float32)])
 wide_args = PatternMatcher([(UPat((Ops.DEFINE_VAR, Ops.SPECIAL), dtype=dtypes.index, name="u"), _widen)])
 # a kernel gets the rules it needs (fewer rules to try, faster):
 _MATCHERS = {(e, w): PatternMatcher((in_float32.patterns if e else []) + numeric.patterns + (wide_args.patterns if w else []))

@@ -35,8 +35,7 @@ def _encode(arg):
 def _size(x, env: dict[str, int]) -> int:
   if not isinstance(x, tuple): return x
   return env[x[1]] if x[0] == "var" else exec_alu(Ops[x[1]], dtypes.index, tuple(_size(a, env) for a in x[2:]))
-def _decode(arg):
-  return float(arg[1]) if isinstance(arg, tuple) and len(arg) == 2 and arg[0] == "float" else arg
+def _decode(arg): return float(arg[1]) if isinstance(arg, tuple) and len(arg) == 2 and arg[0] == "float" else arg
 
 class PythonProgram(Runner):
   def __init__(self, name: str, lib: bytes):

@@ -14,8 +14,7 @@ def _fold(x: UOp) -> UOp | None:
   if x.op is Ops.IDIV and x.src[1].arg == 0 or x.op is Ops.MOD and x.src[1].arg == 0: return None  # leave it for the device to decide
   return x.const_like(exec_alu(x.op, x.dtype, tuple(s.arg for s in x.src), x.src[0].dtype))
 
-def _bounded(x: UOp) -> UOp | None:
-  return x.const_like(x.vmin) if x.vmin == x.vmax else None
+def _bounded(x: UOp) -> UOp | None: return x.const_like(x.vmin) if x.vmin == x.vmax else None
 
 # ---- sums of terms, for div and mod
 def split_terms(x: UOp) -> list[UOp]: return split_terms(x.src[0]) + split_terms(x.src[1]) if x.op is Ops.ADD else [x]
@@ -83,15 +82,11 @@ symbolic_simple = PatternMatcher([
   # constant folding
   (UPat(GroupOp.ALU | {Ops.CAST}, name="x", src=UPat(Ops.CONST)), _fold),
   # identities
-  (UPat.var("x") + 0, lambda x: x),
-  (UPat.var("x") * 1, lambda x: x),
+  (UPat.var("x") + 0, lambda x: x), (UPat.var("x") * 1, lambda x: x),
   (UPat.var("x", INTS) * 0, lambda x: x.const_like(0)),
-  (UPat.var("x", INTS) // 1, lambda x: x),
-  (UPat.var("x", INTS) % 1, lambda x: x.const_like(0)),
-  (UPat.var("x", dtypes.bool) & True, lambda x: x),
-  (UPat.var("x", dtypes.bool) & False, lambda x: x.const_like(False)),
-  (UPat.var("x", dtypes.bool) | False, lambda x: x),
-  (UPat.var("x", dtypes.bool) | True, lambda x: x.const_like(True)),
+  (UPat.var("x", INTS) // 1, lambda x: x), (UPat.var("x", INTS) % 1, lambda x: x.const_like(0)),
+  (UPat.var("x", dtypes.bool) & True, lambda x: x), (UPat.var("x", dtypes.bool) & False, lambda x: x.const_like(False)),
+  (UPat.var("x", dtypes.bool) | False, lambda x: x), (UPat.var("x", dtypes.bool) | True, lambda x: x.const_like(True)),
   (UPat(Ops.XOR, src=[UPat.var("x"), UPat.const(None, False)]), lambda x: x),
   (UPat(Ops.NEG, src=(UPat(Ops.NEG, src=(UPat.var("x"),)),)), lambda x: x),
   (UPat(Ops.WHERE, src=(UPat.var(), UPat.var("a"), UPat.var("b"))), lambda a, b: a if a is b else None),
@@ -135,5 +130,4 @@ symbolic = symbolic_simple + PatternMatcher([
   ((UPat.var("x", INTS) * UPat.cvar("c1")) < UPat.cvar("c2"),
    lambda x, c1, c2: x < -(-c2.arg // c1.arg) if c1.arg > 0 and exact(x * c1) else None),
   (UPat(Ops.MAX, src=(UPat.var("x"), UPat.var("y"))), lambda x, y: x if x.vmin >= y.vmax and dtypes.is_int(x.dtype) else
-   (y if y.vmin >= x.vmax and dtypes.is_int(x.dtype) else None)),
-])
+   (y if y.vmin >= x.vmax and dtypes.is_int(x.dtype) else None))])
