@@ -78,10 +78,11 @@ JIT = ContextVar("JIT", 1)
 # 0: what runs in the block is not recorded by a capturing TinyJit (its replays skip it; a value it wrote stays as it is)
 CAPTURING = ContextVar("CAPTURING", 1)
 # tinygrad 0.10's scheduler switches, accepted so its code and tests that set them run (docs/compat.md). DONT_GROUP_REDUCES=1
-# stores a reduce that needs its own kernel, not the elementwise ops above it (Scheduler.chase_reduces); for the others
-# lazynb's schedule is the same for every value: it always computes an arange inside the kernel that reads it
-# (FUSE_ARANGE=1's effect, so that is the value it reports); it has no expand realizing or conv-backward switch to turn
-# (DONT_REALIZE_EXPAND, FUSE_CONV_BW); it keeps no rewrite-match statistics (TRACK_MATCH_STATS)
+# stores a reduce that needs its own kernel, not the elementwise ops above it (Scheduler.chase_reduces), and lets reduces
+# over the same loops share a kernel (Scheduler.find_reduce); DONT_REALIZE_EXPAND=1 computes a reduce read through an
+# expand again in its reader's kernel (engine/schedule.py, _expanded_reduce). For the others lazynb's schedule is the same
+# for every value: it always computes an arange inside the kernel that reads it (FUSE_ARANGE=1's effect, so that is the
+# value it reports); it has no conv-backward switch (FUSE_CONV_BW); it keeps no rewrite-match statistics (TRACK_MATCH_STATS)
 FUSE_ARANGE, FUSE_CONV_BW = ContextVar("FUSE_ARANGE", 1), ContextVar("FUSE_CONV_BW", 0)
 SPLIT_REDUCEOP = ContextVar("SPLIT_REDUCEOP", 1)  # 0: a long float sum is one running sum (engine/schedule.py, split_sums)
 DONT_GROUP_REDUCES, DONT_REALIZE_EXPAND, TRACK_MATCH_STATS = ContextVar("DONT_GROUP_REDUCES", 0), ContextVar("DONT_REALIZE_EXPAND", 0), \

@@ -1,5 +1,6 @@
 """Every device agrees: random chains of elementwise, reduce, movement, matmul and cast ops run on CPU, PYTHON, CPU with
-NOOPT=1, LLVM (the same kernels as LLVM IR) and (a subset) CPU with BEAM=1, each compared with numpy computing the same chain under lazynb's documented
+NOOPT=1, LLVM (the same kernels as LLVM IR), CPU with tinygrad's DONT_GROUP_REDUCES=1 and DONT_REALIZE_EXPAND=1 (other kernels:
+two reduces in one, a reduce recomputed under an expand) and (a subset) CPU with BEAM=1, each compared with numpy computing the same chain under lazynb's documented
 semantics (lazynb/dtype.py: the promotion lattice, weak Python scalars, sums of bool/int8/int16 in int32, of uint8/uint16 in uint32; integers
 wrap around; `//` and `%` floor like numpy, and x // 0 == x % 0 == 0 as numpy gives).
 
@@ -22,7 +23,9 @@ INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32")
 FLOATS = ("float16", "float32", "float64")
 FLOAT_LIMIT = {"float16": 1024.0, "float32": float(1 << 20), "float64": float(1 << 40)}  # quarters below these are exact, sums of them too
-CONFIGS = [("CPU", {}), ("PYTHON", {}), ("CPU", {"NOOPT": 1}), ("LLVM", {}), ("CPU", {"BEAM": 1})]
+# tinygrad's switches build other kernels: reduces side by side in one kernel, a reduce read through an expand recomputed
+SWITCHES = {"DONT_GROUP_REDUCES": 1, "DONT_REALIZE_EXPAND": 1}
+CONFIGS = [("CPU", {}), ("PYTHON", {}), ("CPU", {"NOOPT": 1}), ("LLVM", {}), ("CPU", SWITCHES), ("CPU", {"BEAM": 1})]
 BEAM_EVERY = 5  # BEAM searches are slow: about every 5th example only
 
 def lub(a: str, b: str) -> str:
@@ -124,11 +127,11 @@ def programs(draw, dts=tuple(DTYPES)):
     return p.input(a), float(np.abs(a.astype(np.float64)).max(initial=0))
   def fits(d: str, m: float) -> bool: return d not in FLOATS or m <= FLOAT_LIMIT[d]
   def wrap(d: str, m: float) -> float: return 1.0 if d == "bool" else min(m, int_limit(d)) if d in INTS else m
-  kinds = ["binary", "binary", "const", "unary", "reduce", "movement", "movement", "movement", "matmul", "cast", "where", "self", "self"]
+  kinds = ["binary", "binary", "const", "unary", "reduce", "movement", "movement", "movement", "matmul", "cast", "where", "self", "self", "pair"]
   for _ in range(draw(st.integers(2, 7))):
     kind = draw(st.sampled_from(kinds))
     nd = len(shape)
-    if nd == 0 and kind == "self": kind = "movement"  # a scalar: reshaped
+    if nd == 0 and kind in ("self", "pair"): kind = "movement"  # a scalar: reshaped
     if kind in ("binary", "where"):
       # the other operand: a fresh input, broadcastable (some dims 1) and of any dtype
       oshape = tuple(s if draw(st.booleans()) else 1 for s in shape)
@@ -167,6 +170,19 @@ def programs(draw, dts=tuple(DTYPES)):
       tsrc = {"add": f"{v} + ({other})", "sub": f"{v} - ({other})", "mul": f"{v} * ({other})", "maximum": f"{v}.maximum({other})"}[op]
       v = p.step(tsrc, f"np_bin({op!r}, {v}, {nother}, {u!r})")
       mag, dt = wrap(u, m2), u
+    elif kind == "pair":
+      # two reduces of the value over the same axis, combined: side by side in one kernel under DONT_GROUP_REDUCES=1
+      ax, keep = draw(st.integers(0, nd - 1)), draw(st.booleans())
+      # the max is of v, or of a fresh input as long or longer along the axis (those two reduces must not share loops)
+      m = draw(st.sampled_from([0, shape[ax], shape[ax] + 1, shape[ax] + 3]))
+      other, omag = (v, mag) if not m else fresh(shape[:ax] + (m,) + shape[ax + 1:], dt)
+      if m: other = p.step(f"Tensor({other}, device=DEV)", other)
+      n, u = shape[ax], lub(sum_dtype(dt), dt)
+      if n == 0 or not fits(u, mag * n + omag): continue
+      v = p.step(f"{v}.sum({ax}, keepdim={keep}) + {other}.max({ax}, keepdim={keep})",
+                 f"np_bin('add', np_reduce('sum', {v}, {ax}, {keep}), np_reduce('max', {other}, {ax}, {keep}), {u!r})")
+      shape = np.empty(shape).sum(axis=ax, keepdims=keep).shape
+      mag, dt = wrap(u, mag * n + omag), u
     elif kind == "const":
       if dt == "bool": continue
       # a Python int the dtype cannot hold is an OverflowError (numpy 2 agrees): no negative constants for uint8
@@ -284,7 +300,7 @@ def check(p: Program, configs):
       raise AssertionError(f"{device} {ctx} disagrees with numpy: {type(e).__name__}: {e}\n--- reproduce with:\n{p.source(device, ctx)}\n"
                            f"--- numpy model:\n" + "\n".join(p.nlines[1:]) + f"\n--- expected ({want_dt}):\n{want}") from None
 
-def check_some(p: Program): check(p, CONFIGS if p.beam else CONFIGS[:4])
+def check_some(p: Program): check(p, CONFIGS if p.beam else CONFIGS[:-1])
 
 # the fast tier's budget (FUZZ_EXAMPLES changes it); the slow tier adds a long run below
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 30)), deadline=None, print_blob=True,

@@ -1,6 +1,7 @@
 """Every action the optimizer or BEAM can take must leave results unchanged. For a set of kernels on odd
 shapes (primes, 1, sizes that no tile divides), apply every single action and a seeded sample of 2- and
-3-action sequences, run each on the device, and compare with numpy."""
+3-action sequences, run each on the device, and compare with numpy. Two of the kernels hold two reduces over the same
+loops (what DONT_GROUP_REDUCES=1 builds), one of them over a padded input."""
 import random
 import numpy as np
 import pytest
@@ -10,13 +11,17 @@ from lazynb.codegen.kernel import Kernel, KernelOptError, all_opt_candidates, ha
 from lazynb.engine.search import neighbours
 from lazynb.engine.realize import CompiledRunner
 from lazynb.engine.schedule import create_schedule
+from lazynb.helpers import Context
+from lazynb.uop.ops import Ops
 
 rng = np.random.default_rng(0)
 def arr(*shape): return rng.standard_normal(shape).astype(np.float32)
 
 def cases():
   a, b, x, w = arr(7, 13), arr(13, 5), arr(2, 3, 9, 11), arr(4, 3, 3, 2)
-  v, one, big = arr(3, 1, 17), arr(5, 1), arr(31, 6)
+  v, one, big, odd = arr(3, 1, 17), arr(5, 1), arr(31, 6), arr(31, 6)
+  num, den = rng.integers(-50, 50, (31, 6)).astype(np.int32), rng.integers(1, 7, (31, 6)).astype(np.int32)
+  two = {"DONT_GROUP_REDUCES": 1}  # two reduces in one kernel
   return [
     ("matmul_7x13x5", lambda: Tensor(a) @ Tensor(b), lambda: a @ b),
     ("sum_axis0", lambda: Tensor(big).sum(axis=0), lambda: big.sum(0)),
@@ -26,6 +31,11 @@ def cases():
     ("conv_3x2_stride", lambda: Tensor(x).conv2d(Tensor(w), stride=(2, 1), padding=1),
      lambda: _conv_ref(x, w, (2, 1), 1)),
     ("pad_then_sum", lambda: Tensor(big).pad(((1, 2), (0, 3))).exp().sum(axis=1), lambda: np.exp(np.pad(big, ((1, 2), (0, 3)))).sum(1)),
+    ("two_reduces_sum_max", lambda: Tensor(big).sum(axis=0) * Tensor(odd).max(axis=0), lambda: big.sum(0) * odd.max(0), two),
+    ("two_reduces_padded", lambda: Tensor(big).pad(((1, 2), (0, 3))).exp().sum(axis=1) - Tensor(odd).pad(((1, 2), (0, 3))).max(axis=1),
+     lambda: np.exp(np.pad(big, ((1, 2), (0, 3)))).sum(1) - np.pad(odd, ((1, 2), (0, 3))).max(1), two),
+    ("two_reduces_int_div", lambda: Tensor(num).max(axis=0) + (Tensor(num) // Tensor(den)).sum(axis=0),  # (a padded lane divides by 1)
+     lambda: num.max(0) + np.floor_divide(num, den).sum(0), two),
   ]
 
 def _conv_ref(x, w, stride, pad):
@@ -56,9 +66,10 @@ def opt_sequences(k: Kernel, n_random: int, seed: int):
     seqs.add(tuple(kk.applied_opts))
   return sorted(seqs, key=repr)
 
-def check(device: str, name, build, ref, n_random: int):
+def check(device: str, name, build, ref, n_random: int, settings: dict | None = None):
   out = build()
-  items, _ = create_schedule([out.to(device).uop if device != Device.DEFAULT else out.uop])
+  with Context(**(settings or {})): items, _ = create_schedule([out.to(device).uop if device != Device.DEFAULT else out.uop])
+  if settings: assert sum(u.op is Ops.REDUCE_AXIS for u in items[-1].ast.toposort()) == 2, "the case is two reduces in one kernel"
   want = ref()
   # run the items before the last one normally (copies, earlier kernels), then every variant of the last
   from lazynb.engine.realize import exec_item
@@ -79,27 +90,24 @@ def check(device: str, name, build, ref, n_random: int):
 
 @pytest.mark.parametrize("case", cases(), ids=[c[0] for c in cases()])
 def test_every_opt_keeps_results_cpu(case):
-  name, build, ref = case
-  assert check("CPU", name, build, ref, n_random=12) >= 5
+  assert check("CPU", *case[:3], n_random=12, settings=case[3] if len(case) > 3 else None) >= 5
 
 @pytest.mark.parametrize("case", cases(), ids=[c[0] for c in cases()])
 def test_every_opt_keeps_results_llvm(case):
   """The same kernels with every opt sequence, written as LLVM IR (the LLVM device)."""
-  name, build, ref = case
   old = Device.DEFAULT
   Device.DEFAULT = "LLVM"
-  try: assert check("LLVM", name, build, ref, n_random=8) >= 5
+  try: assert check("LLVM", *case[:3], n_random=8, settings=case[3] if len(case) > 3 else None) >= 5
   finally: Device.DEFAULT = old
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", cases()[:3], ids=[c[0] for c in cases()[:3]])
+@pytest.mark.parametrize("case", cases()[:3] + cases()[-1:], ids=[c[0] for c in cases()[:3] + cases()[-1:]])
 def test_every_opt_keeps_results_cl(case):
   ok, why = Device.available("CL")
   if not ok: pytest.skip(f"CL not available: {why}")
-  name, build, ref = case
   old = Device.DEFAULT
   Device.DEFAULT = "CL"
-  try: assert check("CL", name, build, ref, n_random=8) >= 5
+  try: assert check("CL", *case[:3], n_random=8, settings=case[3] if len(case) > 3 else None) >= 5
   finally: Device.DEFAULT = old
 
 @pytest.mark.parametrize("simd,want_tile", [((16, 32), (8, 32)), ((8, 16), (4, 16)), ((4, 16), (4, 8))])

@@ -508,14 +508,12 @@ def test_a_decision_that_leaves_out_a_node_lazynb_needs_is_an_error_that_names_i
   with kernel_boundaries(lambda g: ["x"]), pytest.raises(BoundaryError, match="must return a set of UOps"): (a + 1).realize()
   with kernel_boundaries(lambda g: set()), pytest.raises(BoundaryError, match="leaves the output ADD"): (a + 1).realize()
 
-TINYGRAD_SWITCHES = {"FUSE_ARANGE": (0, 1), "FUSE_CONV_BW": (0, 1), "DONT_GROUP_REDUCES": (0, 1), "DONT_REALIZE_EXPAND": (0, 1),
-                     "TRACK_MATCH_STATS": (0, 1, 2)}
+TINYGRAD_SWITCHES = {"FUSE_ARANGE": (0, 1), "FUSE_CONV_BW": (0, 1), "TRACK_MATCH_STATS": (0, 1, 2)}
 
 @pytest.mark.parametrize("name", sorted(TINYGRAD_SWITCHES))
 def test_tinygrads_scheduler_switches_are_accepted_and_change_nothing(name):
   """tinygrad 0.10's code and tests set these in `Context`; lazynb accepts them (docs/compat.md) and schedules as many
-  kernels for every value (DONT_GROUP_REDUCES=1 only stores a reduce instead of the ops above it): an indexing gather
-  (arange), a parallel reduce, argmax."""
+  kernels for every value: an indexing gather (arange), a parallel reduce, argmax."""
   x, idx = Tensor(np.arange(20, dtype=np.float32).reshape(4, 5)).realize(), Tensor([3, 0, 2]).realize()
   progs = {"gather": lambda: x[idx], "two sums": lambda: x.sum(0) + x.sum(1).reshape(4, 1).expand(4, 5).sum(0), "argmax": lambda: x.argmax(0)}
   want = {"gather": x.numpy()[[3, 0, 2]], "two sums": x.numpy().sum(0) + x.numpy().sum(1).sum(0), "argmax": x.numpy().argmax(0)}
@@ -525,6 +523,41 @@ def test_tinygrads_scheduler_switches_are_accepted_and_change_nothing(name):
       for k, f in progs.items():
         assert n_kernels(f()) == base[k], (name, v, k)
         np.testing.assert_allclose(f().numpy(), want[k])
+
+def test_dont_group_reduces_puts_reduces_over_the_same_loops_in_one_kernel():
+  """DONT_GROUP_REDUCES=1, as tinygrad's: reduces of one input shape over the same axes, each read in place, share one
+  kernel's loops (two accumulators); reduces over different lengths do not; without the switch each has a kernel."""
+  rng = np.random.default_rng(3)
+  xn, yn, wn = (rng.standard_normal(s).astype(np.float32) for s in ((4, 5, 3), (4, 5, 3), (4, 7, 3)))
+  x, y, w = Tensor(xn).realize(), Tensor(yn).realize(), Tensor(wn).realize()
+  progs = [(lambda: x.sum(1) + y.max(1), xn.sum(1) + yn.max(1), 2, 1),
+           (lambda: (x * 2).sum(1).exp() * y.min(1) - x.sum(1), np.exp((xn * 2).sum(1)) * yn.min(1) - xn.sum(1), 3, 1),
+           (lambda: x.sum(1) + w.sum(1), xn.sum(1) + wn.sum(1), 2, 2),  # 5 and 7 long: no shared loop
+           (lambda: x.sum(1) + x.sum(1).reshape(4, 1, 3).expand(4, 2, 3).sum(1), xn.sum(1) * 3, 2, 2)]  # read twice: stored
+  for f, want, grouped, together in progs:
+    assert n_kernels(f()) == grouped
+    with Context(DONT_GROUP_REDUCES=1):
+      assert n_kernels(f()) == together
+      np.testing.assert_allclose(f().numpy(), want, rtol=1e-5, atol=1e-5)
+
+def test_dont_realize_expand_computes_a_reduce_again_under_its_expand():
+  """DONT_REALIZE_EXPAND=1, as tinygrad's: a reduce read (only) through an expand is computed in its reader's kernel,
+  once per copy: the views above it move onto its input (tinygrad's test_swizzle_reduceop and test_permute_rewrite)."""
+  rng = np.random.default_rng(4)
+  xn, yn, an, bn, zn = (rng.standard_normal(s).astype(np.float32) for s in ((4, 4), (4, 4, 4), (4, 4, 16), (4, 1, 16), (4, 4, 1)))
+  x, y, a, b, z = (Tensor(n).realize() for n in (xn, yn, an, bn, zn))
+  progs = [(lambda: x.reshape(4, 4, 1).expand(4, 4, 4).sum(axis=1) + y, np.tile(xn.reshape(4, 4, 1), (1, 1, 4)).sum(1) + yn),
+           (lambda: (a * b).sum(axis=(0, 2)).reshape(1, 4, 1).permute(0, 2, 1) + z, (an * bn).sum(axis=(0, 2)).reshape(1, 4, 1).transpose(0, 2, 1) + zn),
+           (lambda: y - y.max(1, keepdim=True), yn - yn.max(1, keepdims=True)),
+           (lambda: x.sum(0).flip(0)[1:].reshape(3, 1).expand(3, 4) * x[1:], xn.sum(0)[::-1][1:].reshape(3, 1) * xn[1:])]
+  for f, want in progs:
+    assert n_kernels(f()) == 2
+    with Context(DONT_REALIZE_EXPAND=1):
+      assert n_kernels(f()) == 1
+      np.testing.assert_allclose(f().numpy(), want, rtol=1e-5, atol=1e-5)
+  with Context(DONT_REALIZE_EXPAND=1):  # a reduce also read without the expand is stored once, not computed twice
+    r = x.sum(1, keepdim=True)
+    assert n_kernels((r + x) * r.reshape(4)) == 2
 
 def test_context_refuses_an_unknown_setting():
   with pytest.raises(KeyError, match="unknown setting 'FUSE_ARANGEE'"): Context(FUSE_ARANGEE=1)

@@ -56,7 +56,7 @@ class Lowering:
     self.group_first = UOp.const(dtypes.bool, True)  # after a GROUP reduce every work-item of the group has the answer: one stores it
     for a in self.group_axes: self.group_first = self.group_first & unwrap(self.base[a]).eq(0)  # (local and group axes have an index)
     # PADTO: the ops inside the reduce see every axis; after it, the reduce axes are gone (their index counts as 0: never padded)
-    self.in_reduce = set(k.reduceop.src[0].toposort()) if k.reduceop is not None and k.pad_st is not None else set()
+    self.in_reduce = {n for r in k.ast.toposort() if r.op is Ops.REDUCE_AXIS for n in r.src[0].toposort()} if k.pad_st is not None else set()
 
   def index(self, view: UOp, env: dict[int, int]) -> tuple[UOp, UOp]:
     """The index and validity of a view (a VIEW of the kernel's AST) at a lane."""

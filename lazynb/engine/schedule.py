@@ -16,7 +16,7 @@ Before that, `fold_consts` rewrites the tensor graph (the "tensor graph" stage):
 (`Tensor.ones(3, 4) * 2 + 1`) becomes a constant and needs no kernel (what folds: docs/fusion.md, "Fusion").
 
 A kernel's AST is SINK(STORE(DEFINE_GLOBAL(0), VIEW(st), value)), where value is a tree of ALU ops,
-LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS."""
+LOAD(DEFINE_GLOBAL(i), VIEW(st)), CONST and at most one REDUCE_AXIS (tinygrad's DONT_GROUP_REDUCES=1: several over the same loops)."""
 from __future__ import annotations
 import contextlib, contextvars
 from dataclasses import dataclass, field
@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 from lazynb import trace, pipeline
 from lazynb.device import Buffer, Device
 from lazynb.dtype import dtypes
-from lazynb.helpers import postorder, prod, dedup, unwrap, SPLIT_REDUCEOP, DONT_GROUP_REDUCES
+from lazynb.helpers import postorder, prod, dedup, unwrap, SPLIT_REDUCEOP, DONT_GROUP_REDUCES, DONT_REALIZE_EXPAND
 from lazynb.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, new_unique, graph_rewrite, exec_alu, smax, unbind, variables, in_stage, sym_eq, sym_ge, is_contiguous_view_of_buffer
 from lazynb.shape.shapetracker import ShapeTracker
 from lazynb.runstate import state
@@ -155,7 +155,24 @@ def _reduce_of_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None
   if x.arg[0] is not r.arg[0] or x.dtype != r.dtype or (kept := _kept_axes(ctx, r, rs)) is None: return None
   axes = tuple(sorted({*r.arg[1], *(kept[j] for j in x.arg[1])}))
   return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0],), (r.arg[0], axes)).reshape(unwrap(x.shape))
-swizzle = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _reduce_of_reduce),
+def _expanded_reduce(ctx: dict[UOp, int], x: UOp) -> UOp | None:
+  """DONT_REALIZE_EXPAND=1 (as tinygrad's): a reduce read through an expand is computed again for each copy, in its reader's
+  kernel. The views from the reduce up to the expand move onto the reduce's input, its reduced axes carried at the end."""
+  chain, r = [x], x.src[0]
+  while r.op in GroupOp.Movement and ctx.get(r, 0) == 1: chain, r = chain + [r], r.src[0]
+  if not DONT_REALIZE_EXPAND or r.op is not Ops.REDUCE_AXIS or ctx.get(r, 0) != 1 or any(m.op is Ops.PAD for m in chain): return None
+  shape, axes = unwrap(r.src[0].shape), r.arg[1]
+  if not all(isinstance(d, int) for d in shape): return None  # (and a pad keeps its kernel)
+  tail, n = tuple(shape[i] for i in axes), len(axes)
+  v = r.src[0].permute(tuple(i for i in range(len(shape)) if i not in axes) + axes).reshape(unwrap(r.shape) + tail)
+  for m in reversed(chain):
+    if m.op in (Ops.RESHAPE, Ops.EXPAND): v = UOp(m.op, v.dtype, (v,), m.arg + tail)
+    else: v = UOp(m.op, v.dtype, (v,), {Ops.PERMUTE: m.arg + tuple(range(len(m.arg), len(m.arg) + n)), Ops.FLIP: m.arg + (False,) * n,
+                                         Ops.SHRINK: m.arg + tuple((0, t) for t in tail)}[m.op])
+  out = unwrap(x.shape)
+  return UOp(Ops.REDUCE_AXIS, r.dtype, (v,), (r.arg[0], tuple(range(len(out), len(out) + n)))).reshape(out)
+swizzle = PatternMatcher([(UPat(Ops.EXPAND, name="x"), _expanded_reduce),
+                          (UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _reduce_of_reduce),
                           (UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.RESHAPE, name="rs", src=(UPat(Ops.REDUCE_AXIS, name="r"),)),)), _reduce_of_reduce),
                           (UPat(Ops.PERMUTE, name="x", src=(UPat(GroupOp.ALU, name="a"),)), _permute_through),
                           (UPat(Ops.PERMUTE, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _permuted_reduce),
@@ -415,12 +432,15 @@ class Scheduler:
         while n.src[0].op in GroupOp.Movement: n = n.src[0]; inside.add(n); seen.add(n)  # noqa: E702
         stack.append(n.src[0])
     self.in_place = reduces
+    joins = []
     for r in reduces:
       # the nodes between r and the root; a use outside the region (a flip, a shrink, another reduce) reads r through a
       # view, so r gets a kernel of its own, and computing it here too would be the same work twice
       between = postorder([r], lambda n: [c for c in self.consumers.get(n, []) if c in inside])
-      if all(c in inside for n in between if n is not root for c in self.consumers.get(n, [])): return r
-    return None
+      if all(c in inside for n in between if n is not root for c in self.consumers.get(n, [])): joins.append(r)
+    # DONT_GROUP_REDUCES=1 (as tinygrad's): the others over the same loops join it too, x.sum(1) + y.sum(1) is one kernel
+    self.also = [r for r in joins[1:] if DONT_GROUP_REDUCES and r.src[0].shape == joins[0].src[0].shape and r.arg[1] == joins[0].arg[1]]
+    return joins[0] if joins else None
 
   def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None, marker: UOp | None = None) -> UOp:
     buf = self.add_root(n, reason) if n.op is not Ops.BUFFER else n
@@ -474,7 +494,7 @@ def _fuse_elementwise(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   return UOp(x.op, x.dtype, tuple(_inherit(ctx, v, seen_through(s, v.arg)) for s in x.src), x.arg)
 
 def _fuse_reduce(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
-  if x is ctx.fused and v.arg.contiguous and v.arg.shape == x.shape:  # the kernel's one reduce, read in place
+  if (x is ctx.fused or x in ctx.also) and v.arg.contiguous and v.arg.shape == x.shape:  # the kernel's reduce, read in place
     src = x.src[0]
     return UOp(Ops.REDUCE_AXIS, x.dtype, (_inherit(ctx, v, seen_through(src, ShapeTracker.from_shape(src.shape))),), x.arg)
   return ctx.load_root(ctx.root, x, "reduce", v.arg, v)  # another reduce, or this one read through a view: a kernel of its own
