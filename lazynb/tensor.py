@@ -236,7 +236,9 @@ class Tensor(OpMixin, elementwise_eq=True):
   @staticmethod
   def _adopt(becomes: dict[UOp, UOp], todo: list[Tensor]):
     """After a schedule ran: each scheduled node is now the buffer (view) that holds it, for these tensors and any graph."""
-    for orig, new in becomes.items():
+    # (last to first: of the nodes one buffer stands for, a tensor's own comes first and is the one kept for backward; the
+    # scheduler's, from a graph its passes rewrote, may be held by nothing)
+    for orig, new in reversed(becomes.items()):
       # a graph of constants only stays a constant (folding beats loading it back from memory)
       if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): state.realized.set(orig, new, reads)
       if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): state.computed_from[new] = weakref.ref(orig)  # weak: no cycle with `realized`

@@ -626,3 +626,26 @@ def test_a_value_made_from_a_leaf_no_longer_referenced_gets_its_gradient():
   gc.collect()
   with pytest.raises(RuntimeError, match="no tensor with requires_grad=True contributes"): (y * y).sum().backward()
   with pytest.raises(RuntimeError, match="no tensor with requires_grad=True contributes"): Tensor([1.0, 2.0]).sum().backward()
+
+REWRITTEN = {  # values whose graph the scheduler rewrites before it cuts kernels (engine/schedule.py's tensor-graph passes)
+  "permuted reduce": ((2, 3, 4), lambda x, m: x.sum(0, keepdim=True).permute(2, 1, 0) * 3, {}),
+  "long sum in two stages": ((2**17,), lambda x, m: (m.sqrt(x * x + 1) if m is torch else (x * x + 1).sqrt()).sum() * 2, {}),
+  "max of an upcast": ((3, 5), lambda x, m: x.half().float().max(1) * 3 + 1 if m is not torch else x.half().float().amax(1) * 3 + 1, {}),
+  "reduce under an expand": ((4, 5), lambda x, m: x.sum(1).reshape(4, 1).expand(4, 5) * x, {"DONT_REALIZE_EXPAND": 1}),
+  "two reduces in a kernel": ((4, 5), lambda x, m: x.sum(1) * 2 + (x * x).sum(1), {"DONT_GROUP_REDUCES": 1}),
+}
+
+@pytest.mark.parametrize("name", sorted(REWRITTEN))
+def test_backward_through_a_realized_value_whose_graph_the_scheduler_rewrote(name):
+  """Realized first (.numpy()), then differentiated: the buffer is traced back to the tensor's own graph, not the
+  scheduler's rewritten one (which nothing holds: backward said no tensor contributes). Gradients as torch's."""
+  from lazynb.helpers import Context
+  shape, f, settings = REWRITTEN[name]
+  xn = np.random.default_rng(9).uniform(-1, 1, shape).astype(np.float32)
+  x, tx = Tensor(xn, requires_grad=True), torch.tensor(xn, requires_grad=True)
+  with Context(**settings):
+    out = f(x, Tensor)
+    out.numpy()
+    (out * 0.5).sum().backward()
+  (f(tx, torch) * 0.5).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
