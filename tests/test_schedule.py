@@ -732,6 +732,28 @@ def test_kernel_ast_views_as_tinygrad_names_them():
   t = Tensor(c)
   assert len(t.schedule()) == 1 and t.tolist() == [[10.0, 10.0], [10.0, 10.0]]
 
+def test_a_max_of_upcast_halves_is_stored_in_half():
+  """The max of half values cast to float is the float of their max: a float softmax of half input stores the max in
+  half (tinygrad's test_softmax_upcast), then reads it cast. The same values as numpy's, NaN and infinities included;
+  a sum of upcast halves is not a half sum and stays float."""
+  xn = np.random.default_rng(5).standard_normal((3, 7, 16)).astype(np.float16)
+  xn[0, 0, 3], xn[1, 2, :] = np.nan, -np.inf
+  xn[2, 1, 5] = np.inf
+  x = Tensor(xn).realize()
+  out = x.softmax(dtype=dtypes.float)
+  sched = out.schedule()
+  assert len(sched) == 3 and [si.bufs[0].dtype for si in sched] == [dtypes.half, dtypes.float, dtypes.float]
+  xf = xn.astype(np.float32)
+  with np.errstate(invalid="ignore"):
+    e = np.exp(xf - xf.max(-1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-6, atol=1e-7)
+  for f, g in ((lambda t: t.cast(dtypes.float).max(-1), lambda a: a.astype(np.float32).max(-1)),
+               (lambda t: t.cast(dtypes.float64).max((0, 2)) * 3, lambda a: a.astype(np.float64).max((0, 2)) * 3)):
+    np.testing.assert_array_equal(f(x).numpy(), g(xn))
+  big = Tensor(np.full(4096, 60000, np.float16)).realize()
+  assert big.cast(dtypes.float).sum().item() == 60000 * 4096  # (a half sum would be inf)
+  assert Tensor(xf).realize().max(-1).schedule()[0].bufs[0].dtype is dtypes.float
+
 def test_a_reduce_read_by_several_kernels_through_a_half_stores_the_half():
   """x.sum().half().float() read by two kernels: the reduce's kernel stores the half (2 bytes, what the readers use),
   not the float sum (tinygrad's test_prefer_half_buffer); as many kernels, the same values as numpy's."""

@@ -171,7 +171,13 @@ def _expanded_reduce(ctx: dict[UOp, int], x: UOp) -> UOp | None:
                                          Ops.SHRINK: m.arg + tuple((0, t) for t in tail)}[m.op])
   out = unwrap(x.shape)
   return UOp(Ops.REDUCE_AXIS, r.dtype, (v,), (r.arg[0], tuple(range(len(out), len(out) + n)))).reshape(out)
-swizzle = PatternMatcher([(UPat(Ops.EXPAND, name="x"), _expanded_reduce),
+def _max_of_upcast(x: UOp, c: UOp) -> UOp | None:
+  """The max of floats cast exactly to a wider float (half to float) is the cast of their max: the reduce then reads and
+  stores the narrow values (a float softmax of half input stores its max in half, as tinygrad's test_softmax_upcast)."""
+  if x.arg[0] is Ops.MAX and (s := c.src[0].dtype) in (dtypes.half, dtypes.bfloat16, dtypes.float) and dtypes.is_float(c.dtype) and c.dtype.itemsize > s.itemsize:
+    return UOp(Ops.REDUCE_AXIS, s, (c.src[0],), x.arg).cast(c.dtype)
+  return None
+swizzle = PatternMatcher([(UPat(Ops.EXPAND, name="x"), _expanded_reduce), (UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.CAST, name="c"),)), _max_of_upcast),
                           (UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.REDUCE_AXIS, name="r"),)), _reduce_of_reduce),
                           (UPat(Ops.REDUCE_AXIS, name="x", src=(UPat(Ops.RESHAPE, name="rs", src=(UPat(Ops.REDUCE_AXIS, name="r"),)),)), _reduce_of_reduce),
                           (UPat(Ops.PERMUTE, name="x", src=(UPat(GroupOp.ALU, name="a"),)), _permute_through),
@@ -255,7 +261,7 @@ class Scheduler:
     while len(cs := self.consumers.get(t, [])) == 1 and cs[0].op in GroupOp.ALU | {Ops.CAST, Ops.RESHAPE}:
       t = cs[0]
       if t.op is not Ops.RESHAPE: chain.append(t)
-    return t, min(reversed(chain), key=lambda n: n.dtype.itemsize) if chain else None
+    return t, min(reversed([r] + chain), key=lambda n: n.dtype.itemsize) if chain else None  # (r itself, if narrower)
 
   def chase_reduces(self):
     """A reduce read through a view or by another reduce gets a kernel of its own; where elementwise ops (one consumer
