@@ -77,6 +77,11 @@ def test_upat_patterns():
   assert hit(x < c, n < 3) and not hit(x < c, 3 < n) and hit(x > c, n > 3) and hit(c > x, n < 3)
   assert hit(x // c, n // 3) and not hit(x // c, 3 // n) and hit(7 // x, 7 // n) and hit(x % c, n % 3)
   assert hit(x.eq(c), n.eq(3)) and hit(-x, -n) and hit(x << c, n << 2) and hit(x - c, n - UOp.const(n.dtype, 3))
+  # tinygrad's UPat.store(buf, view, value): a kernel's STORE of a constant, and not of a load
+  from lazynb import Tensor
+  ast = Tensor.ones(4).contiguous().schedule()[-1].ast
+  assert hit(UPat(Ops.SINK, src=(UPat.store(UPat(), UPat(), UPat(Ops.CONST)),)), ast)
+  assert not hit(UPat(Ops.SINK, src=(UPat.store(UPat(), UPat(), UPat(Ops.LOAD)),)), ast)
 
 INTS = np.array([-7, -3, -1, 0, 1, 2, 5, 9], dtype=np.int32)
 DIVS = np.array([3, -2, 5, 7, -4, 1, 2, -3], dtype=np.int32)

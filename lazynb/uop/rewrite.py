@@ -28,6 +28,7 @@ class UPat(OpMixin):
   def cvar(name: str | None = None, dtype=None) -> UPat: return UPat(Ops.CONST, dtype, name=name)
   @staticmethod
   def const(dtype, b) -> UPat: return UPat(Ops.CONST, dtype, arg=b)
+  def store(self, *src: UPat) -> UPat: return UPat(Ops.STORE, src=(self,) + src)  # tinygrad's UPat.store(buf, view, value)
   # the operators come from OpMixin, through these hooks: `x + c` is a pattern for ADD(x, c), commutative ops in either order
   def _lift(self, x) -> UPat: return x if isinstance(x, UPat) else UPat(Ops.CONST, arg=x)
   def _unary(self, op: Ops) -> UPat: return UPat(op, src=(self,))
