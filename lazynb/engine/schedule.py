@@ -303,7 +303,8 @@ class Scheduler:
     if reason == "realize": return head + f"leaves the output {_say(n)} unrealized: every output is stored by the kernel of its base (out.base)"
     if reason == "copy": return head + f"leaves {_say(n)} unrealized, but a COPY reads it from memory"
     if reason == "pad": return head + f"fuses {_say(n)} into {kern}, which reads it through a pad: the padding would compute {n.op.name}(0), not 0"
-    why = ("that kernel computes another reduce already (a kernel holds one)" if self.fused is not None and self.fused is not n else
+    why = ("that kernel computes another reduce already (a kernel holds one, or several over the same loops under DONT_GROUP_REDUCES=1)"
+           if self.fused is not None and self.fused is not n else
            "another kernel reads it too (or reads a node between it and that kernel's root)" if n in self.in_place else
            "that kernel reads it through a movement op that is not a reshape (expand, permute, pad, shrink, flip)")
     return head + f"fuses {_say(n)} into {kern}, but {why}: the reduce's whole result must be in memory first, so realize it"
