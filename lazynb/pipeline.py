@@ -204,8 +204,7 @@ def call(name: str, *args: Any) -> Any:
     except Exception as e:
       raise StageError(f"your {name} stage ({_describe(fn)}) raised {type(e).__name__}: {e}\n"
                        f"  the {name} stage takes {st.takes} and gives {st.gives}") from e
-    if not isinstance(out, st.kind):
-      raise StageError(f"your {name} stage ({_describe(fn)}) returned a {type(out).__name__}; it must give {st.gives}")
+    if not isinstance(out, st.kind): raise StageError(f"your {name} stage ({_describe(fn)}) returned a {type(out).__name__}; it must give {st.gives}")
     if st.spec is not None and (problem := st.spec(out)) is not None:
       raise StageError(f"your {name} stage ({_describe(fn)}) returned something the next stages cannot take: {problem}.\n"
                        f"  the {name} stage gives {st.gives}")
@@ -233,8 +232,7 @@ def run_stages(first: str, last: str, **values) -> dict:
   with Context(LAZYNB_CHECK=1) if checked else contextlib.nullcontext():
     for n in todo:
       st = stage(n)
-      if compare and ref is None and replacement(n) is not None:
-        ref = _reference_run([m for m in todo[todo.index(n):] if m in CODEGEN], values)
+      if compare and ref is None and replacement(n) is not None: ref = _reference_run([m for m in todo[todo.index(n):] if m in CODEGEN], values)
       t0 = time.perf_counter()
       values[st.writes] = call(n, *[_read(values, k) for k in st.reads])
       times[n] = time.perf_counter() - t0

@@ -156,8 +156,7 @@ def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: s
   elif reduce == "amax": r = match.where(src, dtypes.min(self.dtype)).max(d)
   else: r = match.where(src, dtypes.max(self.dtype)).min(d)
   r = self._fill_out(d, r, 0)
-  if include_self:
-    r = r * self if reduce == "prod" else r.maximum(self) if reduce == "amax" else r.minimum(self) if reduce == "amin" else r + me
+  if include_self: r = r * self if reduce == "prod" else r.maximum(self) if reduce == "amax" else r.minimum(self) if reduce == "amin" else r + me
   if reduce == "mean": r = r / (self._fill_out(d, count, 0) + int(include_self)).maximum(1).cast(r.dtype)
   return hit.where(r, me)
 

@@ -190,8 +190,7 @@ def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_
     L, S = qk.shape[-2:]
     T = type(self)
     attn_mask = T.arange(L, device=self.device).reshape(L, 1) >= T.arange(S, device=self.device).reshape(1, S)
-  if attn_mask is not None:
-    qk = qk + (attn_mask.where(0.0, -math.inf) if attn_mask.dtype == dtypes.bool else attn_mask)
+  if attn_mask is not None: qk = qk + (attn_mask.where(0.0, -math.inf) if attn_mask.dtype == dtypes.bool else attn_mask)
   return qk.cast(self.dtype).softmax(-1).dropout(dropout_p) @ value
 
 # ---------------------------------------------------------------- activations without overflow concerns

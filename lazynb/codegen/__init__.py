@@ -65,8 +65,7 @@ def _is_index(u: UOp) -> bool:
 
 def get_program(ast: UOp, renderer: Renderer, opts: list[Opt] | None = None) -> ProgramSpec:
   """The kernel's ProgramSpec: the pipeline's code stages, optimize through render (lazynb/pipeline.py), on `ast`."""
-  if (fp8 := next((u.dtype.base for u in ast.toposort() if u.dtype.base in dtypes.fp8s), None)) is not None:
-    raise fp8_unsupported(fp8)
+  if (fp8 := next((u.dtype.base for u in ast.toposort() if u.dtype.base in dtypes.fp8s), None)) is not None: raise fp8_unsupported(fp8)
   rendering.checked = False  # a renderer that compiles bounds checks in (LAZYNB_CHECK) says so here
   v = pipeline.run_stages("optimize", "render", ast=ast, renderer=renderer, opts=opts)
   k, uops, src = v["kernel"], v["uops"], v["src"]

@@ -43,8 +43,7 @@ class CompiledRunner:
       args.append(chk._buf)
     # `vals` only for a symbolic kernel: a runner written for kernels without variables need not know the argument
     t = pipeline.call("run", self.fxn, args, gs, self.p.local_size, tuple(vals))
-    if self.p.checked and (slot := chk.numpy())[0]:
-      raise out_of_bounds(self.p.name, int(slot[1]), int(slot[2]), sizes[int(slot[1])], bool(slot[3]))
+    if self.p.checked and (slot := chk.numpy())[0]: raise out_of_bounds(self.p.name, int(slot[1]), int(slot[2]), sizes[int(slot[1])], bool(slot[3]))
     return t
   def exec(self, rawbufs: list[Buffer], var_vals: dict[str, int] | None = None) -> float:
     """tinygrad 0.10's spelling of a call (docs/abstractions2.py: fxn.exec([out, a, b])): the buffers are allocated first."""

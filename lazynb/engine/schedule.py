@@ -487,8 +487,7 @@ def _through_movement(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   # leave two views and div/mod in the index (a conv input padded for the transposed conv, then given a spare row:
   # /2304 and %64 per load). A reshape may need a view of its own: it keeps being composed from above.
   chain = [x]
-  while x.op is not Ops.RESHAPE and (n := chain[-1].src[0]).op in GroupOp.Movement and n.op is not Ops.RESHAPE and n not in ctx.roots:
-    chain.append(n)
+  while x.op is not Ops.RESHAPE and (n := chain[-1].src[0]).op in GroupOp.Movement and n.op is not Ops.RESHAPE and n not in ctx.roots: chain.append(n)
   inner = ShapeTracker.from_shape(chain[-1].src[0].shape)
   for m in reversed(chain): inner = inner.movement(m.op, m.arg)
   return _inherit(ctx, v, seen_through(chain[-1].src[0], inner + v.arg), *[(m.op.name, m.arg) for m in chain])
@@ -560,8 +559,7 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
     if r.op in (Ops.CONTIGUOUS, Ops.COPY): state.owned.add(b)
     if isinstance(r.size, UOp): b = b.shrink(((0, r.size),))  # a variable size: the first `size` elements of the largest
     bufmap[r] = b.reshape(unwrap(r.shape)) if r.shape != b.shape else b
-  for orig, o in zip(outs, s.outs):
-    becomes[orig] = o.substitute(bufmap) if bufmap else o
+  for orig, o in zip(outs, s.outs): becomes[orig] = o.substitute(bufmap) if bufmap else o
   for r, b in bufmap.items(): becomes.setdefault(r, b)
   for orig, new in s.orig_map.items():  # the nodes as the tensors hold them (before realized parts were swapped in)
     if new in bufmap and orig is not new: becomes.setdefault(orig, bufmap[new])

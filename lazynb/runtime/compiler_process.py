@@ -52,8 +52,7 @@ _paused = Nesting()  # true inside paused()
 _leaving: list[tuple[int, subprocess.Popen]] = []  # (owner pid, process) let go, not reaped yet
 
 def _take(cmd: tuple[str, ...]) -> _Waiting | None:
-  with _lock:
-    w = _waiting.pop(cmd, None)
+  with _lock: w = _waiting.pop(cmd, None)
   if w is None: return None
   if w.owner != os.getpid():  # a forked child: its parent feeds that process, not us
     os.close(w.fd)

@@ -63,8 +63,7 @@ class PythonProgram(Runner):
       elif op is Ops.CONST: vals_[i] = arg
       elif op is Ops.DEFINE_VAR: vals_[i] = env[arg[0]]
       elif op is Ops.RANGE:
-        if i not in loop_start or loop_start[i] != pc:
-          vals_[i], loop_start[i], bound[i] = 0, pc, _size(arg[1], env)
+        if i not in loop_start or loop_start[i] != pc: vals_[i], loop_start[i], bound[i] = 0, pc, _size(arg[1], env)
         if bound[i] <= 0: pc = _skip_loop(prog, pc, i); continue  # noqa: E702
       elif op is Ops.ENDRANGE:
         r = src[0]

@@ -69,8 +69,7 @@ class View:
 
   def expand(self, new_shape: tuple[int, ...]) -> View:
     mask = None
-    if self.mask:
-      mask = tuple(m if s == ns else ((0, ns) if m != (0, 0) else (0, 0)) for m, s, ns in zip(self.mask, self.shape, new_shape))
+    if self.mask: mask = tuple(m if s == ns else ((0, ns) if m != (0, 0) else (0, 0)) for m, s, ns in zip(self.mask, self.shape, new_shape))
     return View.create(new_shape, tuple(st if s == ns else 0 for st, s, ns in zip(self.strides, self.shape, new_shape)), self.offset, mask)
 
   def shrink(self, arg: tuple[tuple[int, int], ...]) -> View:

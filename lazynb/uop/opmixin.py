@@ -42,8 +42,7 @@ class OpMixin:
     return self._lift(x).add(self.neg()) if reverse else self.add(self._negate(x))
   def div(self, x, reverse: bool = False) -> Self:
     """a / b is a * (1/b), for floats: an int value needs // (or a class's own div, as Tensor's casts to float)."""
-    if isinstance(dt := getattr(self, "dtype", None), DType) and not dtypes.is_float(dt):
-      raise TypeError(f"/ needs a float value, got {dt}: use //")
+    if isinstance(dt := getattr(self, "dtype", None), DType) and not dtypes.is_float(dt): raise TypeError(f"/ needs a float value, got {dt}: use //")
     a, b = (self._lift(x), self) if reverse else (self, self._lift(x))
     return a.mul(b._unary(Ops.RECIP))
   def floordiv(self, x, reverse: bool = False) -> Self: return self._binop(Ops.IDIV, x, reverse)

@@ -43,8 +43,7 @@ def divmod_sum(x: UOp, c: UOp, is_div: bool) -> UOp | None:
   whole = [(b, k // cv) for b, k in terms if b is not None and k % cv == 0]
   if whole and len(whole) < len(terms):
     rest = build_sum(x.dtype, [(b, k) for b, k in terms if b is None or k % cv])
-    if (m := rest.vmin // cv) == rest.vmax // cv:
-      return build_sum(x.dtype, whole + [(None, m)]) if is_div else (rest - m * cv if m else rest)
+    if (m := rest.vmin // cv) == rest.vmax // cv: return build_sum(x.dtype, whole + [(None, m)]) if is_div else (rest - m * cv if m else rest)
   if any(k < 0 or (b is not None and b.vmin < 0) for b, k in terms): return None
   if any(k >= cv for _, k in terms):
     quot = [(b, k // cv) for b, k in terms if k // cv]
