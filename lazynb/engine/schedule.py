@@ -162,7 +162,7 @@ def _expanded_reduce(ctx: dict[UOp, int], x: UOp) -> UOp | None:
   while r.op in GroupOp.Movement and ctx.get(r, 0) == 1: chain, r = chain + [r], r.src[0]
   if not DONT_REALIZE_EXPAND or r.op is not Ops.REDUCE_AXIS or ctx.get(r, 0) != 1 or any(m.op is Ops.PAD for m in chain): return None
   shape, axes = unwrap(r.src[0].shape), r.arg[1]
-  if not all(isinstance(d, int) for d in shape): return None  # (and a pad keeps its kernel)
+  if not all(isinstance(d, int) for d in shape): return None  # (a variable reduce length: the reduce keeps its kernel)
   tail, n = tuple(shape[i] for i in axes), len(axes)
   v = r.src[0].permute(tuple(i for i in range(len(shape)) if i not in axes) + axes).reshape(unwrap(r.shape) + tail)
   for m in reversed(chain):
@@ -304,7 +304,7 @@ class Scheduler:
     if reason == "copy": return head + f"leaves {_say(n)} unrealized, but a COPY reads it from memory"
     if reason == "pad": return head + f"fuses {_say(n)} into {kern}, which reads it through a pad: the padding would compute {n.op.name}(0), not 0"
     why = ("that kernel computes another reduce already (a kernel holds one, or several over the same loops under DONT_GROUP_REDUCES=1)"
-           if self.fused is not None and self.fused is not n else
+           if self.fused and n not in self.fused else
            "another kernel reads it too (or reads a node between it and that kernel's root)" if n in self.in_place else
            "that kernel reads it through a movement op that is not a reshape (expand, permute, pad, shrink, flip)")
     return head + f"fuses {_say(n)} into {kern}, but {why}: the reduce's whole result must be in memory first, so realize it"
@@ -374,7 +374,7 @@ class Scheduler:
     self.globals: list[UOp] = [self.out_buf[root]]
     self.paths: dict[UOp, tuple] = {}           # marker -> the movement ops between the root and it (outermost first)
     self.origins: dict[UOp, tuple] = {}         # VIEW -> the movement ops that made it (outermost first)
-    kshape = unwrap(self.fused.shape if self.fused is not None else root.shape)
+    kshape = unwrap(self.fused[0].shape if self.fused else root.shape)
     if not sym_eq(prod(kshape), root.size):  # the store would not cover the root's buffer exactly: a region rule is wrong
       raise RuntimeError(f"scheduler: the kernel for {root.op.name} {root.shape} has shape {kshape} (its reduce's); a reduce may join "
                          "a kernel only through elementwise ops and reshapes")
@@ -415,10 +415,11 @@ class Scheduler:
     kind = "copy" if kernel.arg.ast.op is Ops.COPY else "kernel"
     return ScheduleItem(kernel.arg.ast, tuple(state.buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
 
-  def find_reduce(self, root: UOp) -> UOp | None:
-    """The one reduce this kernel may contain. The kernel's region is what the root reaches through elementwise ops and
-    plain reshapes; a reduce in it joins the kernel if everything that uses the reduce, or uses anything between it and
-    the root, is inside the region (else the reduce would be needed by another kernel too, and gets its own)."""
+  def find_reduce(self, root: UOp) -> list[UOp]:
+    """The reduce this kernel may contain (more, over the same loops, under DONT_GROUP_REDUCES=1). The kernel's region is
+    what the root reaches through elementwise ops and plain reshapes; a reduce in it joins the kernel if everything that
+    uses the reduce, or uses anything between it and the root, is inside the region (else the reduce would be needed by
+    another kernel too, and gets its own)."""
     reduces: list[UOp] = []
     inside: set[UOp] = set()  # the region: nodes the kernel reads in its own order (their sources were followed)
     seen: set[UOp] = set()
@@ -446,8 +447,7 @@ class Scheduler:
       between = postorder([r], lambda n: [c for c in self.consumers.get(n, []) if c in inside])
       if all(c in inside for n in between if n is not root for c in self.consumers.get(n, [])): joins.append(r)
     # DONT_GROUP_REDUCES=1 (as tinygrad's): the others over the same loops join it too, x.sum(1) + y.sum(1) is one kernel
-    self.also = [r for r in joins[1:] if DONT_GROUP_REDUCES and r.src[0].shape == joins[0].src[0].shape and r.arg[1] == joins[0].arg[1]]
-    return joins[0] if joins else None
+    return joins[:1] + [r for r in joins[1:] if DONT_GROUP_REDUCES and r.src[0].shape == joins[0].src[0].shape and r.arg[1] == joins[0].arg[1]]
 
   def load_root(self, parent: UOp, n: UOp, reason: str, st: ShapeTracker | None, marker: UOp | None = None) -> UOp:
     buf = self.add_root(n, reason) if n.op is not Ops.BUFFER else n
@@ -500,7 +500,7 @@ def _fuse_elementwise(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   return UOp(x.op, x.dtype, tuple(_inherit(ctx, v, seen_through(s, v.arg)) for s in x.src), x.arg)
 
 def _fuse_reduce(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
-  if (x is ctx.fused or x in ctx.also) and v.arg.contiguous and v.arg.shape == x.shape:  # the kernel's reduce, read in place
+  if x in ctx.fused and v.arg.contiguous and v.arg.shape == x.shape:  # the kernel's reduce, read in place
     src = x.src[0]
     return UOp(Ops.REDUCE_AXIS, x.dtype, (_inherit(ctx, v, seen_through(src, ShapeTracker.from_shape(src.shape))),), x.arg)
   return ctx.load_root(ctx.root, x, "reduce", v.arg, v)  # another reduce, or this one read through a view: a kernel of its own
