@@ -1,7 +1,7 @@
 """The trace bus: every compiler stage reports an Event with the fields docs/architecture.md documents ("The trace bus")."""
 import numpy as np
 import pytest
-from lazynb import Tensor, Device, GlobalCounters, Context
+from lazynb import Tensor, Device, GlobalCounters, Context, Variable
 from lazynb import trace
 from lazynb.trace import Recorder
 from lazynb.uop import UOp, Ops, UPat
@@ -139,6 +139,16 @@ def test_op_estimate_does_not_depend_on_opts():
     with Context(NOOPT=noopt), Recorder(rewrites=False) as rec: (a @ b).realize()
     est.append(rec.of("exec")[0].data["op_estimate"])
   assert est == [2 * 8 * 8 * 8] * 2
+
+def test_op_estimate_leaves_out_address_math():
+  """A gather's address (index * row + column, read from memory) is not FLOPs; the values it computes are (as tinygrad counts)."""
+  data, idx = Tensor.rand(64, 8).realize(), Tensor([3, 60, 7]).realize()
+  est = []
+  for f in (lambda: data[idx], lambda: data[idx] * 2 + 1, lambda: data[Tensor(Variable("v", 0, 63).bind(5))]):
+    realize_mod.method_cache.clear()
+    with Recorder(rewrites=False) as rec: f().realize()
+    est.append(sum(e.data["op_estimate"] for e in rec.of("exec") if e.data["kind"] == "kernel"))
+  assert est == [0, 2 * 3 * 8, 0]
 
 def test_no_events_when_nothing_runs():
   a = Tensor.rand(4).realize()

@@ -51,13 +51,16 @@ def full_rewrite(ast: UOp, renderer: Renderer | None = None) -> list[UOp]:
   return list(new.values())
 
 def estimates(uops: list[UOp]) -> int:
-  """FLOPs the program does: each non-index ALU op once per loop iteration it runs in."""
+  """FLOPs the program does: each ALU op that computes a value (not an address, a gate or loop-counter math) once per
+  loop iteration it runs in. A gather's address arithmetic is free, as in tinygrad's count."""
   flops, mult, stack = 0, 1, []  # with variable loop sizes the count is an expression in the variables
+  addr, todo = set[UOp](), [s for u in uops if u.op is Ops.INDEX for s in u.src[1:]]
+  while todo: addr.add(x := todo.pop()); todo.extend(s for s in x.src if s not in addr)  # noqa: E702
   for u in uops:
     if u.op is Ops.RANGE: stack.append(mult); mult = mult * u.arg[1]  # noqa: E702
     elif u.op is Ops.ENDRANGE: mult = stack.pop()
     elif u.op is Ops.SPECIAL: mult = mult * u.arg[1]
-    elif u.op in GroupOp.ALU and u.dtype is not dtypes.bool and not _is_index(u): flops = flops + mult
+    elif u.op in GroupOp.ALU and u.dtype is not dtypes.bool and u not in addr and not _is_index(u): flops = flops + mult
   return flops
 
 def _is_index(u: UOp) -> bool:
