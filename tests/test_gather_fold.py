@@ -65,3 +65,24 @@ def test_gather_kernel_has_no_loop_over_the_gathered_axis():
 def test_gather_on_opencl():  # PoCL: CI installs it with the backends extra
   X, idxs = _gather_cases()
   np.testing.assert_array_equal(Tensor(X, device="CL")[Tensor(idxs[0], device="CL")].numpy(), X[idxs[0]])
+
+@pytest.mark.parametrize("opts", [dict(), dict(NOOPT=1), dict(BEAM=1)], ids=["default", "noopt", "beam"])
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", "LLVM"])
+def test_gather_out_of_range_reads_zero_before_what_follows(device, opts):
+  """An index outside the rows gives 0 (tinygrad's one-hot sum); what is computed from the gathered value sees that 0."""
+  X = np.arange(1, 25, dtype=np.float32).reshape(6, 4)
+  idx = np.array([2, 6, -1, -7, 100, 0, -6], np.int32)
+  ok = (idx >= -6) & (idx < 6)
+  row = np.where(ok[:, None], X[np.where(ok, idx, 0)], 0)
+  with Context(**opts):
+    x, i = Tensor(X, device=device), Tensor(idx, device=device)
+    for f in (lambda g: g, lambda g: g * 2 + 1, lambda g: g.exp(), lambda g: (g - 3).relu()):
+      np.testing.assert_allclose(f(x[i]).numpy(), f(Tensor(row)).numpy(), rtol=1e-6)
+
+def test_a_gathered_row_is_one_gated_load():
+  """The range check gates the load (0 off the gate): no second select of the loaded value."""
+  x, i = Tensor.rand(64, 8).realize(), Tensor([3, 60, 7]).realize()
+  with Context(NOOPT=1), Recorder(rewrites=False) as rec: x[i].realize()
+  src = next(e.data["program"].src for e in rec.of("exec") if e.data.get("program") is not None)
+  body = [ln for ln in src.splitlines() if "?" in ln]
+  assert len(body) == 2, src  # the negative index wrapped, the gated load
