@@ -69,8 +69,7 @@ class Runner:
   """A loaded program: `Runner(name, lib)`, then `runner(*bufs, global_size=..., local_size=..., wait=True)`
   runs it and, with wait, returns the seconds it took."""
   def __init__(self, name: str, lib: bytes): self.name, self.lib = name, lib
-  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False) -> float | None:
-    raise NotImplementedError
+  def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False) -> float | None: raise NotImplementedError
 
 class Compiled:
   """A device that compiles kernels: its allocator, renderer (a Renderer instance), compiler and runtime class."""

@@ -129,8 +129,7 @@ class dtypes:
     if not dtypes.is_float(d): raise ValueError(f"{d} is not a floating point type")
     return {"float8_e4m3": (4, 3), "float8_e5m2": (5, 2), "half": (5, 10), "bfloat16": (8, 7), "float": (8, 23), "double": (11, 52)}[d.name]
 
-def _too_big(x):
-  raise OverflowError(f"{x} does not fit in a 64-bit integer")
+def _too_big(x): raise OverflowError(f"{x} does not fit in a 64-bit integer")
 
 _FLOAT_NAMES = frozenset({"float8_e4m3", "float8_e5m2", "half", "bfloat16", "float", "double"})
 _INT_NAMES = frozenset({"char", "uint8", "short", "ushort", "int", "uint", "long", "ulong", "index"})

@@ -607,10 +607,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     return (x < 0).where(-y, y)
   def clip(self, min_=None, max_=None) -> Tensor:
     if min_ is None and max_ is None: raise ArgumentError("clip needs min_ or max_")
-    x = self
-    if min_ is not None: x = x.maximum(min_)
-    if max_ is not None: x = x.minimum(max_)
-    return x
+    x = self if min_ is None else self.maximum(min_)
+    return x if max_ is None else x.minimum(max_)
   clamp = clip
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
 

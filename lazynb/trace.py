@@ -61,8 +61,7 @@ def wants_reference() -> bool:
   """Does a reader want lazynb's own result next to a replaced stage's (and is the bus not muted)?"""
   return bool(_wants_reference) and not _muted
 
-def _rewrite_hook(name: str, before, after, steps, stage):
-  emit("rewrite", name=name, stage=stage, before=before, after=after, steps=steps)
+def _rewrite_hook(name: str, before, after, steps, stage): emit("rewrite", name=name, stage=stage, before=before, after=after, steps=steps)
 # (a function's own attribute, which graph_rewrite looks for: mypy does not model those, hence the ignore)
 _rewrite_hook.wanted = lambda: not _muted and any(p() for _, p in _wants_rewrites)  # type: ignore[attr-defined]
 

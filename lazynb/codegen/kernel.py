@@ -182,8 +182,7 @@ class Kernel:
   @property
   def function_name(self) -> str: return to_function_name(self.name)
   def describe(self) -> dict:
-    return {"full_shape": list(self.full_shape), "axis_types": [t.name for t in self.axis_types],
-            "opts": [repr(o) for o in self.applied_opts]}
+    return {"full_shape": list(self.full_shape), "axis_types": [t.name for t in self.axis_types], "opts": [repr(o) for o in self.applied_opts]}
 
   _PREFIX = {AxisType.GLOBAL: "gidx", AxisType.THREAD: "tidx", AxisType.LOCAL: "lidx", AxisType.GROUP: "lidx", AxisType.REDUCE: "ridx",
              AxisType.UNROLL: "unroll", AxisType.UPCAST: "upcast"}
@@ -283,8 +282,7 @@ def partial_sum_lanes(k: Kernel) -> tuple[int, int | None, int | None] | None:
   glob = [a for a in k.axes_of(AxisType.GLOBAL) if not k.is_sym(a)]
   lane = next((a for a in reversed(glob) if out[a] == 1 and k.full_shape[a] in (8, 16) and all(rs[a] == 1 for rs in ins)), None)
   if lane is None: return None
-  win = next((a for a in glob if a != lane and 2 <= k.full_shape[a] <= 8 and any(rs[a] == 1 for rs in ins) and
-              any(rs[a] == 0 for rs in ins)), None)
+  win = next((a for a in glob if a != lane and 2 <= k.full_shape[a] <= 8 and any(rs[a] == 1 for rs in ins) and any(rs[a] == 0 for rs in ins)), None)
   moving = [rs for rs in ins if win is not None and rs[win] == 1]
   rows = next((a for a in glob if a not in (lane, win) and k.full_shape[a] % 4 == 0 and moving and all(rs[a] == 0 for rs in moving)), None)
   return lane, win, rows

@@ -20,8 +20,7 @@ class Optimizer:
       if not (is_contiguous_view_of_buffer(p.uop) and p.uop.base in state.owned): p.uop = p.contiguous().realize().uop
   def zero_grad(self):
     for p in self.params: p.grad = None
-  def step(self):
-    Tensor.realize_all(*self.schedule_step())
+  def step(self): Tensor.realize_all(*self.schedule_step())
   def schedule_step(self) -> list[Tensor]:
     """The tensors to realize for one update: the parameters and optimizer state, and with them the
     gradients and the loss of the last backward() (they read the old parameters, so they run first)."""

@@ -132,8 +132,7 @@ def _part(s: Section) -> str | None:
 
 class LoadedObject:
   """An object file placed in memory and relocated: `symbols` maps each global symbol it defines to its address."""
-  def __init__(self, base: int, size: int, symbols: dict[str, int]):
-    self.base, self.size, self.symbols = base, size, symbols
+  def __init__(self, base: int, size: int, symbols: dict[str, int]): self.base, self.size, self.symbols = base, size, symbols
   def function(self, name: str):
     """A ctypes function for the global function `name` (returns nothing; arguments as given: c_void_p, c_int, ...)."""
     if name not in self.symbols: raise AttributeError(f"the object defines no global symbol {name!r}")

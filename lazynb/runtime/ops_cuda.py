@@ -20,8 +20,7 @@ def _check(res, what: str):
 
 def driver_status() -> tuple[Any, str]:
   """(the driver module, "") when a GPU can run kernels here, else (None, why not). (The module has no types: Any.)"""
-  try:
-    from cuda.bindings import driver
+  try: from cuda.bindings import driver
   except ImportError: return None, "no CUDA driver bindings: pip install cuda-bindings"
   except Exception as e: return None, f"no NVIDIA driver on this machine ({type(e).__name__}): no GPU"
   try:
