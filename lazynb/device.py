@@ -4,7 +4,7 @@ A backend is a `Compiled(device, allocator, renderer, compiler, runtime)`: the r
 source, the compiler turns source into a binary, and `runtime(name, lib)` loads it as a callable program.
 Register a new one with `Device._devices["NAME"] = MyDevice` and use it as `Tensor(..., device="NAME")`."""
 from __future__ import annotations
-import contextlib, hashlib, importlib, os, pathlib, sqlite3, tempfile, threading, time
+import contextlib, hashlib, importlib, itertools, os, pathlib, sqlite3, tempfile, threading, time
 from typing import Any
 import numpy as np
 from lazynb.dtype import DType, np_storage
@@ -225,6 +225,14 @@ class Buffer:
     self.copyout(out.view(np.uint8).data)
     return out
   def __repr__(self): return f"<buf {self.device} size={self.size} {self.dtype}{' alloc' if self._buf is not None else ''}>"
+
+_ticks = itertools.count(1)
+class ExternalBuffer(Buffer):
+  """Host memory lazynb does not own (Tensor.from_blob sets _buf): never freed or pooled. Its owner may change it at any
+  time, so its version is new at every look: a value computed from it is never reused from the cache."""
+  version = property(lambda self: next(_ticks), lambda self, v: None)
+  def deallocate(self): pass
+  def __del__(self): pass
 
 # ---------------------------------------------------------------- a small sqlite cache (compiled binaries, BEAM results)
 # Every value is stored with a hash of its key and bytes: a row whose bytes changed (a damaged disk, a half-written

@@ -3,7 +3,7 @@
 Every knob a learner can turn (DEBUG, NOOPT, BEAM, ...) is a `ContextVar`: it starts from the
 environment variable of the same name and can be changed for a block with `Context(DEBUG=2)`."""
 from __future__ import annotations
-import contextlib, dataclasses, functools, os, pathlib, re, sys, threading, time, warnings
+import contextlib, ctypes, dataclasses, functools, os, pathlib, re, sys, threading, time, warnings
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -26,6 +26,7 @@ def all_same(xs: list) -> bool: return all(x == xs[0] for x in xs)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
+def mv_address(mv: memoryview) -> int: return ctypes.addressof(ctypes.c_char.from_buffer(mv))  # writable memory's address (Tensor.from_blob)
 def postorder(roots: Iterable[T], children: Callable[[T], Sequence[T]]) -> list[T]:
   """Every node reachable from `roots`, each after its children (`children(n)`, called once per node, walked in order):
   an iterative depth-first walk, so a deep graph does not reach Python's recursion limit."""

@@ -619,7 +619,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   # making tensors (tensor_create.py)
   _from_numpy = staticmethod(tensor_create._from_numpy); _const_buffer = staticmethod(tensor_create._const_buffer)
   _const_uop = staticmethod(tensor_create._const_uop); full = classmethod(tensor_create.full); zeros = classmethod(tensor_create.zeros)
-  ones = classmethod(tensor_create.ones); empty = classmethod(tensor_create.empty); full_like = tensor_create.full_like
+  ones = classmethod(tensor_create.ones); empty = classmethod(tensor_create.empty); from_blob = classmethod(tensor_create.from_blob); full_like = tensor_create.full_like
   zeros_like = tensor_create.zeros_like; ones_like = tensor_create.ones_like; rand_like = tensor_create.rand_like
   randn_like = tensor_create.randn_like; empty_like = tensor_create.empty_like; _host = classmethod(tensor_create._host)
   _eager = classmethod(tensor_create._eager); manual_seed = staticmethod(tensor_create.manual_seed); rand = classmethod(tensor_create.rand)

@@ -3,11 +3,11 @@ family), fresh memory (empty), random numbers (rand, randn, randint, uniform, no
 manual_seed) and number lines (arange, eye). Functions of a Tensor, or of the class
 (`cls: type[Tensor]`): tensor.py makes them Tensor's methods, so `Tensor.rand(...)` calls them on the class."""
 from __future__ import annotations
-import hashlib, math
+import ctypes, hashlib, math
 from typing import Callable, TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import DType, dtypes, to_dtype, int_fits, to_storage, wrap_int, fp8_unsupported
-from lazynb.device import Device
+from lazynb.device import Device, ExternalBuffer
 from lazynb.helpers import prod, unwrap
 from lazynb.uop.ops import UOp, Ops, variables, sym_canon
 from lazynb.engine.schedule import new_buffer
@@ -109,6 +109,17 @@ def ones(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor: re
 def empty(cls: type[Tensor], *shape, dtype=None, device=None, **kw) -> Tensor:
   shape = _check_shape(_shape_arg(shape))
   return cls(_owned_buffer(Device.canonicalize(device), shape, to_dtype(dtype or dtypes.default_float)), **kw)
+def from_blob(cls: type[Tensor], ptr: int, shape, dtype=None, device=None, **kw) -> Tensor:
+  """A tensor over host memory at address ptr, neither owned nor copied (tinygrad 0.10's from_blob): each use reads the
+  memory as it is then, and assign() writes into it. The memory must stay valid while the tensor lives."""
+  dev, dt, shape = Device.canonicalize(device), to_dtype(dtype or dtypes.default_float), _check_shape(_shape_arg(shape))
+  if not hasattr(Device[dev].allocator, "_as_buffer"): raise ValueError(f"from_blob needs a device whose memory is the host's (CPU, LLVM, PYTHON), not {dev}")
+  if variables(shape): raise ValueError(f"from_blob needs a fixed shape, got {shape}")
+  if type(ptr) is not int or ptr <= 0: raise ValueError(f"from_blob needs a memory address (a positive int, e.g. helpers.mv_address(mv)), got {ptr!r}")
+  b = state.buffers[buf := new_buffer(dev, prod(shape), dt)] = ExternalBuffer(dev, prod(shape), dt)
+  b._buf, b.allocator = np.ctypeslib.as_array((ctypes.c_uint8 * b.nbytes).from_address(ptr)), Device[dev].allocator
+  state.owned.add(buf)
+  return cls(buf.reshape(shape), **kw)
 def full_like(self: Tensor, fill_value, dtype=None, device=None, **kw) -> Tensor:
   return type(self).full(self.shape, fill_value, dtype or self.dtype, device or self.device, **kw)
 def zeros_like(self: Tensor, **kw) -> Tensor: return self.full_like(0, **kw)
