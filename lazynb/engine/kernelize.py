@@ -25,8 +25,8 @@ def get_becomes_map(sink: UOp) -> dict[UOp, UOp]:
   for si in items:
     out, ins = si.buf_uops[0], si.buf_uops[1:]
     srcs = tuple(assign_of.get(b, b) for b in ins)
-    k = UOp(Ops.KERNEL, out.dtype, srcs, KernelArg(si.ast, si.reason))
-    assign_of[out] = UOp(Ops.ASSIGN, out.dtype, (out, k))
+    if si.out is not None and si.out.op is Ops.ASSIGN and si.out.src[1].op is Ops.KERNEL: assign_of[out] = si.out  # kernelized before
+    else: assign_of[out] = UOp(Ops.ASSIGN, out.dtype, (out, UOp(Ops.KERNEL, out.dtype, srcs, KernelArg(si.ast, si.reason))))
   return {u: becomes[u].substitute(assign_of) for u in sink.src}
 
 def kernelize(tensors: list) -> None:

@@ -549,7 +549,9 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
   becomes: dict[UOp, UOp] = {}
   bufmap = {}
   for r, b in s.out_buf.items():
-    if r.op is Ops.ASSIGN:  # same memory, new identity: graphs built on the old contents must not match the new ones
+    # an assign: same memory, new identity, so graphs built on the old contents do not match the new ones (not a kernelize()d
+    # ASSIGN(BUFFER, KERNEL): its buffer is new, or was renamed when kernelize() decided the write)
+    if r.op is Ops.ASSIGN and r.src[1].op is not Ops.KERNEL:
       nb = UOp(Ops.BUFFER, b.dtype, (new_unique(), b.src[1]), b.arg)
       state.buffers[nb] = state.buffers[b]
       state.superseded[b] = nb
