@@ -127,8 +127,7 @@ def _several(rng: np.random.Generator, n: int) -> list[Program]:
     ("cat of the sums over each axis", lambda x: x.sum(0).flatten().cat(x.sum(1).flatten())),
     ("the mean of the row maxima", lambda x: x.max(-1).mean()),
     ("x times its transposed sum", lambda x: x * x.sum(0, keepdim=True)),
-    ("two outputs: sum and max", lambda x: (x.sum(), x.max(0))),
-  ]
+    ("two outputs: sum and max", lambda x: (x.sum(), x.max(0)))]
   out = []
   for i in range(n):
     what, f = makers[i % len(makers)]

@@ -123,8 +123,7 @@ STAGES: tuple[Stage, ...] = (
   Stage("load", ("device", "name", "lib"), "program", "the device's name, the kernel's name and its binary",
         "a callable program: program(*bufs, global_size=, local_size=, vals=, wait=) -> seconds", object),
   Stage("run", ("program", "bufs", "global_size", "local_size", "vals"), "seconds",
-        "a loaded program, the raw device buffers, the launch sizes and the variables' values", "the seconds it took (a float)", (int, float)),
-)
+        "a loaded program, the raw device buffers, the launch sizes and the variables' values", "the seconds it took (a float)", (int, float)))
 _BY_NAME = {s.name: s for s in STAGES}
 CODEGEN = ("optimize", "lower", "simplify", "linearize", "render")  # the stages between a kernel's AST and its source
 _SAFE_AFTER = {"optimize", "lower", "simplify", "linearize"}          # replaced: the kernel is rendered bounds-checked

@@ -27,8 +27,7 @@ def _pick(self: Tensor, Y: Tensor, axis: int) -> Tensor:
   classes = type(self).arange(self.shape[axis], device=self.device).reshape(-1, *[1] * (self.ndim - axis - 1))
   return (Y.unsqueeze(axis) == classes).where(self, 0).sum(axis)
 
-def sparse_categorical_crossentropy(self: Tensor, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
-                                    reduction: str = "mean") -> Tensor:
+def sparse_categorical_crossentropy(self: Tensor, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
   """Cross-entropy of logits (..., C) against integer labels (...). Labels equal to ignore_index (if it is not -1,
   tinygrad's "none") add nothing and are left out of the mean."""
   _check(reduction, label_smoothing)

@@ -107,5 +107,4 @@ def _conv(ctx, r: UOp, a: UOp, b: UOp) -> UOp | None:
   if PLAIN or not CONV_ROWS or r.arg[0] is not Ops.ADD or r.device != ctx[0] or not dtypes.is_float(r.dtype) or not r.dtype == a.dtype == b.dtype: return None
   return _conv_rows(ctx, r, a, b) or _weight_grad_rows(ctx, r, a, b)
 
-conv_rows = PatternMatcher([
-  (UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(name="a"), UPat(name="b"))),)), _conv)])
+conv_rows = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="r", src=(UPat(Ops.MUL, src=(UPat(name="a"), UPat(name="b"))),)), _conv)])
