@@ -265,7 +265,7 @@ def interpolate(self: Tensor, size: tuple[int, ...], mode: str = "linear", align
   if mode not in ("linear", "nearest", "nearest-exact"): raise ValueError(f"interpolate mode {mode!r}: only linear, nearest or nearest-exact")
   if len(size) > self.ndim: raise ValueError(f"interpolate to {size}: the tensor {self.shape} has fewer dims")
   T, x = type(self), self
-  for d, out in zip(range(self.ndim - len(size), self.ndim), size):
+  for d, out in reversed(list(zip(range(self.ndim - len(size), self.ndim), size))):  # the last axis first: uint8 rounds after each, as torch
     n, i = x.shape[d], np.arange(out, dtype=np.float64)
     pre = (slice(None),) * d
     if mode != "linear":
@@ -274,9 +274,13 @@ def interpolate(self: Tensor, size: tuple[int, ...], mode: str = "linear", align
       continue
     src = (i * (n - 1) / (out - 1) if out > 1 else np.zeros(out)) if align_corners else np.maximum((i + 0.5) * n / out - 0.5, 0)
     lo = np.minimum(np.floor(src), n - 1).astype(np.int32)
-    w = T((src - lo).astype(np.float32), device=self.device).reshape((out,) + (1,) * (x.ndim - d - 1))
-    xf = x._float()
-    x = xf[pre + (T(lo, device=self.device),)] * (1 - w) + xf[pre + (T(np.minimum(lo + 1, n - 1), device=self.device),)] * w
+    a, b = x[pre + (T(lo, device=self.device),)], x[pre + (T(np.minimum(lo + 1, n - 1), device=self.device),)]
+    t, ws = src - lo, (out,) + (1,) * (x.ndim - d - 1)
+    if x.dtype is not dtypes.uint8: x = a._float() * (1 - (w := T(t.astype(np.float32), device=self.device).reshape(ws))) + b._float() * w
+    else:  # as torch's uint8 bilinear: fixed-point weights (as many bits as the largest fits in 15), rounded after each axis
+      p = next(p for p in range(23) if p == 22 or int(0.5 + max(t.max(initial=0), (1 - t).max(initial=0)) * (1 << (p + 1))) >= 1 << 15)
+      w0, w1 = (T(np.floor(v * (1 << p) + 0.5).astype(np.int32), device=self.device).reshape(ws) for v in (1 - t, t))
+      x = ((a.cast(dtypes.int32) * w0 + b.cast(dtypes.int32) * w1 + (1 << p >> 1)) >> p).maximum(0).minimum(255).cast(dtypes.uint8)
   return x.cast(self.dtype)
 
 # ---------------------------------------------------------------- small helpers and constructors

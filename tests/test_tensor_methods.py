@@ -221,6 +221,18 @@ def test_interpolate_matches_torch(mode, align):
     assert got.dtype == dtypes.int32 and got.numpy().reshape(3, 3).tolist() == [[0, 0, 1], [1, 1, 2], [2, 2, 3]]  # as tinygrad: truncated
   with pytest.raises(ValueError): Tensor.ones(1, 1, 3).interpolate((4,), mode="cubic")
 
+@pytest.mark.parametrize("align", [False, True])
+def test_interpolate_uint8_images_match_torch_exactly(align):
+  """uint8 bilinear as torch computes it (fixed-point weights, rounded after each axis), not a truncated float mix:
+  every value equal over up- and downsampling, small and full-range pixels (tinygrad's TestOpsUint8 checks one case)."""
+  for hi in (40, 256):
+    x = torch.tensor(RNG.integers(0, hi, (2, 3, 64, 64)).astype(np.uint8))
+    for size in [(10, 10), (100, 37), (64, 64), (7, 130), (2, 3), (3, 200)]:
+      want = torch.nn.functional.interpolate(x, size=size, mode="bilinear", align_corners=align).numpy()
+      got = Tensor(x.numpy()).interpolate(size, align_corners=align)
+      assert got.dtype == dtypes.uint8
+      np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{hi} {size}")
+
 # ---------------------------------------------------------------- gather, scatter, masks
 def test_gather_matches_torch():
   x = RNG.standard_normal((3, 4, 5)).astype(np.float32)
