@@ -157,3 +157,23 @@ def test_without_tinygrad_the_stored_oracle_result_is_kept(tmp_path, monkeypatch
   path.write_text(json.dumps(stored))
   assert tc.get_result("tinygrad", "test_two.py", ctx, reuse=True) == stored
   assert json.loads(path.read_text()) == stored
+
+def test_each_on_purpose_reason_points_at_docs_that_say_why():
+  """ON_PURPOSE's tests are counted apart from the gaps: every reason must name a docs page and a passage that exists."""
+  root = pathlib.Path(__file__).resolve().parent.parent
+  assert len(tc.ON_PURPOSE) > 50 and all(t.startswith("test/test_") and t.count("::") == 2 for t in tc.ON_PURPOSE)
+  for reason, where in set(tc.ON_PURPOSE.values()):
+    for ref in where.split("; "):
+      page, _, passage = ref.partition(", ")
+      text = (root / page).read_text()
+      assert passage.startswith('"') and passage.strip('"') in text, f"{reason}: {ref} names no passage of {page}"
+
+def test_scores_count_on_purpose_failures_apart_and_report_stale_entries(monkeypatch):
+  monkeypatch.setattr(tc, "ON_PURPOSE", {"test/test_x.py::T::test_a": ("why", "docs/x.md"), "test/test_x.py::T::test_b": ("why", "docs/x.md"),
+                                         "test/test_x.py::T::test_gone": ("why", "docs/x.md")})
+  tg = {"outcomes": {f"test/test_x.py::T::test_{k}": {"outcome": "passed"} for k in "abcd"}}
+  lz = {"outcomes": {"test/test_x.py::T::test_a": {"outcome": "failed"}, "test/test_x.py::T::test_b": {"outcome": "passed"},
+                     "test/test_x.py::T::test_c": {"outcome": "failed"}, "test/test_x.py::T::test_d": {"outcome": "passed"}}}
+  s = tc.file_score("test_x.py", tg, lz)
+  assert (s["tinygrad_passed"], s["lazynb_passed"], s["on_purpose"]) == (4, 2, {"why": 1})
+  assert sorted(s["on_purpose_stale"]) == ["test/test_x.py::T::test_b", "test/test_x.py::T::test_gone"]
