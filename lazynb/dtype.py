@@ -270,8 +270,7 @@ def _truncate(d: DType, x):
     if d is dtypes.float16: return float(np.float16(x))
     if d is dtypes.float32: return float(np.float32(x))
     if d is dtypes.bfloat16: return float(from_storage(to_storage(np.float32(x), d), d))
-  if d in dtypes.fp8s: return fp8_to_float(float_to_fp8(x, d), d)
-  return float(x)
+  return fp8_to_float(float_to_fp8(x, d), d) if d in dtypes.fp8s else float(x)
 
 class _Truncator:
   """truncate(d, x), and truncate[d](x) as tinygrad 0.10 spells it (its truncate is a table of functions by dtype)."""

@@ -169,8 +169,7 @@ def no_disk_cache(why: str | None = None) -> str | None:
 
 def fmt_time(s: float) -> str:
   if s < 1e-3: return f"{s*1e6:7.2f}us"
-  if s < 1: return f"{s*1e3:7.2f}ms"
-  return f"{s:7.2f}s "
+  return f"{s*1e3:7.2f}ms" if s < 1 else f"{s:7.2f}s "
 
 class Timing(contextlib.ContextDecorator):
   """`with Timing("step "):` prints how long the block took in ms (tinygrad's helper); `on_exit(ns)` adds to the line."""

@@ -14,8 +14,7 @@ if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 def _pick(mask: Tensor, x: Tensor, axis: int) -> Tensor:
   """The x where mask is set along axis (at most one place each): a one-hot sum, in x's dtype."""
-  if x.dtype is dtypes.bool: return (mask & x).any(axis)
-  return mask.where(x, 0).sum(axis, dtype=x.dtype)
+  return (mask & x).any(axis) if x.dtype is dtypes.bool else mask.where(x, 0).sum(axis, dtype=x.dtype)
 
 
 # ---------------------------------------------------------------- x[idx] and x[idx] = v with index tensors

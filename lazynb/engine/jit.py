@@ -253,8 +253,7 @@ class TinyJit:
     if isinstance(ret, Tensor): return cur(ret)
     if isinstance(ret, tuple): return type(ret)(*map(cur, ret)) if hasattr(ret, "_fields") else tuple(map(cur, ret))
     if isinstance(ret, list): return [cur(r) for r in ret]
-    if isinstance(ret, dict): return {k: cur(v) for k, v in ret.items()}
-    return ret
+    return {k: cur(v) for k, v in ret.items()} if isinstance(ret, dict) else ret
 
   def _pruned(self, log: list) -> list:
     """prune=True: a kernel whose inputs never change between calls ran once at capture and is not replayed.

@@ -314,8 +314,7 @@ class Scheduler:
     if b.op is Ops.BUFFER: return None
     if b.op is Ops.ASSIGN: return b
     if b.op is Ops.CONST: return None  # a (padded, or symbolic) constant needs no kernel (fold_consts)
-    if b.op is Ops.ARANGE: return out
-    return b
+    return out if b.op is Ops.ARANGE else b
 
   def add_root(self, n: UOp, reason: str) -> UOp:
     if n not in self.out_buf:
@@ -478,8 +477,7 @@ def _inherit(ctx: Scheduler, v: UOp, child: UOp, *movement) -> UOp:
 
 def _boundary(ctx: Scheduler, v: UOp, x: UOp) -> UOp | None:
   """x was given a kernel of its own (before, or by a rule here): this kernel loads its buffer."""
-  if x is ctx.root or x not in ctx.roots: return None
-  return ctx.load_root(ctx.root, x, ctx.roots[x], v.arg, v)
+  return None if x is ctx.root or x not in ctx.roots else ctx.load_root(ctx.root, x, ctx.roots[x], v.arg, v)
 
 def _through_movement(ctx: Scheduler, v: UOp, x: UOp) -> UOp:
   # a run of movement ops other than reshapes is applied as one, bottom-up, to the shape below it: each step then

@@ -16,8 +16,7 @@ def _offset(load: UOp) -> tuple[UOp | None, int]:
   """A load's index as (the index without its constant part, the constant)."""
   off = load.src[0].src[1]
   if off.op is Ops.CONST: return None, off.arg
-  if off.op is Ops.ADD and off.src[1].op is Ops.CONST: return off.src[0], off.src[1].arg
-  return off, 0
+  return (off.src[0], off.src[1].arg) if off.op is Ops.ADD and off.src[1].op is Ops.CONST else (off, 0)
 
 def _plain_load(u: UOp) -> bool:
   """A float load from a kernel buffer, without a gate."""

@@ -47,8 +47,7 @@ def _max(m: UOp, a: UOp, b: UOp) -> UOp:
   if not dtypes.is_float(m.dtype): return (b < a).where(a, b)
   # one select per compare, which gcc makes blends (see ClangRenderer); 16-bit floats: an OR of the compares instead
   # (gcc 12 writes a blend of _Float16 as a masked vmovsh, which its assembler rejects)
-  if m.dtype.itemsize == 2: return ((b < a) | a.ne(a)).where(a, b)
-  return a.ne(a).where(a, (b < a).where(a, b))
+  return ((b < a) | a.ne(a)).where(a, b) if m.dtype.itemsize == 2 else a.ne(a).where(a, (b < a).where(a, b))
 
 def _float_to_int(ctx: _Rules, c: UOp, x: UOp) -> UOp | None:
   """float -> int as x86 CPUs cast (numpy and torch there): a float a 32- or 64-bit signed int cannot hold (NaN, inf,

@@ -30,8 +30,7 @@ def _encode(arg):
   if isinstance(arg, UOp):
     if arg.op is Ops.DEFINE_VAR: return ("var", arg.arg[0])
     return arg.arg if arg.op is Ops.CONST else ("sym", arg.op.name, *(_encode(s) for s in arg.src))
-  if isinstance(arg, float) and not math.isfinite(arg): return ("float", repr(arg))
-  return arg
+  return ("float", repr(arg)) if isinstance(arg, float) and not math.isfinite(arg) else arg
 def _size(x, env: dict[str, int]) -> int:
   if not isinstance(x, tuple): return x
   return env[x[1]] if x[0] == "var" else exec_alu(Ops[x[1]], dtypes.index, tuple(_size(a, env) for a in x[2:]))

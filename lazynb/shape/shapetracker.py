@@ -78,8 +78,7 @@ class ShapeTracker:
     if top.mask is not None and any(_ge(lo, hi) for lo, hi in top.mask): return ShapeTracker((top,))
     if below.contiguous: return ShapeTracker(self.views[:-2] + (top,)).simplify()
     if top.contiguous and top.size == below.size and (v := below.reshape(top.shape)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
-    if (v := merge_views(below, top)) is not None: return ShapeTracker(self.views[:-2] + (v,)).simplify()
-    return self
+    return ShapeTracker(self.views[:-2] + (v,)).simplify() if (v := merge_views(below, top)) is not None else self
 
   def to_indexed_uops(self, idxs: list[UOp]) -> tuple[UOp, UOp]:
     """(index, valid) for one index expression per dim (each within its dim's range)."""

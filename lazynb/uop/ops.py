@@ -258,12 +258,10 @@ def _minmax_raw(u: UOp) -> tuple:
       return (-(c - 1), c - 1)
     if op is Ops.CMPLT:
       if s[0][1] < s[1][0]: return (True, True)
-      if s[0][0] >= s[1][1]: return (False, False)
-      return (False, True)
+      return (False, False) if s[0][0] >= s[1][1] else (False, True)
     if op is Ops.CMPNE:
       if s[0][1] < s[1][0] or s[0][0] > s[1][1]: return (True, True)
-      if s[0][0] == s[0][1] == s[1][0] == s[1][1]: return (False, False)
-      return (False, True)
+      return (False, False) if s[0][0] == s[0][1] == s[1][0] == s[1][1] else (False, True)
     if op is Ops.AND and dt is dtypes.bool: return (bool(s[0][0] and s[1][0]), bool(s[0][1] and s[1][1]))
     if op is Ops.OR and dt is dtypes.bool: return (bool(s[0][0] or s[1][0]), bool(s[0][1] or s[1][1]))
     if op is Ops.WHERE: return (min(s[1][0], s[2][0]), max(s[1][1], s[2][1]))

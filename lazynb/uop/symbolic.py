@@ -20,8 +20,7 @@ def _bounded(x: UOp) -> UOp | None: return x.const_like(x.vmin) if x.vmin == x.v
 def split_terms(x: UOp) -> list[UOp]: return split_terms(x.src[0]) + split_terms(x.src[1]) if x.op is Ops.ADD else [x]
 def term_coeff(t: UOp) -> tuple[UOp | None, int]:
   if t.op is Ops.CONST: return None, t.arg
-  if t.op is Ops.MUL and t.src[1].op is Ops.CONST: return t.src[0], t.src[1].arg
-  return t, 1
+  return (t.src[0], t.src[1].arg) if t.op is Ops.MUL and t.src[1].op is Ops.CONST else (t, 1)
 def build_sum(dtype, terms: list[tuple[UOp | None, int]]) -> UOp:
   out: UOp | None = None
   const = 0
