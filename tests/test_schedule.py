@@ -772,3 +772,37 @@ def test_a_reduce_read_by_several_kernels_through_a_half_stores_the_half():
     assert Tensor.schedule(shared * 4, shared * 5)[0].bufs[0].dtype is dtypes.float  # the switch turns grouping off
   big = Tensor(np.full(8, 10000, np.float32)).realize().sum().half().float()  # 80000: past half's largest, inf both ways
   assert (big * 1).item() == np.inf and (big * 2).item() == np.inf
+
+def _reduces_computed(sched) -> int:
+  return sum(1 for si in sched if si.kind == "kernel" for u in si.ast.toposort() if u.op is Ops.REDUCE_AXIS)
+
+def test_a_value_read_also_through_its_permuted_contiguous_copy_is_stored_once():
+  """x.T.contiguous() and x + ... both read x: x is computed straight into the copy's layout and the other op reads the copy
+  through the inverse permute (tinygrad's test_image_conv_fusion_minimal: 4 kernels), each reduce once, numpy's values."""
+  xn, b1n, b2n = rnd(16, 32, seed=3), rnd(16, seed=4), rnd(16, seed=5)
+  x0, b1, b2 = Tensor(xn).realize(), Tensor(b1n).realize(), Tensor(b2n).realize()
+  def p(x): return x.permute(1, 0).contiguous().reshape(32, 16, 1).expand(32, 16, 16).sum(axis=2).permute(1, 0)
+  def pn(x): return np.broadcast_to(x.T.reshape(32, 16, 1), (32, 16, 16)).sum(2).T
+  base = p(x0) + b1.reshape(16, 1)
+  out = p(p(base) + b2.reshape(16, 1) + base)
+  sched = out.schedule()
+  assert len(sched) == 4 and _reduces_computed(sched) == 3
+  basen = pn(xn) + b1n.reshape(16, 1)
+  np.testing.assert_allclose(out.numpy(), pn(pn(basen) + b2n.reshape(16, 1) + basen), rtol=1e-5, atol=1e-5)
+
+@pytest.mark.parametrize("seed", range(12))
+def test_reading_a_value_through_its_contiguous_copy_matches_numpy(seed):
+  """Random values read both raw and through a permuted or reshaped contiguous copy, by elementwise ops, movement ops or
+  outputs: numpy's values, and no reduce computed twice (the copy is used only where every other reader is elementwise)."""
+  rng = np.random.default_rng(seed)
+  an = rnd(4, 6, 8, seed=seed)
+  a = Tensor(an).realize()
+  perm = tuple(int(i) for i in rng.permutation(3))
+  x, xn = (a.sum(2, keepdim=True) * a, an.sum(2, keepdims=True) * an) if seed % 2 else (a.exp2() - 1, np.exp2(an) - 1)
+  c, cn = x.permute(perm).contiguous(), xn.transpose(perm)
+  if seed % 3 == 0: c, cn = c.reshape(-1, 4).contiguous(), cn.reshape(-1, 4)
+  outs = [(c * 2, cn * 2), (x + 1, xn + 1), (x.max(1) * 3, xn.max(1) * 3)][: 2 + seed % 2]
+  if seed % 4 == 1: outs.append((x.reshape(8, 24), xn.reshape(8, 24)))  # x itself read by a movement op and an output
+  sched = Tensor.schedule(*[t for t, _ in outs])
+  assert _reduces_computed(sched) == seed % 2 + (len(outs) > 2)
+  for t, want in outs: np.testing.assert_allclose(t.numpy(), want, rtol=1e-5, atol=1e-5, err_msg=f"seed {seed}")

@@ -147,8 +147,9 @@ def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None)
   return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(order),), (r.arg[0], tuple(range(len(kept), len(order))))).reshape(unwrap(x.shape))
 def _permute_through(ctx: dict[UOp, int], x: UOp, a: UOp) -> UOp | None:
   """A permute of an elementwise op over a reduce (read by nothing else) goes to the op's sources, on its way to the reduce."""
-  feeds = [s.src[0] if s.op is Ops.RESHAPE else s for s in a.src]
-  if ctx.get(a, 0) != 1 or not any(f.op is Ops.REDUCE_AXIS and ctx.get(f, 0) == 1 for f in feeds): return None
+  def feeds_reduce(u: UOp) -> bool:  # through ops each read once: a reduce read once
+    return ctx.get(u, 0) == 1 and (u.op is Ops.REDUCE_AXIS or u.op in GroupOp.ALU | {Ops.RESHAPE} and any(feeds_reduce(s) for s in u.src))
+  if ctx.get(a, 0) != 1 or not any(feeds_reduce(s) for s in a.src): return None
   return a.replace(src=tuple(s.permute(x.arg) for s in a.src))
 def _reduce_of_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
   """x.sum(1).sum(0) is x.sum((0, 1)), one pass over memory (tinygrad's under DONT_GROUP_REDUCES=1): same op and dtype."""
@@ -199,6 +200,19 @@ def _split_sum(x: UOp) -> UOp | None:
   return UOp(Ops.REDUCE_AXIS, x.dtype, (part,), (Ops.ADD, (a,))).reshape(unwrap(x.shape))
 split_sums = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="x"), _split_sum)])
 
+def use_contiguous(sink: UOp) -> UOp:
+  """x.permute(...).contiguous() where only elementwise ops read x besides: they read the contiguous copy through the inverse
+  view, so x is computed once, straight into the copy's layout (tinygrad 0.10's found_contiguous; docs/fusion.md, "Fusion")."""
+  users = consumers_of(sink)
+  for c in sink.toposort():
+    chain, x = list[UOp](), c.src[0] if c.op is Ops.CONTIGUOUS else c
+    while c.op is Ops.CONTIGUOUS and x.op in (Ops.PERMUTE, Ops.RESHAPE): chain, x = chain + [x], x.src[0]
+    others = [u for u in users.get(x, []) if u is not chain[-1]] if chain else []
+    if not others or any(u.op not in GroupOp.ALU for u in others) or x.op not in GroupOp.ALU | {Ops.REDUCE_AXIS, Ops.CAST} or variables(x.shape): continue
+    for m in chain: c = c.permute(tuple(m.arg.index(i) for i in range(len(m.arg)))) if m.op is Ops.PERMUTE else c.reshape(unwrap(m.src[0].shape))
+    return use_contiguous(sink.substitute({u: u.replace(src=tuple(c if s is x else s for s in u.src)) for u in others}))
+  return sink
+
 def consumers_of(sink: UOp) -> dict[UOp, list[UOp]]:
   out: dict[UOp, list[UOp]] = {}
   for n in sink.toposort():
@@ -235,7 +249,7 @@ def _say(u: UOp) -> str: return f"{u.op.name}{f' {u.arg[0].name} over axes {u.ar
 class Scheduler:
   def __init__(self, outs: list[UOp], narrow: tuple[UOp, ...] = ()):
     self.sink, self.orig_map = lookup_realized(UOp.sink(*outs))
-    self.sink = graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph")
+    self.sink = use_contiguous(graph_rewrite(self.sink, fold_consts, name="fold constants", stage="tensor graph"))
     for _ in range(8):  # (each pass counts consumers afresh: a permute it pushed down may meet a reduce in the next)
       old, self.sink = self.sink, graph_rewrite(self.sink, swizzle, {u: len(c) for u, c in consumers_of(self.sink).items()}, name="swizzle reduces",
                                                 stage="tensor graph", bottom_up=True, report_unchanged=False)
