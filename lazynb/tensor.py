@@ -378,8 +378,7 @@ class Tensor(OpMixin, elementwise_eq=True):
       x, y = x._broadcast_to(out), y._broadcast_to(out)
     return x, y
   def _broadcast_to(self, shape) -> Tensor:
-    if self.shape == tuple(shape): return self
-    return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
+    return self if self.shape == tuple(shape) else self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
   _BOOL_OPS = {Ops.ADD: Ops.OR, Ops.MUL: Ops.AND, Ops.MAX: Ops.OR}  # bool + is or, * is and, maximum is or
   def _binop(self, op: Ops, y, reverse=False) -> Tensor:
     """OpMixin's hook (add, mul, comparisons, bit ops and their operators): both sides broadcast and promoted to one dtype."""

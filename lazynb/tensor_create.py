@@ -88,8 +88,7 @@ def _from_numpy(arr: np.ndarray, device: str) -> UOp:
   dtype = dtypes.from_np(arr.dtype)
   if arr.dtype != dtype.np: arr = arr.astype(dtype.np)
   view = _owned_buffer("PYTHON", arr.shape, dtype, arr)
-  if Device.canonicalize(device) == "PYTHON": return view
-  return UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
+  return view if Device.canonicalize(device) == "PYTHON" else UOp(Ops.COPY, dtype, (view, UOp(Ops.DEVICE, dtypes.void, (), device)))
 
 def _const_buffer(u: UOp) -> UOp:
   shape = unwrap(u.shape)

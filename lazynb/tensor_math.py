@@ -78,8 +78,7 @@ def copysign(self: Tensor, other) -> Tensor:
   a = x.abs()
   return neg.where(-a, a)
 def isfinite(self: Tensor) -> Tensor:
-  if not dtypes.is_float(self.dtype): return self.full_like(True, dtype=dtypes.bool)
-  return (self.isinf() | self.isnan()).logical_not()
+  return self.full_like(True, dtype=dtypes.bool) if not dtypes.is_float(self.dtype) else (self.isinf() | self.isnan()).logical_not()
 def isclose(self: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
   """|self - other| <= atol + rtol * |other| (as numpy and torch); equal infinities are close, NaN only if equal_nan."""
   x, y = self._broadcasted(other)

@@ -139,8 +139,7 @@ def transpose(self: Tensor, dim0: int = 1, dim1: int = 0) -> Tensor:
   return self.permute(order)
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
   s, e = self._resolve_axis(start_dim), self._resolve_axis(end_dim)
-  if self.ndim == 0: return self.reshape(1)
-  return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
+  return self.reshape(1) if self.ndim == 0 else self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
 def unflatten(self: Tensor, dim: int, sizes) -> Tensor:
   d = self._resolve_axis(dim)
   return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])

@@ -64,8 +64,7 @@ def safe_load(path: str | os.PathLike) -> dict[str, Tensor]:
     if isinstance(e, TypeError) and "bfloat16" in str(e): return _load_with_bf16(path)
     raise ValueError(f"{path} is not a valid safetensors file ({type(e).__name__}: {e})") from None
   # with ml_dtypes imported (jax, tensorflow...) numpy knows bfloat16 and the package returns such arrays: read the bits ourselves
-  if any(a.dtype.name == "bfloat16" for a in arrays.values()): return _load_with_bf16(path)
-  return {k: Tensor(v) for k, v in arrays.items()}
+  return _load_with_bf16(path) if any(a.dtype.name == "bfloat16" for a in arrays.values()) else {k: Tensor(v) for k, v in arrays.items()}
 
 _ST_DTYPES = {"BOOL": np.bool_, "I8": np.int8, "U8": np.uint8, "I16": np.int16, "U16": np.uint16, "BF16": np.uint16, "I32": np.int32,
               "U32": np.uint32, "I64": np.int64, "U64": np.uint64, "F16": np.float16, "F32": np.float32, "F64": np.float64}

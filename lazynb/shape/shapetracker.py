@@ -60,8 +60,7 @@ class ShapeTracker:
   def shrink(self, arg) -> ShapeTracker: return self._top(self.views[-1].shrink(tuple(arg)))
   def flip(self, arg) -> ShapeTracker: return self._top(self.views[-1].flip(tuple(arg)))
   def reshape(self, shape) -> ShapeTracker:
-    if (v := self.views[-1].reshape(tuple(shape))) is not None: return self._top(v)
-    return ShapeTracker(self.views + (View.create(tuple(shape)),))
+    return self._top(v) if (v := self.views[-1].reshape(tuple(shape))) is not None else ShapeTracker(self.views + (View.create(tuple(shape)),))
   def movement(self, op: Ops, arg) -> ShapeTracker:
     return {Ops.RESHAPE: self.reshape, Ops.PERMUTE: self.permute, Ops.EXPAND: self.expand, Ops.PAD: self.pad,
             Ops.SHRINK: self.shrink, Ops.FLIP: self.flip}[op](arg)
