@@ -328,3 +328,15 @@ def test_a_bound_variable_as_a_tensor_needs_no_kernel_until_memory_is_asked_for(
   t = Tensor(v)
   assert len(t.schedule()) == 0 and len(t.realize().schedule()) == 0
   assert t.item() == 7 and (t * 2 + 1).item() == 15 and t.contiguous().item() == 7
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", "LLVM"])
+def test_a_reduce_over_a_window_that_is_empty_for_one_value(device):
+  """x.shrink((1, w)) with w bound to 1 is empty: its sum is 0 and its max -inf (a loop run 0 times; the PYTHON device
+  crashed reading the accumulator's update it never ran), and the same kernel gives numpy's sums for the other values."""
+  xn = np.arange(20, dtype=np.float32).reshape(5, 4)
+  x = Tensor(xn, device=device).realize()
+  for k in range(1, 6):
+    w = Variable("w", 1, 5).bind(k)
+    win = x.shrink(((1, w), (0, 4)))
+    np.testing.assert_array_equal(win.sum(0).numpy(), xn[1:k].sum(0))
+    np.testing.assert_array_equal(win.max(0).numpy(), xn[1:k].max(0) if k > 1 else np.full(4, -np.inf, np.float32))

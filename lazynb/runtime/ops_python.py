@@ -63,7 +63,7 @@ class PythonProgram(Runner):
       elif op is Ops.DEFINE_VAR: vals_[i] = env[arg[0]]
       elif op is Ops.RANGE:
         if i not in loop_start or loop_start[i] != pc: vals_[i], loop_start[i], bound[i] = 0, pc, _size(arg[1], env)
-        if bound[i] <= 0: pc = _skip_loop(prog, pc, i); continue  # noqa: E702
+        if bound[i] <= 0: pc = _skip_loop(prog, pc, i, vals_); continue  # noqa: E702
       elif op is Ops.ENDRANGE:
         r = src[0]
         vals_[r] += 1
@@ -98,8 +98,9 @@ def _to_mem(v, dt: DType):
   """A Python number as the numpy scalar that memory of dtype dt holds."""
   return to_storage(np.float32(v), dt)[()] if dt is dtypes.bfloat16 else np_storage(dt)(v)
 
-def _skip_loop(prog, pc: int, r: int) -> int:
-  for j in range(pc + 1, len(prog)):
+def _skip_loop(prog, pc: int, r: int, vals_: dict) -> int:
+  for j in range(pc + 1, len(prog)):  # (an accumulator updated in a loop run 0 times keeps its start, read after the loop)
+    if prog[j][1] == "ASSIGN" and prog[j][3][0] in vals_: vals_[prog[j][0]] = vals_[prog[j][3][0]]
     if prog[j][1] == "ENDRANGE" and prog[j][3][0] == r: return j + 1
   raise RuntimeError("unterminated loop")
 
