@@ -159,8 +159,8 @@ def __getitem__(self: Tensor, idx) -> Tensor:
   idx = tuple(list(i) if isinstance(i, tuple) else i for i in idx)  # a tuple inside the index selects as a list does (numpy)
   for i in idx:
     if isinstance(i, (type(self), list, np.ndarray)): return self._gather_index(idx)
-    if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))) or isinstance(i, bool):
-      raise TypeError(f"unsupported index {i!r}: use ints, slices, None, ... or an int Tensor")
+    if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer, UOp))) or isinstance(i, bool):
+      raise TypeError(f"unsupported index {i!r}: use ints, bound Variables, slices, None, ... or an int Tensor")
   if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can have only a single ellipsis (...)")
   n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
   if n_real > self.ndim: raise IndexError(f"too many indices ({n_real}) for a tensor of shape {self.shape}")
@@ -169,14 +169,18 @@ def __getitem__(self: Tensor, idx) -> Tensor:
     idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
   else: idx = idx + (slice(None),) * (self.ndim - n_real)
   x, dim, final_shape = self, 0, []
-  shrink, flips, steps = [], [], []
+  shrink, flips, steps = list[tuple](), [], []
   for i in idx:
     if i is None: final_shape.append(1); continue  # noqa: E702
     size = self.shape[dim]
-    if isinstance(i, (int, np.integer)):
-      j = int(i) + size if i < 0 else int(i)
-      if not 0 <= j < size: raise IndexError(f"index {int(i)} is out of bounds for axis {dim} with size {size}")
+    if isinstance(i, (int, np.integer, UOp)):  # (a bound Variable: shrink checks that every value of it is in bounds)
+      j = i if isinstance(i, UOp) else int(i) + size if i < 0 else int(i)
+      if not isinstance(j, UOp) and not 0 <= j < size: raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
       shrink.append((j, j + 1)); flips.append(False); steps.append(1)  # noqa: E702
+    elif isinstance(i.start, UOp) or isinstance(i.stop, UOp):  # a window with variable ends: step 1, no negative ends
+      if i.step not in (None, 1): raise IndexError(f"a slice with variable ends takes step 1, got {i}")
+      shrink.append((0 if i.start is None else i.start, size if i.stop is None else i.stop)); flips.append(False); steps.append(1)  # noqa: E702
+      final_shape.append(sym_canon(shrink[-1][1] - shrink[-1][0]))
     else:
       start, stop, step = i.indices(size)
       if step > 0: shrink.append((start, max(start, stop))); flips.append(False); steps.append(step)  # noqa: E702

@@ -340,3 +340,25 @@ def test_a_reduce_over_a_window_that_is_empty_for_one_value(device):
     win = x.shrink(((1, w), (0, 4)))
     np.testing.assert_array_equal(win.sum(0).numpy(), xn[1:k].sum(0))
     np.testing.assert_array_equal(win.max(0).numpy(), xn[1:k].max(0) if k > 1 else np.full(4, -np.inf, np.float32))
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", "LLVM"])
+def test_indexing_with_bound_variables_matches_numpy_for_every_value(device):
+  """t[v], t[v:v+2], t[:w] and t[1:w, 2] with bound Variables (tinygrad's kv-cache slicing): for each value, numpy's
+  values and shapes (an empty window too: a reduce over a loop run 0 times); one kernel serves every value under a
+  TinyJit; a window that leaves the tensor for some value of the variable, or a step, is a clear error."""
+  xn = np.arange(5 * 4, dtype=np.float32).reshape(5, 4)
+  x = Tensor(xn, device=device).realize()
+  @TinyJit
+  def window(v, w): return (x[v:v + 2] * 2 + x[:w].sum(0)).realize()
+  for k in range(4):
+    v, w = Variable("v", 0, 3).bind(k), Variable("w", 1, 5).bind(k + 1)
+    np.testing.assert_array_equal(x[v].numpy(), xn[k])
+    assert x[v].shape == (4,) and isinstance(x[1:w, 2].shape[0], UOp) and x[:w].shape[0].op is Ops.BIND
+    np.testing.assert_array_equal(x[v:v + 2].numpy(), xn[k:k + 2])
+    np.testing.assert_array_equal(x[1:w, 2].sum().numpy(), xn[1:k + 1, 2].sum())
+    np.testing.assert_array_equal(window(v, w).numpy(), xn[k:k + 2] * 2 + xn[:k + 1].sum(0))
+  v = Variable("v", 0, 4).bind(3)
+  with pytest.raises(ValueError, match="some value of its variables"): x[v:v + 2]   # v = 4 would read row 5
+  with pytest.raises(ValueError, match="some value of its variables"): x[:, v]       # v = 4 is past column 3
+  with pytest.raises(IndexError, match="step 1"): x[v:v + 1:2]
+  with pytest.raises(ValueError, match="no value"): x[Variable("u", 0, 2)]
