@@ -362,3 +362,21 @@ def test_indexing_with_bound_variables_matches_numpy_for_every_value(device):
   with pytest.raises(ValueError, match="some value of its variables"): x[:, v]       # v = 4 is past column 3
   with pytest.raises(IndexError, match="step 1"): x[v:v + 1:2]
   with pytest.raises(ValueError, match="no value"): x[Variable("u", 0, 2)]
+
+def test_a_kv_cache_written_and_read_through_variable_slices_under_tinyjit():
+  """tinygrad's LLaMA cache step: cache[:, pos:pos+1].assign(x) then a read of cache[:, :pos+1], in a TinyJit, for each
+  position: the cache and every read as numpy's, and x[p:p+1] = value writes at p."""
+  cache, ref = Tensor.zeros(2, 6, 3).contiguous().realize(), np.zeros((2, 6, 3), np.float32)
+  @TinyJit
+  def step(x, pos):
+    cache[:, pos:pos + 1].assign(x).realize()
+    return cache[:, :pos + 1].sum(1).realize()
+  for i in range(6):
+    xv = np.full((2, 1, 3), i + 1, np.float32)
+    got = step(Tensor(xv), Variable("p", 0, 5).bind(i)).numpy()
+    ref[:, i:i + 1] = xv
+    np.testing.assert_array_equal(got, ref[:, :i + 1].sum(1))
+    np.testing.assert_array_equal(cache.numpy(), ref)
+  c = Tensor.zeros(4).contiguous().realize()
+  c[Variable("p", 0, 3).bind(2):Variable("p", 0, 3).bind(2) + 1] = Tensor([7.0])
+  assert c.tolist() == [0.0, 0.0, 7.0, 0.0]
