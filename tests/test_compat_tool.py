@@ -177,3 +177,23 @@ def test_scores_count_on_purpose_failures_apart_and_report_stale_entries(monkeyp
   s = tc.file_score("test_x.py", tg, lz)
   assert (s["tinygrad_passed"], s["lazynb_passed"], s["on_purpose"]) == (4, 2, {"why": 1})
   assert sorted(s["on_purpose_stale"]) == ["test/test_x.py::T::test_b", "test/test_x.py::T::test_gone"]
+
+def test_docs_run_makes_one_script_of_a_pages_python_blocks(tmp_path, monkeypatch):
+  """tools/tinygrad_docs_run.py: a page's ```python blocks in order, `!pip` lines dropped, other languages left out,
+  mnist.md's long loop shortened only when asked; the fetch_mnist stand-in reads the data folder as tinygrad returns it."""
+  import tinygrad_docs_run as dr
+  page = "text\n```python\nx = 1\n!pip install foo\n```\n```bash\nls\n```\n```python\nfor i in range(7000): x += i\nprint(x)\n```\n"
+  src = dr.script("mnist.md", page, None)
+  assert "pip" not in src and "ls" not in src and src.index("x = 1") < src.index("range(7000)")
+  assert "range(5)" in dr.script("mnist.md", page, 5) and dr.script("abstractions2.py", "range(7000)", None) == "range(7000)"
+  ok, out = dr.run(dr.script("mnist.md", page, 3), timeout=60)
+  assert ok and out.strip() == "4", out
+  data = tmp_path / "mnist"
+  data.mkdir()
+  import gzip, numpy as np
+  for name, head, arr in [("train-images-idx3-ubyte.gz", 16, np.arange(2 * 784) % 256), ("train-labels-idx1-ubyte.gz", 8, np.array([3, 7])),
+                          ("t10k-images-idx3-ubyte.gz", 16, np.zeros(784)), ("t10k-labels-idx1-ubyte.gz", 8, np.array([1]))]:
+    with gzip.open(data / name, "wb") as f: f.write(bytes(head) + arr.astype(np.uint8).tobytes())
+  monkeypatch.setenv("LAZYNB_DATA", str(tmp_path))
+  ok, out = dr.run("from extra.datasets import fetch_mnist\nX, Y, Xt, Yt = fetch_mnist()\nprint(X.shape, X.dtype, Y.tolist(), Xt.shape, Yt.tolist())", 60)
+  assert ok and out.strip() == "(2, 784) float32 [3, 7] (1, 784) [1]", out
