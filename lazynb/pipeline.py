@@ -57,8 +57,7 @@ def spec_schedule(res) -> str | None:
   return None if isinstance(becomes, dict) else f"the second value must map each output UOp to its buffer's view, got {type(becomes).__name__}"
 
 def spec_lowered(sink: UOp) -> str | None:
-  if sink.op is not Ops.SINK: return f"the result must be a SINK, got {sink.op.name}"
-  return _ops_outside(sink.toposort(), LOWERED_OPS)
+  return f"the result must be a SINK, got {sink.op.name}" if sink.op is not Ops.SINK else _ops_outside(sink.toposort(), LOWERED_OPS)
 
 def spec_linear(uops: list) -> str | None:
   """What a renderer relies on in a kernel's list: every input listed before its reader, loops opened and closed like

@@ -114,8 +114,7 @@ def _cum(self: Tensor, axis: int, fill, reduce: str) -> Tensor:
     ret = getattr(tri.where(x.unsqueeze(-2), fill), reduce)(-1)
   return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 def cummax(self: Tensor, axis: int = 0) -> Tensor:
-  if self.dtype is dtypes.bool: return self.cast(dtypes.uint8).cummax(axis).cast(dtypes.bool)
-  return self._cum(axis, dtypes.min(self.dtype), "max")
+  return self.cast(dtypes.uint8).cummax(axis).cast(dtypes.bool) if self.dtype is dtypes.bool else self._cum(axis, dtypes.min(self.dtype), "max")
 def cumprod(self: Tensor, axis: int) -> Tensor: return self._cum(axis, 1, "prod").cast(self.dtype)
 def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor: return self._float()._cum(axis, -math.inf, "logsumexp")
 

@@ -205,8 +205,7 @@ class CStyleLanguage(Renderer):
     emu = self.lin.emulated
     if src in emu: x = f"{self.emu_fns[src][1]}({x})"  # reinterpret the 16 stored bits, not the float
     frm = self.emu_storage if src in emu else self.render_dtype(src)
-    if dt in emu: return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage, frm)})"
-    return self._bitcast(x, self.render_dtype(dt), frm)
+    return f"{self.emu_fns[dt][0]}({self._bitcast(x, self.emu_storage, frm)})" if dt in emu else self._bitcast(x, self.render_dtype(dt), frm)
   def _bitcast(self, x: str, ctype: str, frm: str) -> str: return f"__builtin_bit_cast({ctype}, {x})"
   # how a value of dtype dt is read from / written to memory (emulated types are kept in 16 bits)
   def render_load(self, ptr: str, dt: DType) -> str: return f"{self.emu_fns[dt][0]}({ptr})" if dt in self.lin.emulated else ptr
