@@ -32,8 +32,10 @@ def get_becomes_map(sink: UOp) -> dict[UOp, UOp]:
 def kernelize(tensors: list) -> None:
   todo = [t for t in tensors if not t.uop.is_realized and t.uop.base.op is not Ops.ASSIGN]
   if not todo: return
-  becomes = get_becomes_map(UOp.sink(*[t.uop for t in todo]))
-  for t in todo:
-    new = becomes[t.uop]  # (read first: once state.realized has it, t.uop already reads as the new value)
-    state.realized[t.uop] = new
-    t.uop = new
+  # an assign the graphs read that has not run runs now: deciding kernels on its result would rename its memory (as
+  # written) under the tensor that holds the assign, which could then never be read
+  if pend := [a for a in UOp.sink(*[t.uop for t in todo]).toposort() if a in state.pending_assigns]: type(todo[0]).realize_all(*map(type(todo[0]), pend))
+  becomes = get_becomes_map(UOp.sink(*(uops := [t.uop for t in todo])))
+  for t, u in zip(todo, uops):  # (each tensor's graph as it was: once state.realized has one, a tensor sharing it reads the new value)
+    state.realized[u] = becomes[u]
+    t.uop = becomes[u]

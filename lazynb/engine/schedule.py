@@ -66,8 +66,10 @@ UOp.new_buffer = staticmethod(new_buffer)  # type: ignore[attr-defined]
 
 def lookup_realized(sink: UOp) -> tuple[UOp, dict[UOp, UOp]]:
   """Replace every node that already has a buffer by a view of that buffer; also return old node -> new."""
-  memo: dict[UOp, UOp] = {}
-  return sink.substitute({n: r for n in sink.toposort() if (r := state.realized.get(n)) is not None}, memo), memo
+  memo, found = dict[UOp, UOp](), {n: r for n in sink.toposort() if (r := state.realized.get(n)) is not None}
+  for n, r in found.items():  # (a value kernelize() decided, realized since: its ASSIGN has a buffer now)
+    while (r2 := state.realized.get(r)) is not None and r2 is not r: found[n] = r = r2
+  return sink.substitute(found, memo), memo
 
 
 def is_reshape_chain(u: UOp) -> bool:
@@ -423,7 +425,7 @@ class Scheduler:
   def prebuilt(self, root: UOp) -> ScheduleItem:
     """ASSIGN(BUFFER, KERNEL(*inputs)) made by kernelize(): the kernel is already decided."""
     kernel = root.src[1]
-    ins = [self.load_root(root, s, "realize", None) if s.op is not Ops.BUFFER else s for s in kernel.src]
+    ins = [self.load_root(root, s, "realize", None) for s in kernel.src]  # (a BUFFER: checked fresh, and an assign into it waits)
     bufs = (self.out_buf[root], *ins)
     kind = "copy" if kernel.arg.ast.op is Ops.COPY else "kernel"
     return ScheduleItem(kernel.arg.ast, tuple(state.buffers[b] for b in bufs), kind, kernel.arg.reason, root, bufs)
