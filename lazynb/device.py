@@ -179,6 +179,7 @@ def _pool_give(key, buf) -> bool:
 
 class Buffer:
   """Memory for `size` elements of `dtype` on a device, allocated on first use."""
+  external = False  # (ExternalBuffer: memory lazynb does not own)
   def __init__(self, device: str, size: int, dtype: DType):
     self.device, self.size, self.dtype = device, size, dtype
     self._buf: Any = None
@@ -230,7 +231,7 @@ _ticks = itertools.count(1)
 class ExternalBuffer(Buffer):
   """Host memory lazynb does not own (Tensor.from_blob sets _buf): never freed or pooled. Its owner may change it at any
   time, so its version is new at every look: a value computed from it is never reused from the cache."""
-  version = property(lambda self: next(_ticks), lambda self, v: None)
+  version, external = property(lambda self: next(_ticks), lambda self, v: None), True
   def deallocate(self): pass
   def __del__(self): pass
 

@@ -21,7 +21,8 @@ class Realized:
   def set(self, node, value, reads: list):
     """node's value is `value`, computed from the BUFFER uops `reads`."""
     bufs = self.buffers  # (an ASSIGN's or CONTIGUOUS's value is its memory: later writes to what it read leave it as it is)
-    stamps = tuple((bufs[b], bufs[b].version) for b in ({value.base} if node.op.name in self.NAMES_MEMORY else {*reads, value.base}) if b in bufs)
+    mem = node.op.name in self.NAMES_MEMORY  # (memory that is not lazynb's, Tensor.from_blob, is read as it is then: no stamp)
+    stamps = tuple((bufs[b], bufs[b].version) for b in ({value.base} if mem else {*reads, value.base}) if b in bufs and not (mem and bufs[b].external))
     self.d[node] = (value, stamps, {id(bufs[b]) for b in reads if b in bufs and b is not value.base})
   def __setitem__(self, node, value): self.set(node, value, [n for n in node.toposort() if n.op.name == "BUFFER"])
   def get(self, node, default=None):

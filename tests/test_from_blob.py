@@ -65,3 +65,15 @@ def test_bad_arguments_are_clear_errors():
 def test_a_device_with_memory_of_its_own_is_refused():  # PoCL: CI installs it with the backends extra
   host = np.zeros(4, np.float32)
   with pytest.raises(ValueError, match="host's"): Tensor.from_blob(host.ctypes.data, (4,), device="CL")
+
+def test_a_value_built_on_an_assign_to_the_memory_reads_it_after_the_write():
+  """z = t + 1 built on t.assign(...) before t is realized: z reads the memory the write filled (a normal tensor's
+  result), and later reads see the owner's changes (found by review: the write's cache entry was never valid)."""
+  host = np.arange(4, dtype=np.float32)
+  t = Tensor.from_blob(host.ctypes.data, (4,), dtype=dtypes.float32)
+  t.assign(t * 10)
+  z = t + 1
+  t.realize()
+  assert z.tolist() == [1.0, 11.0, 21.0, 31.0] and host.tolist() == [0.0, 10.0, 20.0, 30.0]
+  host[:] = 5
+  assert (t + 1).tolist() == [6.0] * 4 and z.tolist() == [1.0, 11.0, 21.0, 31.0]  # z was computed: it keeps its value
