@@ -86,3 +86,20 @@ def test_a_gathered_row_is_one_gated_load():
   src = next(e.data["program"].src for e in rec.of("exec") if e.data.get("program") is not None)
   body = [ln for ln in src.splitlines() if "?" in ln]
   assert len(body) == 2, src  # the negative index wrapped, the gated load
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON", "LLVM"])
+def test_gather_of_rows_made_by_expand_and_pad_reads_zero_out_of_range(device):
+  """Rows that are one row expanded, then padded: the row index is in the pad's mask only, not the address. An index out of
+  range must still read 0 (found by review: the range check was dropped with the outer where, rows came back)."""
+  for pad in [((1, 0), (0, 0)), ((0, 2), (0, 0)), ((2, 1), (1, 0))]:
+    xn = np.arange(1, 5, dtype=np.float32)
+    rowsn = np.pad(np.broadcast_to(xn.reshape(1, 4), (3, 4)), pad)
+    idx = np.array([0, 1, rowsn.shape[0] - 1, rowsn.shape[0], 100, -1, -100], np.int32)
+    ok = (idx >= -rowsn.shape[0]) & (idx < rowsn.shape[0])
+    want = np.where(ok[:, None], rowsn[np.where(ok, idx, 0)], 0)
+    for opts in (dict(), dict(NOOPT=1)):
+      with Context(**opts):
+        rows = Tensor(xn, device=device).reshape(1, 4).expand(3, 4).pad(pad)
+        i = Tensor(idx, device=device)
+        np.testing.assert_array_equal(rows[i].numpy(), want, err_msg=f"{pad} {opts}")
+        np.testing.assert_array_equal((rows[i] * 2 + 1).numpy(), want * 2 + 1, err_msg=f"{pad} {opts}")
