@@ -195,5 +195,5 @@ def test_docs_run_makes_one_script_of_a_pages_python_blocks(tmp_path, monkeypatc
                           ("t10k-images-idx3-ubyte.gz", 16, np.zeros(784)), ("t10k-labels-idx1-ubyte.gz", 8, np.array([1]))]:
     with gzip.open(data / name, "wb") as f: f.write(bytes(head) + arr.astype(np.uint8).tobytes())
   monkeypatch.setenv("LAZYNB_DATA", str(tmp_path))
-  ok, out = dr.run("from extra.datasets import fetch_mnist\nX, Y, Xt, Yt = fetch_mnist()\nprint(X.shape, X.dtype, Y.tolist(), Xt.shape, Yt.tolist())", 60)
-  assert ok and out.strip() == "(2, 784) float32 [3, 7] (1, 784) [1]", out
+  ok, out = dr.run("from extra.datasets import fetch_mnist\nX, Y, Xt, Yt = fetch_mnist()\nprint(X.shape, X.dtype, Y.dtype, Y.tolist(), Xt.shape, Yt.tolist())", 60)
+  assert ok and out.strip() == "(2, 784) float32 int8 [3, 7] (1, 784) [1]", out

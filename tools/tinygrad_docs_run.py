@@ -4,7 +4,7 @@ each page's blocks in order as one script (a `!pip` line dropped). Measurement o
 checkout with `git show`, run from a temporary directory, and never written into this repository; nothing is
 downloaded. The quickstart imports `extra.datasets.fetch_mnist`, which lives in tinygrad's repository, not its package:
 a stand-in written into the temporary directory reads MNIST from $LAZYNB_DATA/mnist as it returns it (flat float32
-images, int labels). --steps N runs mnist.md's training loop for N steps instead of its 7000 (the quickstart's 1000 steps
+images, int8 labels). --steps N runs mnist.md's training loop for N steps instead of its 7000 (the quickstart's 1000 steps
 take half a minute; its test loops divide by their 1000).
 
 Usage: TINYGRAD_SRC=/path/to/tinygrad/checkout LAZYNB_DATA=<folder with mnist/> python tools/tinygrad_docs_run.py
@@ -17,10 +17,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = ["abstractions2.py", "abstractions3.py", "quickstart.md", "mnist.md"]
 FETCH_MNIST = """import gzip, os, numpy as np  # a stand-in for tinygrad's repo-only extra/datasets (tools/tinygrad_docs_run.py)
 def _read(name): return np.frombuffer(gzip.open(os.path.join(os.environ["LAZYNB_DATA"], "mnist", name)).read(), np.uint8)
-def fetch_mnist():
+def fetch_mnist(tensors=False):
   img = lambda n: _read(n)[16:].reshape(-1, 784).astype(np.float32)
-  lbl = lambda n: _read(n)[8:].astype(np.int32)
-  return img("train-images-idx3-ubyte.gz"), lbl("train-labels-idx1-ubyte.gz"), img("t10k-images-idx3-ubyte.gz"), lbl("t10k-labels-idx1-ubyte.gz")
+  lbl = lambda n: _read(n)[8:].astype(np.int8)
+  out = img("train-images-idx3-ubyte.gz"), lbl("train-labels-idx1-ubyte.gz"), img("t10k-images-idx3-ubyte.gz"), lbl("t10k-labels-idx1-ubyte.gz")
+  if not tensors: return out
+  from lazynb import Tensor
+  return Tensor(out[0]).reshape(-1, 1, 28, 28), Tensor(out[1]), Tensor(out[2]).reshape(-1, 1, 28, 28), Tensor(out[3])
 """
 
 def script(name: str, text: str, steps: int | None) -> str:
