@@ -194,5 +194,4 @@ def expr_str(u: UOp) -> str:
   if u.op is Ops.NEG: return f"(-{expr_str(u.src[0])})"
   if u.op is Ops.XOR and u.src[1].op is Ops.CONST and u.src[1].arg is True: return f"(!{expr_str(u.src[0])})"
   if u.op is Ops.WHERE: return f"({expr_str(u.src[0])}?{expr_str(u.src[1])}:{expr_str(u.src[2])})"
-  if u.op is Ops.MAX: return f"max({expr_str(u.src[0])},{expr_str(u.src[1])})"
-  return f"{u.op.name.lower()}({','.join(expr_str(s) for s in u.src)})"
+  return f"max({expr_str(u.src[0])},{expr_str(u.src[1])})" if u.op is Ops.MAX else f"{u.op.name.lower()}({','.join(expr_str(s) for s in u.src)})"
