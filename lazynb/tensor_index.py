@@ -10,6 +10,7 @@ from lazynb.dtype import dtypes
 from lazynb.helpers import prod
 from lazynb.shape.sizes import broadcast_shape, ArgumentError
 from lazynb.gradient import custom_gradient
+from lazynb.uop.ops import UOp
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
 def _pick(mask: Tensor, x: Tensor, axis: int) -> Tensor:
@@ -43,7 +44,7 @@ def _advanced(self: Tensor, idx: tuple):
   dims, out = [], 0
   for i in idx:
     if isinstance(i, T): dims.append(out)
-    if not isinstance(i, (int, np.integer)): out += 1
+    if not isinstance(i, (int, np.integer, UOp)): out += 1  # (an int, or a bound Variable, drops its axis)
   view = self[basic]
   B = broadcast_shape(*[t.shape for t in inds])
   inds = [t.cast(dtypes.int32) if t.dtype.itemsize < 4 else t for t in inds]  # (int8 indices into 300 rows: -1 + 300 fits)

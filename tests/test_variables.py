@@ -380,3 +380,22 @@ def test_a_kv_cache_written_and_read_through_variable_slices_under_tinyjit():
   c = Tensor.zeros(4).contiguous().realize()
   c[Variable("p", 0, 3).bind(2):Variable("p", 0, 3).bind(2) + 1] = Tensor([7.0])
   assert c.tolist() == [0.0, 0.0, 7.0, 0.0]
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+def test_a_bound_variable_among_index_tensors_drops_its_axis_as_an_int_does(device):
+  """x[v, t], x[v, None, t], x[v, :, t], x[t, v] and writes x[v, t] = c: for each value k the same values and shapes as
+  with the int k (found by review: before the Variable was counted as keeping its axis, so t picked from the wrong one)."""
+  xn = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+  x, t = Tensor(xn, device=device), Tensor([0, 2], device=device)
+  forms = [lambda i: x[i, t], lambda i: x[i, None, t], lambda i: x[i, :, t], lambda i: x[t, i], lambda i: x[:, t, i], lambda i: x[None, t, i, 1:3]]
+  for k in range(3):
+    v = Variable("v", 0, 2).bind(k)
+    for f in forms:
+      want = f(k).numpy()
+      np.testing.assert_array_equal(f(v).numpy(), want)
+    np.testing.assert_array_equal(x[v, t].numpy(), xn[k, [0, 2]])  # (numpy agrees where the int and the tensor are adjacent)
+    for where in [(v, t), (t, v), (slice(None), t, v)]:
+      y, yn = Tensor(np.arange(48, dtype=np.float32).reshape(3, 4, 4), device=device), np.arange(48, dtype=np.float32).reshape(3, 4, 4)
+      y[where] = -1.0
+      yn[tuple(k if isinstance(w, UOp) else [0, 2] if isinstance(w, Tensor) else w for w in where)] = -1.0
+      np.testing.assert_array_equal(y.numpy(), yn)
