@@ -229,8 +229,7 @@ class Buffer:
 
 _ticks = itertools.count(1)
 class ExternalBuffer(Buffer):
-  """Host memory lazynb does not own (Tensor.from_blob sets _buf): never freed or pooled. Its owner may change it at any
-  time, so its version is new at every look: a value computed from it is never reused from the cache."""
+  """Host memory lazynb does not own (from_blob sets _buf): never freed or pooled; new version at every look (never cached)."""
   version, external = property(lambda self: next(_ticks), lambda self, v: None), True
   def deallocate(self): pass
   def __del__(self): pass

@@ -209,8 +209,8 @@ def fold_onehot(red: UOp) -> UOp | None:
         return u.replace(src=(u.src[0], u.src[1], (u.src[2] & ok) if len(u.src) > 2 else ok))
       v = w.src[1].substitute({n: gate(n) for n in w.src[1].toposort() if n.op is Ops.INDEX}).substitute({r: e})
       rest = tuple(x for x in red.src[1:] if x is not r)
-      gathered = w.src[1].op is Ops.LOAD and r in w.src[1].src[0].src[1].toposort()  # a load gate() gated by ok: 0 off it already
-      body = v if gathered else ok.where(v, v.const_like(0))
+      # (a load gate() gated by ok is 0 off it already)
+      body = v if w.src[1].op is Ops.LOAD and r in w.src[1].src[0].src[1].toposort() else ok.where(v, v.const_like(0))
       return red.replace(src=(body,) + rest) if rest else body
   return None
 

@@ -137,8 +137,7 @@ fold_consts = PatternMatcher([
 def _kept_axes(ctx: dict[UOp, int], r: UOp, rs: UOp | None) -> list[int] | None:
   """Reduce r's axes that rs keeps (all without rs), if r and rs are read only once and rs only drops r's reduced axes."""
   kept = [i for i in range(len(unwrap(r.shape))) if rs is None or i not in r.arg[1]]
-  if ctx.get(r, 0) != 1 or rs is not None and (ctx.get(rs, 0) != 1 or rs.arg != tuple(unwrap(r.shape)[i] for i in kept)): return None
-  return kept
+  return None if ctx.get(r, 0) != 1 or rs is not None and (ctx.get(rs, 0) != 1 or rs.arg != tuple(unwrap(r.shape)[i] for i in kept)) else kept
 
 def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
   """x.sum(0, keepdim=True).permute(2, 1, 0) is x.permute(2, 1, 0).sum(2, keepdim=True), so the reduce can join its

@@ -85,8 +85,7 @@ def _above_or_nan(ctx, x: UOp, cmp: UOp, nan: UOp) -> str | None:
 
 def _zero_one(ctx, x: UOp, c: UOp, one: UOp, zero: UOp) -> str | None:
   """`c?1.0f:0.0f` as `(float)(c)` (not for -0.0: the cast makes +0.0)."""
-  if not _f32(x.dtype) or (one.arg, zero.arg) != (1, 0) or math.copysign(1, zero.arg) < 0: return None
-  return ctx.render_cast(ctx[c], x.dtype)
+  return None if not _f32(x.dtype) or (one.arg, zero.arg) != (1, 0) or math.copysign(1, zero.arg) < 0 else ctx.render_cast(ctx[c], x.dtype)
 
 def _nan_first(ctx, a: UOp, b: UOp) -> str | None:
   """MAX's NaN test, `a!=a ? a : b`, as `!(a==a) ? a : b`: the same for gcc, and clang then makes b (b<a ? a : b) one

@@ -92,8 +92,7 @@ def _in_loop_order(ctx: _Rules, a: UOp, acc: UOp, v: UOp) -> UOp | None:
 
 def _widen(ctx: _Rules, u: UOp) -> UOp | None:
   """In a wide kernel, an int argument (a variable, or an id the kernel receives) is widened where it is read."""
-  if not ctx.wide or u.op is Ops.SPECIAL and u.arg[0][0] not in ctx.int_ids: return None
-  return u.replace(dtype=dtypes.int32).cast(dtypes.index)
+  return None if not ctx.wide or u.op is Ops.SPECIAL and u.arg[0][0] not in ctx.int_ids else u.replace(dtype=dtypes.int32).cast(dtypes.index)
 
 numeric = PatternMatcher([
   (UPat(Ops.MAX, name="m", src=(UPat.var("a"), UPat.var("b"))), _max),

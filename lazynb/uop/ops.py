@@ -234,8 +234,7 @@ def _shape(u: UOp) -> tuple[int, ...] | None:
 def _minmax(u: UOp) -> tuple:
   lo, hi = _minmax_raw(u)
   # arithmetic that can leave the dtype's range wraps around: then nothing is known
-  if dtypes.is_int(u.dtype) and (lo < dtypes.min(u.dtype) or hi > dtypes.max(u.dtype)): return (dtypes.min(u.dtype), dtypes.max(u.dtype))
-  return (lo, hi)
+  return (dtypes.min(u.dtype), dtypes.max(u.dtype)) if dtypes.is_int(u.dtype) and (lo < dtypes.min(u.dtype) or hi > dtypes.max(u.dtype)) else (lo, hi)
 
 def _minmax_raw(u: UOp) -> tuple:
   dt, op = u.dtype, u.op
