@@ -14,7 +14,7 @@ from lazynb.helpers import prod, unwrap, Metadata
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError, all_metadata
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, const_of, ScheduleItem
+from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, const_of, consumers_of, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute, custom_gradient
@@ -197,6 +197,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     """The kernels that realize() would run, without running them."""
     if not lst and (sch := self._scheduled) is not None and sch[0] is self._uop and not all(si.done for si in sch[1]): return sch[1]
     ts = (self,) + lst
+    ts += tuple(Tensor._readers_of_overwritten(list(ts)))  # (computed before the writes that follow them, as realize does)
     items, becomes = pipeline.call("schedule", [t.uop for t in ts])
     # the items may be run by hand (`for si in items: lower_schedule_item(si).run()`, tinygrad's tutorial): the tensors remember
     # them, so reading one later takes what they computed, or runs the ones not run yet, never schedules its graph again
@@ -257,7 +258,13 @@ class Tensor(OpMixin, elementwise_eq=True):
     while True:
       graph = UOp.sink(*[t.uop for t in new]).toposort()
       more = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns and n.src[0].base not in state.superseded}
-      if not (more - targets): return out
+      if not (more - targets):  # also ops in these graphs that read such memory, need not wait for its write, and are read by
+        # something besides the write's own value ((b + b * 2) + b.assign(...): the sum of the old b): computed first
+        g, users = (sink := UOp.sink(*[t.uop for t in todo + out])).toposort(), consumers_of(sink)
+        inside = {x for w in g if w.op is Ops.ASSIGN and w.src[0].base in targets for x in w.toposort()}
+        def mem(s: UOp) -> UOp: return s.base if (r := state.realized.get(s.base)) is None else r.base  # (a done write: its buffer)
+        return out + [Tensor(n) for n in g if (n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS) and any(mem(s) in targets for s in n.src) and
+                      not any(w.op is Ops.ASSIGN and w.src[0].base in targets for w in n.toposort()) and any(c not in inside for c in users[n])]
       targets |= more
       new = [t for t in list(state.live) if id(t) not in ids and not t.uop.is_realized and reads_old(t.uop)]
       ids |= {id(t) for t in new}
