@@ -147,7 +147,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     for n in root.toposort():
       if n.op is Ops.BUFFER: check_fresh(n)  # the graph read memory that an assign has overwritten since: no gradient of it
     for _ in range(64):
-      leaves = {t.uop for t in list(state.grad_tensors)}
+      leaves = {t.uop for t in list(state.grad_tensors)} | {a.src[0].base for a in root.toposort() if a.op is Ops.ASSIGN}  # (and written memory)
       back = {n: o for n in root.toposort() if n in state.computed_from and n not in leaves and (o := state.computed_from[n]()) is not None}
       if not back: break
       root = substitute(root, back)  # (custom gradient rules follow the rebuilt nodes)

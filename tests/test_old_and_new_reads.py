@@ -55,3 +55,17 @@ def test_old_and_new_reads_fuzz_against_numpy(seed):
   del tmp, pool, t1, t2
   for t, n in kept + [tuple(b) for b in bufs]:
     np.testing.assert_allclose(t.numpy(), n, rtol=1e-4, atol=1e-4, err_msg=f"seed {seed}")
+
+def test_a_gradient_through_old_and_new_reads_of_a_buffer():
+  """d/dp sum(p * v3), v3 = b (after a pending assign) + v1 (b * 2, before it): the gradient is v3's value (found by an
+  outside review: the memory the assign writes was traced back to the copy that first filled it, and read twice new)."""
+  bn = np.arange(6, dtype=np.float32)
+  b0 = Tensor(bn).realize()
+  v1 = b0 * 2
+  b0.assign(b0 + 100)
+  v3 = b0 + v1
+  p = Tensor(np.ones(6, np.float32), requires_grad=True)
+  (p * v3).sum().backward()
+  np.testing.assert_array_equal(p.grad.numpy(), bn + 100 + bn * 2)
+  np.testing.assert_array_equal(v3.numpy(), bn + 100 + bn * 2)
+  np.testing.assert_array_equal(b0.numpy(), bn + 100)
