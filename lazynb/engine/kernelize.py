@@ -36,6 +36,5 @@ def kernelize(tensors: list) -> None:
   # written) under the tensor that holds the assign, which could then never be read
   if pend := [a for a in UOp.sink(*[t.uop for t in todo]).toposort() if a in state.pending_assigns]: type(todo[0]).realize_all(*map(type(todo[0]), pend))
   becomes = get_becomes_map(UOp.sink(*(uops := [t.uop for t in todo])))
-  for t, u in zip(todo, uops):  # (each tensor's graph as it was: once state.realized has one, a tensor sharing it reads the new value)
-    state.realized[u] = becomes[u]
-    t.uop = becomes[u]
+  # (each tensor's graph as it was: once state.realized has one, a tensor sharing it reads the new value)
+  for t, u in zip(todo, uops): state.realized[u] = t.uop = becomes[u]
