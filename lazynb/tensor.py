@@ -196,8 +196,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
     """The kernels that realize() would run, without running them."""
     if not lst and (sch := self._scheduled) is not None and sch[0] is self._uop and not all(si.done for si in sch[1]): return sch[1]
-    ts = (self,) + lst
-    ts += tuple(Tensor._readers_of_overwritten(list(ts)))  # (computed before the writes that follow them, as realize does)
+    ts = (self,) + lst + tuple(Tensor._readers_of_overwritten([self, *lst]))  # (computed before the writes that follow them, as realize does)
     items, becomes = pipeline.call("schedule", [t.uop for t in ts])
     # the items may be run by hand (`for si in items: lower_schedule_item(si).run()`, tinygrad's tutorial): the tensors remember
     # them, so reading one later takes what they computed, or runs the ones not run yet, never schedules its graph again
@@ -258,13 +257,16 @@ class Tensor(OpMixin, elementwise_eq=True):
     while True:
       graph = UOp.sink(*[t.uop for t in new]).toposort()
       more = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns and n.src[0].base not in state.superseded}
-      if not (more - targets):  # also ops in these graphs that read such memory, need not wait for its write, and are read by
-        # something besides the write's own value ((b + b * 2) + b.assign(...): the sum of the old b): computed first
+      if not (more - targets):  # also ops in these graphs that read such memory without waiting for its write, read by an op
+        # that waits for it ((b + b * 2) + b.assign(...): the sum of the old b, and the new b): computed first
         g, users = (sink := UOp.sink(*[t.uop for t in todo + out])).toposort(), consumers_of(sink)
-        inside = {x for w in g if w.op is Ops.ASSIGN and w.src[0].base in targets for x in w.toposort()}
-        def mem(s: UOp) -> UOp: return s.base if (r := state.realized.get(s.base)) is None else r.base  # (a done write: its buffer)
-        return out + [Tensor(n) for n in g if (n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS) and any(mem(s) in targets for s in n.src) and
-                      not any(w.op is Ops.ASSIGN and w.src[0].base in targets for w in n.toposort()) and any(c not in inside for c in users[n])]
+        writes, dep, old, need = {w for w in g if w.op is Ops.ASSIGN and w.src[0].base in targets}, set[UOp](), set[UOp](), set[UOp]()
+        for x in g:  # (in order: what waits for a write, what reads old memory and does not; a done write: its buffer)
+          if x in writes or any(s in dep for s in x.src): dep.add(x)
+          elif any((s.base if (r := state.realized.get(s.base)) is None else r.base) in targets or s in old for s in x.src): old.add(x)
+        for x in reversed(g):  # (what is computed first: an old value a waiting op reads, through views too)
+          if x in old and any(c in dep and c not in writes or c in need and c.op in GroupOp.Movement for c in users.get(x, [])): need.add(x)
+        return out + [Tensor(n) for n in need if n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS]
       targets |= more
       new = [t for t in list(state.live) if id(t) not in ids and not t.uop.is_realized and reads_old(t.uop)]
       ids |= {id(t) for t in new}
