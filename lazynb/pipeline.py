@@ -270,8 +270,7 @@ def _same_values(got: list, want: list) -> str | None:
     name = f"output {j}" if len(want) > 1 else "the output"
     if g.shape != w.shape: return f"{name} has shape {g.shape} where the reference's has {w.shape}"
     if g.dtype != w.dtype: return f"{name} is {g.dtype} where the reference's is {w.dtype}"
-    if w.dtype.kind == "f": bad = ~np.isclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
-    else: bad = g != w
+    bad = ~np.isclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True) if w.dtype.kind == "f" else g != w
     if bad.any():
       at = tuple(int(i) for i in np.argwhere(bad)[0])
       return f"{name} differs at index {at}: {g[at]!r} where the reference gives {w[at]!r} ({int(bad.sum())} of {plural(w.size, 'value')} differ)"

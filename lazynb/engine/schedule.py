@@ -148,8 +148,8 @@ def _permuted_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None)
   return UOp(Ops.REDUCE_AXIS, r.dtype, (r.src[0].permute(order),), (r.arg[0], tuple(range(len(kept), len(order))))).reshape(unwrap(x.shape))
 def _permute_through(ctx: dict[UOp, int], x: UOp, a: UOp) -> UOp | None:
   """A permute of an elementwise op over a reduce (read by nothing else) goes to the op's sources, on its way to the reduce."""
-  def feeds_reduce(u: UOp) -> bool:  # through ops each read once: a reduce read once
-    return ctx.get(u, 0) == 1 and (u.op is Ops.REDUCE_AXIS or u.op in GroupOp.ALU | {Ops.RESHAPE} and any(feeds_reduce(s) for s in u.src))
+  # (through ops each read once: a reduce read once)
+  def feeds_reduce(u: UOp) -> bool: return ctx.get(u, 0) == 1 and (u.op is Ops.REDUCE_AXIS or u.op in GroupOp.ALU | {Ops.RESHAPE} and any(feeds_reduce(s) for s in u.src))
   if ctx.get(a, 0) != 1 or not any(feeds_reduce(s) for s in a.src): return None
   return a.replace(src=tuple(s.permute(x.arg) for s in a.src))
 def _reduce_of_reduce(ctx: dict[UOp, int], x: UOp, r: UOp, rs: UOp | None = None) -> UOp | None:
