@@ -259,17 +259,18 @@ class Tensor(OpMixin, elementwise_eq=True):
       more = {n.src[0].base for n in graph if n.op is Ops.ASSIGN and n in state.pending_assigns and n.src[0].base not in state.superseded}
       if not (more - targets):  # also ops in these graphs that read such memory without waiting for its write, read by an op
         # that waits for it ((b + b * 2) + b.assign(...): the sum of the old b, and the new b): computed first
-        # (per buffer, in order: what waits for its write; what reads its old memory, or a done write's, and does not)
-        g, users, first = (sink := UOp.sink(*[t.uop for t in todo + out])).toposort(), consumers_of(sink), list[UOp]()
-        for b in targets:
-          writes, dep, old, need = {w for w in g if w.op is Ops.ASSIGN and w.src[0].base is b}, set[UOp](), set[UOp](), set[UOp]()
-          for x in g:
-            if x in writes or any(s in dep for s in x.src): dep.add(x)
-            elif any((s.base if (r := state.realized.get(s.base)) is None else r.base) is b or s in old for s in x.src): old.add(x)
-          for x in reversed(g):  # (what is computed first: an old value a waiting op reads, through views too)
-            if x in old and any(c in dep and c not in writes or c in need and c.op in GroupOp.Movement for c in users.get(x, [])): need.add(x)
-          first += [n for n in need if (n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS) and n not in first]
-        return out + [Tensor(n) for n in first]
+        # (in order, per node: the buffers whose pending write it waits for; those whose old memory it reads, or a done
+        # write's, and not waiting; then, backwards, the old reads a waiting op reads, through views too)
+        g, users, E = (sink := UOp.sink(*[t.uop for t in todo + out])).toposort(), consumers_of(sink), frozenset[UOp]()
+        dep, old, need = dict[UOp, frozenset](), dict[UOp, frozenset](), dict[UOp, frozenset]()
+        for x in g:
+          dep[x] = E.union(*(dep[s] for s in x.src), {x.src[0].base} if x.op is Ops.ASSIGN and x.src[0].base in targets else E)
+          mems = {s.base if (r := state.realized.get(s.base)) is None else r.base for s in x.src}
+          old[x] = E.union(*(old[s] for s in x.src), mems & targets) - dep[x]
+        for x in reversed(g):
+          waits = [dep[c] - {c.src[0].base} if c.op is Ops.ASSIGN else dep[c] | (need[c] if c.op in GroupOp.Movement else E) for c in users.get(x, [])]
+          need[x] = old[x] & E.union(*waits)
+        return out + [Tensor(n) for n in g if need[n] and (n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS)]
       targets |= more
       new = [t for t in list(state.live) if id(t) not in ids and not t.uop.is_realized and reads_old(t.uop)]
       ids |= {id(t) for t in new}
