@@ -177,8 +177,8 @@ def __getitem__(self: Tensor, idx) -> Tensor:
       j = i if isinstance(i, UOp) else int(i) + size if i < 0 else int(i)
       if not isinstance(j, UOp) and not 0 <= j < size: raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
       shrink.append((j, j + 1)); flips.append(False); steps.append(1)  # noqa: E702
-    elif isinstance(i.start, UOp) or isinstance(i.stop, UOp):  # a window with variable ends: step 1, no negative ends
-      if i.step not in (None, 1): raise IndexError(f"a slice with variable ends takes step 1, got {i}")
+    elif any(isinstance(v, UOp) for v in (i.start, i.stop, size)):  # variable ends or a variable-size axis: step 1, no negative ends
+      if i.step not in (None, 1) or any(isinstance(v, int) and v < 0 for v in (i.start, i.stop)): raise IndexError(f"a slice with variable ends or of a variable-size axis takes step 1 and ends >= 0, got {i}")
       shrink.append((0 if i.start is None else i.start, size if i.stop is None else i.stop)); flips.append(False); steps.append(1)  # noqa: E702
       final_shape.append(sym_canon(shrink[-1][1] - shrink[-1][0]))
     else:

@@ -399,3 +399,23 @@ def test_a_bound_variable_among_index_tensors_drops_its_axis_as_an_int_does(devi
       y[where] = -1.0
       yn[tuple(k if isinstance(w, UOp) else [0, 2] if isinstance(w, Tensor) else w for w in where)] = -1.0
       np.testing.assert_array_equal(y.numpy(), yn)
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+def test_slicing_an_axis_whose_size_is_a_variable_matches_numpy(device):
+  """Once an axis has a variable size (x[:w]), any later index on it works as on a fixed axis for slices of step 1 with
+  ends >= 0 (x[:w][:, 0], x[:w][1:], x[:w][0]), checked against numpy for every value; a step or a negative end, which
+  would depend on the size, is a clear IndexError, not a TypeError from inside the slicing."""
+  xn = np.arange(5 * 4, dtype=np.float32).reshape(5, 4)
+  x = Tensor(xn, device=device).realize()
+  for n in range(1, 6):
+    y = x[:Variable("w", 1, 5).bind(n)]
+    np.testing.assert_array_equal(y[:, 0].sum().numpy(), xn[:n, 0].sum())
+    np.testing.assert_array_equal(y[:, 1:].sum(0).numpy(), xn[:n, 1:].sum(0))
+    np.testing.assert_array_equal(y[:, ::2].sum(0).numpy(), xn[:n, ::2].sum(0))
+    np.testing.assert_array_equal(y[0:1].numpy(), xn[0:1])
+    np.testing.assert_array_equal(y[0].numpy(), xn[0])
+    np.testing.assert_array_equal(y[:, None, 1:3].sum(0).numpy(), xn[:n, None, 1:3].sum(0))
+  y = x[:Variable("w", 1, 5).bind(3)]
+  for bad in (lambda: y[::2], lambda: y[-1:], lambda: y[:-1]):
+    with pytest.raises(IndexError, match="step 1 and ends >= 0"): bad()
+  with pytest.raises(ValueError, match="out of bounds"): y[0:2]  # w = 1 has one row
