@@ -112,16 +112,16 @@ def custom_gradient(out: UOp, name: str, inputs: tuple[UOp, ...], backward: Call
   state.custom_grads[out] = CustomGradient(name, inputs, backward)
   return out
 
-def substitute(root: UOp, mapping: dict[UOp, UOp]) -> UOp:
-  """root.substitute(mapping), and a node it rebuilds keeps its custom rule (over the rebuilt inputs). backward() puts
+def substitute(root: UOp, mapping: dict[UOp, UOp]) -> tuple[UOp, dict[UOp, UOp]]:
+  """root.substitute(mapping) outside detached parts (and every node -> its new one), and a node it rebuilds keeps its custom rule (over the rebuilt inputs). backward() puts
   the expressions back in place of realized buffers (a TinyJit input, a value read with .item()) this way: every node
   above them is new, and without this a conv above a realized input would lose its rule."""
-  memo: dict[UOp, UOp] = {}
+  memo = {n: n for n in root.toposort() if n.op is Ops.DETACH}  # a detach keeps what is below it (no gradient goes there)
   out = root.substitute(mapping, memo)
   for n, new in memo.items():
     if new is not n and n not in mapping and (rule := state.custom_grads.get(n)) is not None:
       state.custom_grads[new] = CustomGradient(rule.name, tuple(memo.get(i, i) for i in rule.inputs), rule.backward)
-  return out
+  return out, memo
 
 def _usable_rule(n: UOp, targets: set[UOp]) -> CustomGradient | None:
   """n's custom rule, unless a target lies strictly inside it (then only the plain graph gives that target a gradient)."""
@@ -144,7 +144,7 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
   """d(root)/d(t) for each t in targets, given d(loss)/d(root) = root_grad."""
   topo, srcs, rules = _toposort(root, targets)
   leads: dict[UOp, bool] = {}
-  for n in topo: leads[n] = n in targets or any(leads[s] for s in srcs[n])
+  for n in topo: leads[n] = n in targets or n.op is not Ops.DETACH and any(leads[s] for s in srcs[n])  # (nothing flows back through a detach)
   grads: dict[UOp, UOp] = {root: root_grad}
   track, steps = tracking_rewrites(), []
   rules_pm = _rules.get() or pm_gradient

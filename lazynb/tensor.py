@@ -10,7 +10,7 @@ import numpy as np
 from lazynb import pipeline
 from lazynb.dtype import DType, dtypes, to_dtype, least_upper_dtype, int_fits, wrap_int, UnsupportedDTypeError, from_storage
 from lazynb.device import Device, Buffer
-from lazynb.helpers import prod, unwrap, Metadata
+from lazynb.helpers import prod, unwrap, Metadata, postorder
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError, all_metadata
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
@@ -130,28 +130,27 @@ class Tensor(OpMixin, elementwise_eq=True):
       if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar (shape {self.shape}) needs an explicit gradient= of that shape")
       gradient = Tensor.ones(*self.shape, dtype=self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, device=self.device)
     if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} does not match {self.shape}")
-    root = self._grad_root()
-    # a target may appear in the graph as the node it was before it was realized
-    stands_for = self._stands_for(root)
-    tu = [t.uop for t in targets]
-    nodes = {n for n, u in stands_for.items() if u in set(tu)}
-    grads = compute_gradient(root, gradient.uop, nodes)
-    out = []
-    for t, u in zip(targets, tu):
-      gs = [g for n, g in grads.items() if stands_for[n] is u]
-      out.append(Tensor(sum(gs[1:], gs[0])) if gs else t.zeros_like())
-    return out
-  def _grad_root(self) -> UOp:
-    """The graph to differentiate: realized buffers are traced back to the expressions that computed them."""
+    root, undo = self._grad_root()
+    stands_for, tu = self._stands_for(root), {t.uop for t in targets}  # (a target may be in the graph as the node it was before it was realized)
+    grads = {n: g.substitute(undo) for n, g in compute_gradient(root, gradient.uop, {n for n, u in stands_for.items() if u in tu}).items()}
+    gs = [[g for n, g in grads.items() if stands_for[n] is t.uop] for t in targets]
+    return [Tensor(sum(g[1:], g[0])) if g else t.zeros_like() for t, g in zip(targets, gs)]
+  def _grad_root(self) -> tuple[UOp, dict[UOp, UOp]]:
+    """The graph to differentiate, and expression put back -> its buffer: docs/internals.md, "Gradients through realized values"."""
     root = self._pre if self._pre is not None else self._uop
-    for n in root.toposort():
+    for n in postorder([root], lambda n: () if n in state.realized else n.src):  # (below a realized node nothing is read again)
       if n.op is Ops.BUFFER: check_fresh(n)  # the graph read memory that an assign has overwritten since: no gradient of it
+    wants, undo = {t.uop for t in list(state.grad_tensors)} | set(state.grad_leaves), dict[UOp, UOp]()  # undo: expression -> its buffer
     for _ in range(64):
       leaves = {t.uop for t in list(state.grad_tensors)} | {a.src[0].base for a in root.toposort() if a.op is Ops.ASSIGN}  # (and written memory)
-      back = {n: o for n in root.toposort() if n in state.computed_from and n not in leaves and (o := state.computed_from[n]()) is not None}
-      if not back: break
-      root = substitute(root, back)  # (custom gradient rules follow the rebuilt nodes)
-    return root
+      def expr(n: UOp) -> UOp | None: return e if n in state.computed_from and n not in leaves and (e := state.computed_from[n]()) is not n else None
+      reach: dict[UOp | None, bool] = {}  # does a wanted tensor lie below (through the expressions of realized buffers; never through a detach)?
+      for n in postorder([root], lambda n: () if n.op is Ops.DETACH else n.src + tuple(e for e in [expr(n)] if e is not None)):
+        reach[n] = n in wants or n.op is not Ops.DETACH and (any(reach[s] for s in n.src) or reach.get(expr(n), False))
+      if not (back := {n: e for n in reach if n is not None and (e := expr(n)) is not None and reach[e]}): break
+      root, memo = substitute(root, back)  # (custom gradient rules follow the rebuilt nodes)
+      undo = {memo.get(k, k): v for k, v in undo.items()} | {e: n for n, e in back.items()}
+    return root, undo
   @staticmethod
   def _stands_for(root: UOp) -> dict[UOp, UOp]:
     """Each node of the graph -> the uop a tensor holds for it now (itself, or the buffer it was realized into)."""
@@ -159,7 +158,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
-    stands_for = self._stands_for(root := self._grad_root())
+    stands_for = self._stands_for(root := self._grad_root()[0])
     params = [t for t in list(state.grad_tensors) if t.uop in set(stands_for.values())]
     gone = {stands_for[n] for n in root.toposort() if n in state.grad_leaves}  # (a leaf tensor no longer referenced)
     params += self._intermediates(root, stands_for, params, list(state.live), gone)  # as tinygrad: values computed from them get .grad too
