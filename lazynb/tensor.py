@@ -14,7 +14,7 @@ from lazynb.helpers import prod, unwrap, Metadata, postorder
 from lazynb.uop.ops import UOp, Ops, GroupOp, new_unique, graph_rewrite, variables, VariableError, all_metadata
 from lazynb.uop.opmixin import OpMixin
 from lazynb.uop.symbolic import symbolic
-from lazynb.engine.schedule import ast_vars, newest, check_fresh, is_contiguous_view_of_buffer, const_of, consumers_of, ScheduleItem
+from lazynb.engine.schedule import ast_vars, newest, check_fresh, StaleReadError, is_contiguous_view_of_buffer, const_of, consumers_of, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
 from lazynb.gradient import compute_gradient, substitute, custom_gradient
@@ -90,7 +90,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     if self._view and (b := self._viewed()) is not None and (bu := b.uop) is not self._view[2]:
       # the tensor this views has a new graph (it was assigned, realized, given memory of its own): the view follows it
       self._uop, self._view = replay(bu, self._view[1]), (self._view[0], self._view[1], bu)
-    if (r := state.realized.get(self._uop)) is not None: self._uop = r
+    if (r := state.realized.get(self._uop)) is not None:  # (realized by another's realize: the graph is kept for backward, as _adopt keeps it)
+      self._pre, self._uop = self._uop if not self.requires_grad and self._uop.base.op is not Ops.ASSIGN else self._pre, r
     # a view of memory that an assign has written since: the same view, of the memory's new name
     if state.superseded and (ub := self._uop.base).op is Ops.BUFFER and ub in state.superseded: self._uop = self._uop.substitute({ub: newest(ub)})
     return self._uop
@@ -130,35 +131,35 @@ class Tensor(OpMixin, elementwise_eq=True):
       if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar (shape {self.shape}) needs an explicit gradient= of that shape")
       gradient = Tensor.ones(*self.shape, dtype=self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, device=self.device)
     if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} does not match {self.shape}")
-    root, undo = self._grad_root()
-    stands_for, tu = self._stands_for(root), {t.uop for t in targets}  # (a target may be in the graph as the node it was before it was realized)
+    root, undo, stands_for = self._grad_root(tu := {t.uop for t in targets})
     grads = {n: g.substitute(undo) for n, g in compute_gradient(root, gradient.uop, {n for n, u in stands_for.items() if u in tu}).items()}
     gs = [[g for n, g in grads.items() if stands_for[n] is t.uop] for t in targets]
     return [Tensor(sum(g[1:], g[0])) if g else t.zeros_like() for t, g in zip(targets, gs)]
-  def _grad_root(self) -> tuple[UOp, dict[UOp, UOp]]:
-    """The graph to differentiate, and expression put back -> its buffer: docs/internals.md, "Gradients through realized values"."""
+  def _grad_root(self, targets: set[UOp] | None = None) -> tuple[UOp, dict[UOp, UOp], dict[UOp, UOp]]:
+    """The graph to differentiate, expression put back -> its buffer, node -> the uop a tensor holds for it now: docs/internals.md, "Gradients through realized values"."""
     root = self._pre if self._pre is not None else self._uop
-    for n in postorder([root], lambda n: () if n in state.realized else n.src):  # (below a realized node nothing is read again)
-      if n.op is Ops.BUFFER: check_fresh(n)  # the graph read memory that an assign has overwritten since: no gradient of it
-    wants, undo = {t.uop for t in list(state.grad_tensors)} | set(state.grad_leaves), dict[UOp, UOp]()  # undo: expression -> its buffer
-    for _ in range(64):
+    # the graph read memory that an assign has overwritten since: no gradient of it (below a realized node nothing is read again)
+    for n in [n for n in postorder([root], lambda n: () if n in state.realized else n.src) if n.op is Ops.BUFFER]: check_fresh(n)
+    wants, undo = {t.uop for t in list(state.grad_tensors)} | set(state.grad_leaves) | (targets or set()), dict[UOp, UOp]()  # undo: expression -> its buffer
+    for _ in range(1 << 16):
       leaves = {t.uop for t in list(state.grad_tensors)} | {a.src[0].base for a in root.toposort() if a.op is Ops.ASSIGN}  # (and written memory)
-      def expr(n: UOp) -> UOp | None: return e if n in state.computed_from and n not in leaves and (e := state.computed_from[n]()) is not n else None
+      def expr(n: UOp) -> UOp | None: return e if n in state.computed_from and n not in leaves and (e := state.computed_from[n][0]()) is not n else None
       reach: dict[UOp | None, bool] = {}  # does a wanted tensor lie below (through the expressions of realized buffers; never through a detach)?
       for n in postorder([root], lambda n: () if n.op is Ops.DETACH else n.src + tuple(e for e in [expr(n)] if e is not None)):
-        reach[n] = n in wants or n.op is not Ops.DETACH and (any(reach[s] for s in n.src) or reach.get(expr(n), False))
-      if not (back := {n: e for n in reach if n is not None and (e := expr(n)) is not None and reach[e]}): break
+        reach[n] = n in wants or state.realized.get(n, n) in wants or n.op is not Ops.DETACH and (any(reach.get(s, False) for s in n.src) or reach.get(expr(n), False))
+      # put back: in the graph (not only in an expression), a wanted tensor below, or an old name of memory an assign wrote
+      if not (back := {n: e for n in postorder([root], lambda n: () if n.op is Ops.DETACH else n.src) if (e := expr(n)) is not None and (reach[e] or n in state.superseded)}): break
+      def written(r: UOp, n: UOp) -> bool: return r.op is Ops.BUFFER and (b := state.buffers.get(r)) is not None and state.computed_from[n][1].get(id(b), b.version) != b.version
+      if any(written(r, n) and r not in state.superseded for n, e in back.items() for r in e.toposort()):  # (written in place since: a TinyJit replay)
+        raise StaleReadError("backward() needs values a realized value was computed from, whose memory was written since (a TinyJit replay, say): realize the gradient first")
       root, memo = substitute(root, back)  # (custom gradient rules follow the rebuilt nodes)
-      undo = {memo.get(k, k): v for k, v in undo.items()} | {e: n for n, e in back.items()}
-    return root, undo
-  @staticmethod
-  def _stands_for(root: UOp) -> dict[UOp, UOp]:
-    """Each node of the graph -> the uop a tensor holds for it now (itself, or the buffer it was realized into)."""
-    return {n: state.realized.get(n, n) for n in root.toposort()}
+      undo = {memo.get(k, k): v for k, v in undo.items()} | {e: n for n, e in back.items() if n.base not in state.superseded and not written(n.base, n)}
+    else: raise RuntimeError("backward(): more than 65536 realized values nested in one another")
+    return root, undo, {n: undo[n] if n in undo else state.realized.get(n, n) for n in root.toposort()}
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")
-    stands_for = self._stands_for(root := self._grad_root()[0])
+    root, undo, stands_for = self._grad_root()
     params = [t for t in list(state.grad_tensors) if t.uop in set(stands_for.values())]
     gone = {stands_for[n] for n in root.toposort() if n in state.grad_leaves}  # (a leaf tensor no longer referenced)
     params += self._intermediates(root, stands_for, params, list(state.live), gone)  # as tinygrad: values computed from them get .grad too
@@ -240,7 +241,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     for orig, new in reversed(becomes.items()):
       # a graph of constants only stays a constant (folding beats loading it back from memory)
       if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): state.realized.set(orig, new, reads)
-      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER): state.computed_from[new] = weakref.ref(orig)  # weak: no cycle with `realized`
+      if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER) and new.base.op is Ops.BUFFER:  # (weak: no cycle with `realized`; the versions of the memory)
+        state.computed_from[new] = (weakref.ref(orig), {id(b): b.version for r in [*reads, new.base] if (b := state.buffers.get(r)) is not None})
     for t in todo:
       old = t._uop
       t._uop = becomes[old] if old in becomes else t.uop

@@ -53,3 +53,73 @@ def program(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(60))
 def test_backward_among_assigns_fuzz_against_numpy(seed):
   program(seed)
+
+# ---------------------------------------------------------------- found by an outside review of the first fix
+
+def test_backward_twice_through_a_value_folded_to_a_constant():
+  """A realized value that folds to a constant is its own expression: no cycle for backward to walk into (was a KeyError)."""
+  c = (Tensor.ones(3) * 2).realize()
+  p = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+  (p * 2).sum().backward()
+  (p * 2).sum().backward()
+  assert p.grad.tolist() == [4.0, 4.0, 4.0] and c.tolist() == [2.0, 2.0, 2.0]
+
+def test_gradient_with_respect_to_tensors_without_requires_grad_and_realized_intermediates():
+  """Tensor.gradient(t) for t without requires_grad, below a realized value, and for each value of a realized chain: as
+  torch computes them (the chain's last value was zero and the first case was zeros)."""
+  bn = np.array([1.0, 2.0, 3.0], np.float32)
+  b = Tensor(bn)
+  x = b * 3
+  x.numpy()
+  assert (x * x).sum().gradient(b)[0].tolist() == (18 * bn).tolist()
+  p = Tensor(bn, requires_grad=True)
+  x1 = (p * 2).realize()
+  x2 = (x1 * x1).realize()
+  g2, g1, gp = (x2 * x2).sum().gradient(x2, x1, p)
+  assert g2.tolist() == (8 * bn ** 2).tolist() and g1.tolist() == (32 * bn ** 3).tolist() and gp.tolist() == (64 * bn ** 3).tolist()
+
+def test_a_value_realized_before_an_assign_keeps_its_gradient():
+  """v = f(b + p), realized; then b is assigned: d(v.sum())/dp needs b's old values, which its own expression gives (torch's numbers)."""
+  bn, pn = np.array([1.0, 2.0, 3.0], np.float32), np.full(3, 0.5, np.float32)
+  for f, df in ((lambda u: u * u, lambda u: 2 * u), (lambda u: u.sigmoid(), lambda u: np.exp(-u) / (1 + np.exp(-u)) ** 2), (lambda u: u.log(), lambda u: 1 / u)):
+    b = Tensor(bn).contiguous().realize()
+    p = Tensor(pn, requires_grad=True)
+    v = f(b + p).realize()
+    b.assign(b * 10).realize()
+    v.sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), df(bn + pn), rtol=1e-6)
+
+def test_a_value_realized_along_with_another_keeps_its_graph():
+  """v is realized by the realize of an assign that reads it: backward through v still reaches q (was cut: q.grad 1 for 3)."""
+  b, q = Tensor([0.0, 0.0, 0.0]).contiguous().realize(), Tensor([1.0, 2.0, 3.0], requires_grad=True)
+  v = q.contiguous()
+  b.assign(v.detach() + b).realize()
+  (v * 2 + q).sum().backward()
+  assert q.grad.tolist() == [3.0, 3.0, 3.0]
+
+def test_a_hundred_realized_values_nested():
+  """Each of 100 steps realized and kept: the gradient goes through all of them (was cut after 64)."""
+  p = Tensor([1.0], requires_grad=True)
+  hs = [Tensor([0.0])]
+  for _ in range(100): hs.append((hs[-1] + p).realize())
+  hs[-1].sum().backward()
+  assert p.grad.tolist() == [100.0]
+
+def test_memory_a_tinyjit_replay_overwrote_is_a_clear_error_not_a_wrong_gradient():
+  """A jitted function's output buffer is written again by its next replay: a gradient that needs the old values raises
+  StaleReadError (it read the new ones: [80, 320, 720] for [8, 32, 72]); without the replay, torch's numbers."""
+  from lazynb import TinyJit
+  from lazynb.engine.schedule import StaleReadError
+  an, bn = np.array([1.0, 2.0, 3.0], np.float32), np.array([10.0, 20.0, 30.0], np.float32)
+  for replay in (False, True):
+    f = TinyJit(lambda x: (x * 2).realize())
+    for _ in range(3): f(Tensor(an * 0 + 5))
+    p = Tensor([1.0, 1.0, 1.0], requires_grad=True)
+    y = f(Tensor(an))
+    v = (y * p).realize()
+    if not replay:
+      (v * v).sum().backward()
+      assert p.grad.tolist() == (8 * an ** 2).tolist()
+      continue
+    f(Tensor(bn))
+    with pytest.raises(StaleReadError, match="TinyJit"): (v * v).sum().backward()
