@@ -112,16 +112,13 @@ def custom_gradient(out: UOp, name: str, inputs: tuple[UOp, ...], backward: Call
   state.custom_grads[out] = CustomGradient(name, inputs, backward)
   return out
 
-def substitute(root: UOp, mapping: dict[UOp, UOp]) -> tuple[UOp, dict[UOp, UOp]]:
-  """root.substitute(mapping) outside detached parts (and every node -> its new one), and a node it rebuilds keeps its custom rule (over the rebuilt inputs). backward() puts
-  the expressions back in place of realized buffers (a TinyJit input, a value read with .item()) this way: every node
-  above them is new, and without this a conv above a realized input would lose its rule."""
-  memo = {n: n for n in root.toposort() if n.op is Ops.DETACH}  # a detach keeps what is below it (no gradient goes there)
-  out = root.substitute(mapping, memo)
+def keep_rules(memo: dict[UOp, UOp], put: set[UOp]) -> None:
+  """Each node rebuilt (memo: old -> new; not the nodes put in place of others) keeps its custom rule, over the rebuilt
+  inputs. backward() puts expressions back in place of realized buffers: every node above them is new, and without this
+  a conv above a realized input would lose its rule."""
   for n, new in memo.items():
-    if new is not n and n not in mapping and (rule := state.custom_grads.get(n)) is not None:
+    if new is not n and n not in put and (rule := state.custom_grads.get(n)) is not None:
       state.custom_grads[new] = CustomGradient(rule.name, tuple(memo.get(i, i) for i in rule.inputs), rule.backward)
-  return out, memo
 
 def _usable_rule(n: UOp, targets: set[UOp]) -> CustomGradient | None:
   """n's custom rule, unless a target lies strictly inside it (then only the plain graph gives that target a gradient)."""

@@ -17,7 +17,7 @@ from lazynb.uop.symbolic import symbolic
 from lazynb.engine.schedule import ast_vars, newest, check_fresh, StaleReadError, is_contiguous_view_of_buffer, const_of, consumers_of, ScheduleItem
 from lazynb.engine.realize import run_schedule
 from lazynb.engine.kernelize import kernelize as _kernelize
-from lazynb.gradient import compute_gradient, substitute, custom_gradient
+from lazynb.gradient import compute_gradient, keep_rules, custom_gradient
 from lazynb.shape.sizes import broadcast_shape, ArgumentError
 from lazynb import tensor_create, tensor_movement, tensor_reduce, tensor_nn, tensor_loss, tensor_index, tensor_math, tensor_dtype
 from lazynb.tensor_create import _np_cast, _list_to_numpy
@@ -138,24 +138,26 @@ class Tensor(OpMixin, elementwise_eq=True):
   def _grad_root(self, targets: set[UOp] | None = None) -> tuple[UOp, dict[UOp, UOp], dict[UOp, UOp]]:
     """The graph to differentiate, expression put back -> its buffer, node -> the uop a tensor holds for it now: docs/internals.md, "Gradients through realized values"."""
     root = self._pre if self._pre is not None else self._uop
-    # the graph read memory that an assign has overwritten since: no gradient of it (below a realized node nothing is read again)
-    for n in [n for n in postorder([root], lambda n: () if n in state.realized else n.src) if n.op is Ops.BUFFER]: check_fresh(n)
-    wants, undo = {t.uop for t in list(state.grad_tensors)} | set(state.grad_leaves) | (targets or set()), dict[UOp, UOp]()  # undo: expression -> its buffer
-    for _ in range(1 << 16):
-      leaves = {t.uop for t in list(state.grad_tensors)} | {a.src[0].base for a in root.toposort() if a.op is Ops.ASSIGN}  # (and written memory)
-      def expr(n: UOp) -> UOp | None: return e if n in state.computed_from and n not in leaves and (e := state.computed_from[n][0]()) is not n else None
-      reach: dict[UOp | None, bool] = {}  # does a wanted tensor lie below (through the expressions of realized buffers; never through a detach)?
-      for n in postorder([root], lambda n: () if n.op is Ops.DETACH else n.src + tuple(e for e in [expr(n)] if e is not None)):
-        reach[n] = n in wants or state.realized.get(n, n) in wants or n.op is not Ops.DETACH and (any(reach.get(s, False) for s in n.src) or reach.get(expr(n), False))
-      # put back: in the graph (not only in an expression), a wanted tensor below, or an old name of memory an assign wrote
-      if not (back := {n: e for n in postorder([root], lambda n: () if n.op is Ops.DETACH else n.src) if (e := expr(n)) is not None and (reach[e] or n in state.superseded)}): break
-      def written(r: UOp, n: UOp) -> bool: return r.op is Ops.BUFFER and (b := state.buffers.get(r)) is not None and state.computed_from[n][1].get(id(b), b.version) != b.version
-      if any(written(r, n) and r not in state.superseded for n, e in back.items() for r in e.toposort()):  # (written in place since: a TinyJit replay)
-        raise StaleReadError("backward() needs values a realized value was computed from, whose memory was written since (a TinyJit replay, say): realize the gradient first")
-      root, memo = substitute(root, back)  # (custom gradient rules follow the rebuilt nodes)
-      undo = {memo.get(k, k): v for k, v in undo.items()} | {e: n for n, e in back.items() if n.base not in state.superseded and not written(n.base, n)}
-    else: raise RuntimeError("backward(): more than 65536 realized values nested in one another")
-    return root, undo, {n: undo[n] if n in undo else state.realized.get(n, n) for n in root.toposort()}
+    for n in [n for n in postorder([root], lambda n: () if n in state.realized else n.src) if n.op is Ops.BUFFER]: check_fresh(n)  # (read: not below a realized node)
+    grads, reach = {t.uop for t in list(state.grad_tensors)}, dict[UOp | None, bool]()  # reach: does a wanted tensor lie below (through the expressions
+    wants = grads | set(state.grad_leaves) | (targets or set())  # of realized buffers too; never through a detach)?
+    def expr(n: UOp) -> UOp | None: return e if n in state.computed_from and n not in grads and (e := state.computed_from[n][0]()) is not n else None
+    for n in (whole := postorder([root], lambda n: () if n.op is Ops.DETACH else n.src + tuple(e for e in [expr(n)] if e is not None))):
+      reach[n] = n in wants or state.realized.get(n, n) in wants or n.op is not Ops.DETACH and (any(reach.get(s, False) for s in n.src) or reach.get(expr(n), False))
+    written_to = {a.src[0].base for a in whole if a.op is Ops.ASSIGN}  # (memory to write stays itself)
+    # put back: a wanted tensor below, or an old name of memory an assign wrote
+    def back(n: UOp) -> UOp | None: return e if n.base not in written_to and (e := expr(n)) is not None and (reach[e] or n.base in state.superseded) else None
+    def written(r: UOp, n: UOp) -> bool: return r.op is Ops.BUFFER and (b := state.buffers.get(r)) is not None and state.computed_from[n][1].get(id(b), b.version) != b.version
+    new, undo = dict[UOp, UOp](), dict[UOp, UOp]()  # (node -> rebuilt; expression put back -> its buffer)
+    for n in postorder([root], lambda n: (e,) if (e := back(n)) is not None else () if n.op is Ops.DETACH else n.src):  # (one pass, children first)
+      if (e := back(n)) is not None:
+        if any(written(r, n) and r not in state.superseded for r in [*e.toposort(), n.base]):  # (in place: a TinyJit replay)
+          raise StaleReadError("backward() goes through a realized value whose memory, or memory it was computed from, was written since (a TinyJit replay, say): compute the gradient before that write (inside the jitted function)")
+        new[n] = new.get(e, e)
+        if n.base not in state.superseded: undo[new[n]] = n
+      else: new[n] = n if n.op is Ops.DETACH or (src := tuple(new.get(s, s) for s in n.src)) == n.src else n.replace(src=src)
+    keep_rules(new, {n for n in new if back(n) is not None}); origin = {v: k for k, v in new.items() if v is not k}  # noqa: E702 (rebuilt -> node it stands for)
+    return (r := new[root]), undo, {n: state.realized.get(o := origin.get(n, n), o) for n in r.toposort()}
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")

@@ -122,4 +122,41 @@ def test_memory_a_tinyjit_replay_overwrote_is_a_clear_error_not_a_wrong_gradient
       assert p.grad.tolist() == (8 * an ** 2).tolist()
       continue
     f(Tensor(bn))
-    with pytest.raises(StaleReadError, match="TinyJit"): (v * v).sum().backward()
+    with pytest.raises(StaleReadError, match="TinyJit replay"): (v * v).sum().backward()
+
+# ---------------------------------------------------------------- found by a second outside review
+
+def test_an_old_name_of_two_dimensional_memory_is_put_back():
+  """The old-name rule through a view (a 2-D tensor is a reshape of its buffer): torch's numbers, as for 1-D (was a StaleReadError)."""
+  for bn in (np.array([1.0, 2.0, 3.0, 4.0], np.float32), np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)):
+    b = Tensor(bn).contiguous().realize()
+    p = Tensor(np.ones(bn.shape, np.float32), requires_grad=True)
+    v = (b * p).realize()
+    b.assign(b * 10).realize()
+    (v * p).sum().backward()
+    assert p.grad.numpy().tolist() == (2 * bn).tolist()
+
+def test_backward_outside_a_tinyjit_through_its_replayed_output_is_a_clear_error():
+  """A replay writes the jitted function's output again, for inputs its recorded expression never saw: backward through it
+  raises (it gave the second call's gradient for every later call); on the calls that run the function, torch's numbers."""
+  from lazynb import TinyJit
+  from lazynb.engine.schedule import StaleReadError
+  w = Tensor([[1.0], [1.0]], requires_grad=True)
+  f = TinyJit(lambda x: (x @ w).realize())
+  for i in range(4):
+    x = np.array([[1.0, 2.0]], np.float32) * (i + 1)
+    w.grad = None
+    y = f(Tensor(x))
+    if i < 2:
+      (y * y).sum().backward()
+      assert w.grad.numpy().ravel().tolist() == (2 * x.T @ (x @ np.ones((2, 1), np.float32))).ravel().tolist()
+    else:
+      with pytest.raises(StaleReadError, match="TinyJit replay"): (y * y).sum().backward()
+
+def test_gradient_for_a_lazy_value_above_a_realized_one():
+  """k = h * 3 with h realized: gradient(k) is h (was zeros: putting h back rebuilt k's node, which no longer stood for k)."""
+  p = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+  h = (p * p).realize()
+  k = h * 3
+  gh, gk, gp = (k * h).sum().gradient(h, k, p)
+  assert gh.tolist() == [6.0, 24.0, 54.0] and gk.tolist() == [1.0, 4.0, 9.0] and gp.tolist() == [12.0, 96.0, 324.0]
