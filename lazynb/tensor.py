@@ -144,18 +144,19 @@ class Tensor(OpMixin, elementwise_eq=True):
     def expr(n: UOp) -> UOp | None: return e if n in state.computed_from and n not in grads and (e := state.computed_from[n][0]()) is not n else None
     for n in (whole := postorder([root], lambda n: () if n.op is Ops.DETACH else n.src + tuple(e for e in [expr(n)] if e is not None))):
       reach[n] = n in wants or state.realized.get(n, n) in wants or n.op is not Ops.DETACH and (any(reach.get(s, False) for s in n.src) or reach.get(expr(n), False))
-    written_to = {a.src[0].base for a in whole if a.op is Ops.ASSIGN}  # (memory to write stays itself)
     # put back: a wanted tensor below, or an old name of memory an assign wrote
-    def back(n: UOp) -> UOp | None: return e if n.base not in written_to and (e := expr(n)) is not None and (reach[e] or n.base in state.superseded) else None
+    def back(n: UOp) -> UOp | None: return e if (e := expr(n)) is not None and (reach[e] or n.base in state.superseded) else None
     def written(r: UOp, n: UOp) -> bool: return r.op is Ops.BUFFER and (b := state.buffers.get(r)) is not None and state.computed_from[n][1].get(id(b), b.version) != b.version
-    new, undo = dict[UOp, UOp](), dict[UOp, UOp]()  # (node -> rebuilt; expression put back -> its buffer)
+    # node -> rebuilt; expression put back -> its buffer; memory an assign writes (an assign is never rebuilt: its memory to write stays itself)
+    new, undo, written_to = dict[UOp, UOp](), dict[UOp, UOp](), {a.src[0].base for a in whole if a.op is Ops.ASSIGN}
     for n in postorder([root], lambda n: (e,) if (e := back(n)) is not None else () if n.op is Ops.DETACH else n.src):  # (one pass, children first)
       if (e := back(n)) is not None:
         if any(written(r, n) and r not in state.superseded for r in [*e.toposort(), n.base]):  # (in place: a TinyJit replay)
           raise StaleReadError("backward() goes through a realized value whose memory, or memory it was computed from, was written since (a TinyJit replay, say): compute the gradient before that write (inside the jitted function)")
         new[n] = new.get(e, e)
         if n.base not in state.superseded: undo[new[n]] = n
-      else: new[n] = n if n.op is Ops.DETACH or (src := tuple(new.get(s, s) for s in n.src)) == n.src else n.replace(src=src)
+      elif n.op is Ops.BUFFER and n in written_to: new[n] = n.contiguous()  # (an old read of memory an assign writes: a copy, made before the write)
+      else: new[n] = n if n.op in (Ops.DETACH, Ops.ASSIGN) or (src := tuple(new.get(s, s) for s in n.src)) == n.src else n.replace(src=src)
     keep_rules(new, {n for n in new if back(n) is not None}); origin = {v: k for k, v in new.items() if v is not k}  # noqa: E702 (rebuilt -> node it stands for)
     return (r := new[root]), undo, {n: state.realized.get(o := origin.get(n, n), o) for n in r.toposort()}
   def backward(self, gradient: Tensor | None = None) -> Tensor:

@@ -160,3 +160,20 @@ def test_gradient_for_a_lazy_value_above_a_realized_one():
   k = h * 3
   gh, gk, gp = (k * h).sum().gradient(h, k, p)
   assert gh.tolist() == [6.0, 24.0, 54.0] and gk.tolist() == [1.0, 4.0, 9.0] and gp.tolist() == [12.0, 96.0, 324.0]
+
+# ---------------------------------------------------------------- found by a third outside review (older than the fixes above)
+
+@pytest.mark.parametrize("realize_old", [True, False])
+@pytest.mark.parametrize("loss_first", [True, False])
+def test_a_gradient_that_reads_memory_before_a_pending_assign_into_it(realize_old, loss_first):
+  """old = m * x, then m.assign(m * 3) left pending, loss = (old * m).sum(): d/dx is old m times new m (torch: 3), in
+  either order of reading the loss and the gradient (was 9: the gradient read m after the write)."""
+  x = Tensor([1.0, 2.0, 4.0], requires_grad=True)
+  m = Tensor.ones(3).contiguous().realize()
+  old = m * x
+  if realize_old: old = old.realize()
+  m.assign(m * 3)
+  loss = (old * m).sum()
+  if loss_first: assert loss.item() == 21.0
+  loss.backward()
+  assert x.grad.tolist() == [3.0, 3.0, 3.0] and loss.item() == 21.0 and m.tolist() == [3.0, 3.0, 3.0]
