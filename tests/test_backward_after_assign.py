@@ -6,6 +6,7 @@ import random
 import numpy as np
 import pytest
 from lazynb import Tensor
+from lazynb.engine.schedule import StaleReadError
 
 def test_a_value_after_two_chained_assigns_has_a_gradient():
   b = Tensor(np.arange(3, dtype=np.float32)).contiguous().realize()
@@ -18,37 +19,56 @@ def test_a_value_after_two_chained_assigns_has_a_gradient():
 
 def program(seed: int) -> None:
   """Two buffers; a random run of assigns (chained, from the other buffer, from a value), values (lazy or realized, some
-  with a parameter q in them), backwards of (p * value).sum() and reads, each checked against numpy."""
+  with a parameter q in them (added or multiplied), some an older value times a buffer as it is now, maybe with an assign into it pending),
+  backwards of (p * value).sum() and reads, each checked against numpy. A StaleReadError is allowed only where torch
+  raises too: a buffer the value read was assigned since the value was defined (an in-place write into a saved tensor);
+  the program ends there."""
   rng = random.Random(seed)
   ref = [np.arange(3, dtype=np.float32) + i for i in range(2)]
   bufs = [Tensor(r.copy()).contiguous().realize() for r in ref]
   p, q = Tensor(np.ones(3, np.float32), requires_grad=True), Tensor(np.full(3, 0.5, np.float32), requires_grad=True)
   vals: list[Tensor] = []
-  vref: list[tuple[np.ndarray, bool]] = []  # value, has q in it
+  vref: list[tuple[np.ndarray, np.ndarray]] = []  # value, its derivative by q (elementwise)
   gp, gq = np.zeros(3, np.float32), np.zeros(3, np.float32)
+  writes, reads = [0, 0], []  # assigns into each buffer so far; per value, the buffers it read and the writes into them then
+  def overwritten(j: int) -> bool: return any(writes[b] != n for b, n in reads[j])
   for _ in range(rng.randint(3, 9)):
-    k, i = rng.choice("aaaavvvbbr"), rng.randrange(2)
+    k, i = rng.choice("aaavvmmbbr"), rng.randrange(2)
     if k == "a":
       how = rng.choice(["self", "other", "value"] if vals else ["self", "other"])
+      writes[i] += 1
       if how == "self": c = rng.choice([2.0, 0.5, -1.0]); bufs[i].assign(bufs[i] * c); ref[i] = ref[i] * c
       elif how == "other": bufs[i].assign(bufs[1 - i] + 1); ref[i] = ref[1 - i] + 1
       else:
         j = rng.randrange(len(vals))
         bufs[i].assign(vals[j].detach() + bufs[i]); ref[i] = vref[j][0] + ref[i]
-    elif k == "v":
-      with_q = rng.random() < 0.5
-      v = bufs[i] * 2 + (q if with_q else 1)
-      vals.append(v.realize() if rng.random() < 0.5 else v); vref.append((ref[i] * 2 + (0.5 if with_q else 1), with_q))
+    elif k == "v" or k == "m" and not vals:
+      how = rng.choice(["+1", "+q", "*q"])
+      v = bufs[i] * q if how == "*q" else bufs[i] * 2 + (q if how == "+q" else 1)
+      r, dq = (ref[i] * 0.5, ref[i].copy()) if how == "*q" else (ref[i] * 2 + (0.5 if how == "+q" else 1), np.full(3, float(how == "+q"), np.float32))
+      vals.append(v.realize() if rng.random() < 0.5 else v); vref.append((r, dq)); reads.append({(i, writes[i])})
+    elif k == "m":
+      j = rng.randrange(len(vals))
+      i = rng.choice(sorted(reads[j]))[0]  # (a buffer value j read: maybe with an assign into it pending since)
+      vals.append(vals[j] * bufs[i]); vref.append((vref[j][0] * ref[i], vref[j][1] * ref[i])); reads.append(reads[j] | {(i, writes[i])})
     elif k == "b" and vals:
       j = rng.randrange(len(vals))
-      (p * vals[j]).sum().backward()
-      gp += vref[j][0]; gq += 1 if vref[j][1] else 0
-      np.testing.assert_allclose(p.grad.numpy(), gp, rtol=1e-6)
-      if q.grad is not None: np.testing.assert_allclose(q.grad.numpy(), gq, rtol=1e-6)
+      try:
+        (p * vals[j]).sum().backward()
+        gp += vref[j][0]; gq += vref[j][1]
+        np.testing.assert_allclose(p.grad.numpy(), gp, rtol=1e-6)
+        if q.grad is not None: np.testing.assert_allclose(q.grad.numpy(), gq, rtol=1e-6)
+      except StaleReadError:
+        assert overwritten(j), f"seed {seed}: a StaleReadError, but no buffer value {j} read was assigned since"
+        return
     elif k == "r" and vals:
-      j = rng.randrange(len(vals)); np.testing.assert_allclose(vals[j].numpy(), vref[j][0], rtol=1e-6)
+      j = rng.randrange(len(vals))
+      try: np.testing.assert_allclose(vals[j].numpy(), vref[j][0], rtol=1e-6)
+      except StaleReadError: assert overwritten(j), f"seed {seed}: a StaleReadError, but no buffer value {j} read was assigned since"
   for b, r in zip(bufs, ref): np.testing.assert_allclose(b.numpy(), r, rtol=1e-6)
-  for v, (r, _) in zip(vals, vref): np.testing.assert_allclose(v.numpy(), r, rtol=1e-6)
+  for j, (v, (r, _)) in enumerate(zip(vals, vref)):
+    try: np.testing.assert_allclose(v.numpy(), r, rtol=1e-6)
+    except StaleReadError: assert overwritten(j), f"seed {seed}: a StaleReadError, but no buffer value {j} read was assigned since"
 
 @pytest.mark.parametrize("seed", range(60))
 def test_backward_among_assigns_fuzz_against_numpy(seed):
