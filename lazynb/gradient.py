@@ -140,9 +140,8 @@ def _toposort(root: UOp, targets: set[UOp]) -> tuple[list[UOp], dict[UOp, tuple[
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
   """d(root)/d(t) for each t in targets, given d(loss)/d(root) = root_grad."""
   topo, srcs, rules = _toposort(root, targets)
-  leads: dict[UOp, bool] = {}
+  leads, grads = dict[UOp, bool](), {root: root_grad}
   for n in topo: leads[n] = n in targets or n.op is not Ops.DETACH and any(leads[s] for s in srcs[n])  # (nothing flows back through a detach)
-  grads: dict[UOp, UOp] = {root: root_grad}
   track, steps = tracking_rewrites(), []
   rules_pm = _rules.get() or pm_gradient
   why: CustomGradient | UPat
@@ -151,7 +150,8 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     if n in targets and not any(leads[s] for s in srcs[n]): continue
     if n in rules:  # the composite's own rule; the nodes inside it are never visited
       out, why = rules[n].backward(grads[n], rules[n].inputs, tuple(leads[s] for s in srcs[n])), rules[n]
-    elif (r := rules_pm.rewrite_with_pattern(n, ctx=grads[n])) is None: raise NotImplementedError(f"no gradient rule for {n.op}")
+    elif (r := rules_pm.rewrite_with_pattern(n, ctx=grads[n])) is None:  # (tinygrad refuses to assign a value that needs a gradient)
+      raise NotImplementedError("no gradient goes through assign(), an in-place write, and this one wrote a value computed from a tensor that requires grad: build the result out of place (no assign), or assign x.detach()" if n.op is Ops.ASSIGN else f"no gradient rule for {n.op}")
     else: out, why = r
     if not isinstance(out, tuple) or len(out) != len(srcs[n]):  # zip would drop a missing gradient without a word
       raise ValueError(f"the gradient rule for {n.op} ({why}) must return a tuple with one gradient (or None) per source: "

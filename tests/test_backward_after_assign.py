@@ -197,3 +197,14 @@ def test_a_gradient_that_reads_memory_before_a_pending_assign_into_it(realize_ol
   if loss_first: assert loss.item() == 21.0
   loss.backward()
   assert x.grad.tolist() == [3.0, 3.0, 3.0] and loss.item() == 21.0 and m.tolist() == [3.0, 3.0, 3.0]
+
+def test_a_gradient_through_an_assign_is_a_clear_error():
+  """b.assign(b * q) with q requiring grad, then a backward through b: no gradient goes through an in-place write (tinygrad
+  refuses the assign itself); the error says so and what to do, and a detached value needs no gradient through it."""
+  b, q = Tensor([1.0, 2.0, 3.0]).contiguous().realize(), Tensor([2.0, 2.0, 2.0], requires_grad=True)
+  b.assign(b * q)
+  with pytest.raises(NotImplementedError, match=r"assign\(\), an in-place write.*x\.detach\(\)"): (b * q).sum().backward()
+  c = Tensor([1.0, 2.0, 3.0]).contiguous().realize()
+  c.assign(c * q.detach())
+  (c * q).sum().backward()
+  assert q.grad.tolist() == [2.0, 4.0, 6.0]
