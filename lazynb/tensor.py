@@ -174,26 +174,17 @@ class Tensor(OpMixin, elementwise_eq=True):
       t.grad = g if t.grad is None else t.grad + g
     return self
   @staticmethod
-  @contextlib.contextmanager
   def train(mode: bool = True):
     """`with Tensor.train():` or `@Tensor.train()` sets Tensor.training (dropout, BatchNorm's batch statistics)."""
-    old, Tensor.training = Tensor.training, mode
-    try: yield
-    finally: Tensor.training = old
+    return _setting(training=mode)
   @staticmethod
-  @contextlib.contextmanager
   def test(mode: bool = True):
     """`with Tensor.test():` or `@Tensor.test()` sets Tensor.no_grad, as in tinygrad (Tensor.training is left as it is)."""
-    old, Tensor.no_grad = Tensor.no_grad, mode
-    try: yield
-    finally: Tensor.no_grad = old
+    return _setting(no_grad=mode)
   @staticmethod
-  @contextlib.contextmanager
   def inference_mode():
     """`with Tensor.inference_mode(): ...` turns gradients off (and training off) for evaluation."""
-    old, Tensor.no_grad, old_t, Tensor.training = Tensor.no_grad, True, Tensor.training, False
-    try: yield
-    finally: Tensor.no_grad, Tensor.training = old, old_t
+    return _setting(no_grad=True, training=False)
 
   # ---------------------------------------------------------------- running
   def schedule(self, *lst: Tensor) -> list[ScheduleItem]:
@@ -343,8 +334,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     if isinstance(devices, str) or not devices: raise TypeError(f"shard takes a tuple of device names, got {devices!r}")
     if axis is not None: self._resolve_axis(axis)  # a bad axis is an error, as in tinygrad
     devs = {Device.canonicalize(d) for d in devices}
-    if len(devs) > 1:
-      raise NotImplementedError(f"lazynb has no multi-device tensors: shard over {sorted(devs)} is not supported; use .to(device) for one device")
+    if len(devs) > 1: raise NotImplementedError(f"lazynb has no multi-device tensors: shard over {sorted(devs)} is not supported; use .to(device) for one device")
     return self.to(devs.pop())
 
   def _buffer(self) -> Buffer:
@@ -698,6 +688,14 @@ class Tensor(OpMixin, elementwise_eq=True):
 # Metadata: each node a Tensor method makes is tagged with the method's name (the outermost call: relu's own nodes are
 # "relu"), and a kernel lists the tags of its nodes (ScheduleItem.metadata, the DEBUG=2 line), as tinygrad 0.10's
 _METADATA: contextvars.ContextVar[Metadata | None] = contextvars.ContextVar("_METADATA", default=None)
+@contextlib.contextmanager
+def _setting(**values):
+  """Tensor's class settings given `values` inside the block (or the decorated function), put back after it."""
+  old = {k: getattr(Tensor, k) for k in values}
+  for k, v in values.items(): setattr(Tensor, k, v)
+  try: yield
+  finally:
+    for k, v in old.items(): setattr(Tensor, k, v)
 def _tagged(fn, md: Metadata):
   @functools.wraps(fn)
   def call(*args, **kwargs):

@@ -68,9 +68,8 @@ def _special(ctx, x: UOp) -> str:
   if ctx.global_style != "special" or x.arg[0][0] not in "gl": return ""
   return f"{ctx.render_dtype(x.dtype)} {ctx[x]} = {ctx.code_for_workitem[x.arg[0][0]](ctx.dims[x])}; /* {sym_str(x.arg[1])} */"
 
-def _cast(ctx, x: UOp) -> str:
-  # an emulated 16-bit value is a float in registers: its cast to float32 (the only one left) writes nothing
-  return ctx[x.src[0]] if x.src[0].dtype in ctx.lin.emulated else ctx.render_cast(ctx[x.src[0]], x.dtype)
+# an emulated 16-bit value is a float in registers: its cast to float32 (the only one left) writes nothing
+def _cast(ctx, x: UOp) -> str: return ctx[x.src[0]] if x.src[0].dtype in ctx.lin.emulated else ctx.render_cast(ctx[x.src[0]], x.dtype)
 
 # gcc 12 compiles a select whose condition needs two flag tests (x==y, x!=y, an OR of two compares) with branches; on
 # data with a random sign or a 1-in-4 maximum they mispredict often (its relu and max-pool kernels ran 3-10x slower

@@ -105,5 +105,4 @@ def _skip_loop(prog, pc: int, r: int, vals_: dict) -> int:
   raise RuntimeError("unterminated loop")
 
 class PythonDevice(Compiled):
-  def __init__(self, device: str = "PYTHON"):
-    super().__init__(device, CPUAllocator(), PythonRenderer(), Compiler(), PythonProgram)
+  def __init__(self, device: str = "PYTHON"): super().__init__(device, CPUAllocator(), PythonRenderer(), Compiler(), PythonProgram)

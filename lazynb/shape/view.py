@@ -170,5 +170,4 @@ class View:
       i -= 1
     return View.create(tuple(shape), tuple(strides), self.offset, tuple(mask) if mask else None)
 
-  def __repr__(self):
-    return f"View(shape={self.shape}, strides={self.strides}, offset={self.offset}, mask={self.mask}, contiguous={self.contiguous})"
+  def __repr__(self): return f"View(shape={self.shape}, strides={self.strides}, offset={self.offset}, mask={self.mask}, contiguous={self.contiguous})"
