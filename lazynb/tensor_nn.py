@@ -194,7 +194,7 @@ def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_
   return qk.cast(self.dtype).softmax(-1).dropout(dropout_p) @ value
 
 # ---------------------------------------------------------------- activations without overflow concerns
-def relu6(self: Tensor) -> Tensor: return self.relu() - (self - 6).relu()
+def relu6(self: Tensor) -> Tensor: return (self >= 6).where(6, self.relu())  # (not relu(x) - relu(x - 6): inf - inf, and ints wrap)
 def hardsigmoid(self: Tensor, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
   """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
   y = self._float() * alpha + beta
@@ -204,7 +204,7 @@ def silu(self: Tensor) -> Tensor: return self * self.sigmoid()
 def swish(self: Tensor) -> Tensor: return self.silu()
 def quick_gelu(self: Tensor) -> Tensor: return self * (self * 1.702).sigmoid()
 def mish(self: Tensor) -> Tensor: return self * self.softplus().tanh()
-def hardswish(self: Tensor) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+def hardswish(self: Tensor) -> Tensor: return ((x := self._float()) > 3).where(x, x * (x + 3).relu6() * (1 / 6))  # (torch's slope 1 at inf)
 def hardtanh(self: Tensor, min_val=-1, max_val=1) -> Tensor: return self.clip(min_val, max_val)
 def celu(self: Tensor, alpha: float = 1.0) -> Tensor: return (self / alpha).elu() * alpha
 def selu(self: Tensor, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return self.elu(alpha) * gamma

@@ -215,6 +215,26 @@ def test_big_python_int_comparisons_are_exact(v):
                     (v < t, v < a)]:
     np.testing.assert_array_equal(got.numpy(), want)
 
+INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+
+@pytest.mark.parametrize("dt", INT_DTYPES)
+def test_int_activations_and_clip_never_wrap(dt):
+  """relu6, hardtanh and clip of ints give numpy's np.clip at the dtype's edges: relu6 is not relu(x) - relu(x - 6), which
+  wraps (uint8 [0, 1, 7, 255] gave [6, 6, 6, 6]), and a Python int bound past the dtype's range on the side where it
+  changes nothing is fine, as in numpy (uint8 hardtanh's -1); one that would change values and does not fit is an
+  OverflowError (numpy's too)."""
+  info = np.iinfo(dt)
+  a = np.array(sorted({v for v in (info.min, info.min + 1, -7, -1, 0, 1, 5, 6, 7, 127, 255, info.max - 1, info.max)
+                       if info.min <= v <= info.max}), dtype=dt)
+  np.testing.assert_equal(Tensor(a).relu6().numpy(), np.clip(a, 0, 6))
+  np.testing.assert_equal(Tensor(a).relu().numpy(), np.maximum(a, 0))
+  np.testing.assert_equal(Tensor(a).hardtanh().numpy(), np.clip(a, -1, 1))
+  for lo, hi in [(-1, 1), (0, 6), (-200, 300), (-2**70, 2**70), (None, 2**70), (-2**70, None)]:
+    np.testing.assert_equal(Tensor(a).clip(lo, hi).numpy(), np.clip(a, lo, hi), err_msg=f"clip({lo}, {hi})")
+  if dt in ("int8", "uint8", "int16", "int32", "int64"):  # the dtypes torch has
+    np.testing.assert_equal(Tensor(a).relu6().numpy(), torch.nn.functional.relu6(torch.tensor(a)).numpy())
+  with pytest.raises(OverflowError, match="does not fit"): Tensor(a).clip(int(info.max) + 1, None).realize()
+
 def test_big_python_ints_promote_where_tinygrad_promotes():
   """Creation without a dtype and a bool tensor with an int pick a dtype that holds the value (numpy too)."""
   assert Tensor.full((2,), 2**40).numpy().tolist() == [2**40] * 2
