@@ -79,8 +79,9 @@ def log_softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
   return _with_softmax_rule(self, axis, dtype, "log_softmax", _log_softmax, lambda g, s: g - s * g.sum(axis, keepdim=True))
 def logsumexp(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
   x = self._float()
-  m = x.max(axis, keepdim=True)
-  m = (m.abs().eq(math.inf)).where(0.0, m)  # all -inf: exp(-inf - 0) sums to 0, log gives -inf (not -inf - -inf = NaN)
+  m = x.max(axis, keepdim=True).detach()  # (a constant to backward: its terms cancel, and the gradient is torch's exp(x - result))
+  e, f = dtypes.finfo(x.dtype)  # all -inf: 0 (log(0) = -inf); an inf: the largest finite float (the others' exp(x - m) stay 0)
+  m = m.eq(-math.inf).where(0.0, m.minimum((2 - 2.0 ** -f) * 2.0 ** (2 ** (e - 1) - 1)))
   ret = (x - m).exp().sum(axis, keepdim=True).log() + m
   return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
 def argmax(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:

@@ -244,7 +244,7 @@ def test_big_python_ints_promote_where_tinygrad_promotes():
 
 # ---------------------------------------------------------------- functions and gradients at extreme inputs
 
-GRID = np.array([-1e4, -100, -30, -5, -1, -1e-3, -1e-7, -1e-30, 0, 1e-30, 1e-7, 1e-3, 1, 3, 5, 30, 100, 1e4], dtype=np.float32)
+GRID = np.array([-np.inf, -1e4, -100, -30, -5, -3, -1, -1e-3, -1e-7, -1e-30, 0, 1e-30, 1e-7, 1e-3, 1, 3, 5, 6, 30, 100, 1e4, np.inf], dtype=np.float32)
 F = torch.nn.functional
 # name: (lazynb function, torch function, atol); values and gradients are compared with rtol=1e-4
 FUNCS = {
@@ -255,7 +255,7 @@ FUNCS = {
   "softplus_beta2": (lambda x: x.softplus(2.0), lambda x: F.softplus(x, beta=2.0), 1e-7), "silu": (Tensor.silu, F.silu, 1e-7),
   "elu": (Tensor.elu, F.elu, 1e-7), "mish": (Tensor.mish, F.mish, 1e-6), "erf": (Tensor.erf, torch.erf, 2e-6),
   "exp": (Tensor.exp, torch.exp, 1e-7), "log": (Tensor.log, torch.log, 1e-6), "relu": (Tensor.relu, torch.relu, 0),
-  "relu6": (Tensor.relu6, F.relu6, 0), "leaky_relu": (Tensor.leaky_relu, F.leaky_relu, 0), "sqrt": (Tensor.sqrt, torch.sqrt, 1e-7),
+  "relu6": (Tensor.relu6, F.relu6, 0), "hardswish": (Tensor.hardswish, F.hardswish, 1e-6), "leaky_relu": (Tensor.leaky_relu, F.leaky_relu, 0), "sqrt": (Tensor.sqrt, torch.sqrt, 1e-7),
   "abs": (Tensor.abs, torch.abs, 0), "square": (Tensor.square, torch.square, 0),
   "pow2.5": (lambda x: x ** 2.5, lambda x: x ** 2.5, 1e-6), "pow3": (lambda x: x ** 3, lambda x: x ** 3, 1e-6),
   "pow-1.5": (lambda x: x ** -1.5, lambda x: x ** -1.5, 1e-6), "2**x": (lambda x: 2 ** x, lambda x: 2 ** x, 1e-7),
