@@ -122,9 +122,9 @@ def _pool_args(self: Tensor, kernel_size, stride, dilation, padding, ceil_mode: 
   pads, extra = self._padding_pairs(padding, nd), []
   for i, k, s, d, (pb, pa) in zip(self.shape[-nd:], k_, s_, d_, pads):
     span, L = d * (k - 1) + 1, i + pb + pa
-    if span > L: raise ValueError(f"kernel {k_} (dilation {d_}) is larger than the padded input {self.shape[-nd:]} (padding {pads})")
-    o = (-(-(L - span) // s) if ceil_mode else (L - span) // s) + 1
+    o = (-(-(L - span) // s) if ceil_mode else (L - span) // s) + 1  # ceil_mode: a window may hang past the end (torch)
     if ceil_mode and (o - 1) * s >= i + pb: o -= 1
+    if o < 1: raise ValueError(f"kernel {k_} (dilation {d_}) is larger than the padded input {self.shape[-nd:]} (padding {pads})")
     extra.append(max(0, (o - 1) * s + span - L))
   allp = ((0, 0),) * (self.ndim - nd) + tuple((b, a + e) for (b, a), e in zip(pads, extra))
   return k_, s_, d_, pads, extra, tuple(range(-nd, 0)), allp

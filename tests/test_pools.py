@@ -189,3 +189,34 @@ def test_pool_arguments_tinygrad_takes():
   for kw in [dict(kernel_size=2, padding=2), dict(kernel_size=3, padding=-1), dict(kernel_size=(2, 3), padding=(0, 2, 1, 0), ceil_mode=True)]:
     np.testing.assert_allclose(Tensor(a).max_pool2d(**kw).numpy(), tinygrad.Tensor(a).max_pool2d(**kw).numpy())
     np.testing.assert_allclose(Tensor(a).avg_pool2d(**kw).numpy(), tinygrad.Tensor(a).avg_pool2d(**kw).numpy(), atol=1e-6)
+
+def _pool_sweep(sizes, kernels, strides, dilations):
+  """Every small 1-D window geometry, ceil_mode on and off, against torch: the same output or both refuse."""
+  for W in sizes:
+    a = RNG.standard_normal((1, 1, W)).astype(np.float32)
+    for k in kernels:
+      for s in strides:
+        for d in dilations:
+          for p in range(k // 2 + 1):  # torch refuses padding over half the kernel
+            for ceil_mode in (False, True):
+              def ours(): return Tensor(a).max_pool2d((k,), s, d, p, ceil_mode=ceil_mode).numpy()
+              try: want = F.max_pool1d(torch.tensor(a), k, s, p, d, ceil_mode=ceil_mode).numpy()
+              except RuntimeError:
+                with pytest.raises(ValueError): ours()
+                continue
+              np.testing.assert_equal(ours(), want, err_msg=f"W={W} k={k} s={s} d={d} p={p} ceil_mode={ceil_mode}")
+              if d == 1:
+                got = Tensor(a).avg_pool2d((k,), s, 1, p, ceil_mode=ceil_mode, count_include_pad=False).numpy()
+                np.testing.assert_allclose(got, F.avg_pool1d(torch.tensor(a), k, s, p, ceil_mode=ceil_mode, count_include_pad=False).numpy(), rtol=1e-6)
+
+def test_pool_window_hanging_past_the_end():
+  """ceil_mode keeps a last window that starts inside the input however far it hangs past the end (a kernel of 3 over
+  1 value with stride 3 pools that value, as torch); a window that would start past the end is dropped or refused."""
+  x = Tensor([[[[3.5], [0.75], [0.5], [-1.25]]]])
+  np.testing.assert_equal(x.max_pool2d(3, 3, ceil_mode=True).numpy(), [[[[3.5], [-1.25]]]])
+  np.testing.assert_allclose(x.avg_pool2d(3, 3, ceil_mode=True).numpy(), [[[[1.5833334], [-1.25]]]])
+  _pool_sweep(sizes=(1, 2), kernels=(2, 3), strides=(1, 3), dilations=(1, 2))
+
+@pytest.mark.slow
+def test_pool_window_geometry_sweep_torch():
+  _pool_sweep(sizes=range(1, 6), kernels=range(1, 5), strides=range(1, 4), dilations=(1, 2))
