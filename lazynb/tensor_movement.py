@@ -2,7 +2,7 @@
 basic indexing and slice assignment, cat, stack, repeat, split). Zero-copy: only the view (ShapeTracker) changes.
 Functions of a Tensor: tensor.py makes them its methods (`t.reshape(2, 3)` is `reshape(t, 2, 3)` here)."""
 from __future__ import annotations
-import weakref
+import itertools, weakref
 from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes, least_upper_dtype
@@ -55,10 +55,10 @@ def permute(self: Tensor, *order) -> Tensor:
 def expand(self: Tensor, *shape) -> Tensor:
   shape = _shape_arg(shape)
   if len(shape) < self.ndim: raise ValueError(f"cannot expand {self.shape} to fewer dimensions {shape}")
-  shape = tuple(s if ns == -1 else ns for s, ns in zip((None,) * (len(shape) - self.ndim) + self.shape, shape))
-  base = (1,) * (len(shape) - self.ndim) + self.shape
+  base, lead = (1,) * (len(shape) - self.ndim) + self.shape, len(shape) - self.ndim
+  shape = tuple(s if ns == -1 and i >= lead else ns for i, (s, ns) in enumerate(zip(base, shape)))  # -1 keeps a size; a new leading dim has none
   for s, ns in zip(base, shape):
-    if ns is None or s != ns and s != 1: raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims can grow")
+    if s != ns and s != 1 or ns == -1: raise ValueError(f"cannot expand {self.shape} to {shape}: only size-1 dims can grow, and -1 only keeps an existing size")
   return self._mv(("reshape", base), ("expand", _check_shape(shape)))
 def pad(self: Tensor, padding, mode: str = "constant", value: float = 0.0) -> Tensor:
   """Pads with `value` (mode="constant"), or with the tensor's own edge: "reflect" mirrors it (the edge not repeated),
@@ -244,11 +244,13 @@ def repeat(self: Tensor, *repeats) -> Tensor:
   x = x.expand(sum([[r, s] for r, s in zip(reps, base)], []))
   return x._mv(("reshape", tuple(r * s for r, s in zip(reps, base))), link=False)  # a new tensor, as torch's repeat
 def split(self: Tensor, sizes, dim: int = 0) -> list[Tensor]:
-  d = self._resolve_axis(dim, what="split")
-  if isinstance(sizes, int): sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)]
-  out, off = [], 0
-  for s in sizes:
-    out.append(self.shrink(tuple((off, off + s) if i == d else None for i in range(self.ndim))))
-    off += s
-  return out
-def chunk(self: Tensor, n: int, dim: int = 0) -> list[Tensor]: return self.split(ceildiv(self.shape[self._resolve_axis(dim, what="chunk")], n), dim)
+  d, n = (d := self._resolve_axis(dim, what="split")), self.shape[d]
+  if isinstance(sizes, int):
+    if sizes < 0 or sizes == 0 < n: raise ValueError(f"split size {sizes} must be > 0 (0 only on an empty dim)")
+    sizes = [min(sizes, n - i) for i in range(0, max(n, 1), max(sizes, 1))]
+  if isinstance(n, int) and (sum(sizes) != n or min(sizes, default=0) < 0): raise ValueError(f"split sizes {list(sizes)} must be >= 0 and add up to {n}, the size of dim {dim}")
+  offs = [0, *itertools.accumulate(sizes)]
+  return [self.shrink(tuple((offs[j], offs[j + 1]) if i == d else None for i in range(self.ndim))) for j in range(len(sizes))]
+def chunk(self: Tensor, n: int, dim: int = 0) -> list[Tensor]:
+  if n < 1: raise ValueError(f"chunk needs n >= 1 chunks, got {n}")
+  return self.split(ceildiv(size, n) if (size := self.shape[self._resolve_axis(dim, what="chunk")]) else [0] * n, dim)  # empty: n empty chunks (torch)

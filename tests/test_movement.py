@@ -328,6 +328,25 @@ def test_split_chunk():
   parts = Tensor(a).split(1, dim=1)
   for p, e in zip(parts, np.split(a, 2, axis=1)): check(p, e)
 
+def test_split_chunk_shapes_and_errors_as_torch():
+  """Every split/chunk of a small dim (empty ones too) has torch's pieces; sizes that do not add up, a split size of 0
+  on a dim that has elements and 0 chunks are ValueErrors (torch refuses them), not a range() error or a lost tail."""
+  import torch
+  for n in range(5):
+    a = arange_f32((n, 2))
+    for k in range(-1, 6):
+      for how in ("split", "chunk"):
+        try: want = [tuple(p.shape) for p in getattr(torch.tensor(a), how)(k, 0)]
+        except RuntimeError:
+          with pytest.raises(ValueError): getattr(Tensor(a), how)(k, 0)
+          continue
+        got = getattr(Tensor(a), how)(k, 0)
+        assert [p.shape for p in got] == want, (n, k, how)
+        np.testing.assert_equal(np.concatenate([p.numpy() for p in got]), a)  # the pieces, in order, are the whole
+  with pytest.raises(ValueError, match="add up"): Tensor(arange_f32((3,))).split([1, 1])
+  with pytest.raises(ValueError, match=">= 0"): Tensor(arange_f32((3,))).split([4, -1])
+  with pytest.raises(ValueError, match="-1 only keeps"): Tensor(arange_f32((3, 1))).expand(-1, 3, 2)
+
 # ------------------------------------------------------------------ random chains of movement ops
 
 @st.composite
