@@ -81,7 +81,7 @@ def isfinite(self: Tensor) -> Tensor:
   return self.full_like(True, dtype=dtypes.bool) if not dtypes.is_float(self.dtype) else (self.isinf() | self.isnan()).logical_not()
 def isclose(self: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
   """|self - other| <= atol + rtol * |other| (as numpy and torch); equal infinities are close, NaN only if equal_nan."""
-  x, y = self._broadcasted(other)
+  x, y = (t if dtypes.is_float(t.dtype) else t.cast(dtypes.float64) for t in self._broadcasted(other))  # ints as numpy: x - y must not wrap
   close = x.eq(y) | (x.isfinite() & y.isfinite() & ((x - y).abs() <= atol + rtol * y.abs()))
   return close | (x.isnan() & y.isnan()) if equal_nan else close
 def bitwise_not(self: Tensor) -> Tensor:

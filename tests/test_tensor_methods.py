@@ -61,6 +61,15 @@ def test_copysign_isfinite_isclose():
   for kw in ({}, {"equal_nan": True}, {"rtol": 1e-3, "atol": 0.0}):
     np.testing.assert_array_equal(Tensor(p).isclose(Tensor(q), **kw).numpy(), np.isclose(p, q, **kw), err_msg=str(kw))
 
+@pytest.mark.parametrize("dt", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"])
+def test_isclose_of_ints_as_numpy_at_the_edges(dt):
+  """x - y must not wrap: uint8 0 and 255 are 255 apart, not 1 (they were close with atol=1), int8 127 and -128 too."""
+  v = [False, True] if dt == "bool" else sorted({int(np.iinfo(dt).min), -3, -1, 0, 1, 2, int(np.iinfo(dt).max)} & set(range(int(np.iinfo(dt).min), int(np.iinfo(dt).max) + 1)))
+  a = np.array([p for p in v for _ in v], dtype=dt)
+  b = np.array([q for _ in v for q in v], dtype=dt)
+  for kw in ({}, {"atol": 1, "rtol": 0}, {"atol": 0, "rtol": 0.5}, {"atol": 300, "rtol": 0}):
+    np.testing.assert_array_equal(Tensor(a).isclose(Tensor(b), **kw).numpy(), np.isclose(a, b, **kw), err_msg=f"{dt} {kw}")
+
 def test_bitwise_shifts_and_idiv():
   a, b = np.array([-7, 5, 3, 12, 0], np.int32), np.array([2, -3, 6, 5, 7], np.int32)
   A, B = Tensor(a), Tensor(b)
