@@ -438,7 +438,7 @@ class Tensor(OpMixin, elementwise_eq=True):
       return (self if y == 2 else self * math.log2(y)).exp2()  # 2.0 ** x is exp2(x): a positive base needs no sign cases
     if dtypes.is_int(self.dtype) and not reverse and (isinstance(y, int) and not isinstance(y, bool) or isinstance(y, Tensor) and dtypes.is_int(y.dtype)):
       return self._int_pow(y)
-    if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) <= 8:
+    if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) <= 8 and (y >= 0 or dtypes.is_float(self.dtype)):
       n, acc, base = int(abs(y)), None, self
       if n == 0:  # 1 everywhere (NaN and inf too, as numpy and torch), still a function of x: its gradient is 0, as torch's
         one = self.ones_like() if not dtypes.is_bool(self.dtype) else self.ones_like(dtype=dtypes.default_int)

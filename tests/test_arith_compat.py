@@ -102,12 +102,13 @@ def test_softmax_gradients_as_torch(scale):
     (th(tx) * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-6, rtol=1e-4)
 
-@pytest.mark.parametrize("case", ["int ** float tensor", "float ** int tensor", "int ** 0.5", "int ** 2.0"])
+@pytest.mark.parametrize("case", ["int ** float tensor", "float ** int tensor", "int ** 0.5", "int ** 2.0", "int ** -2.0", "int ** 0-d -1.0"])
 def test_pow_of_an_int_tensor_stays_int_as_tinygrad(case):
   """tinygrad 0.10 rounds a power of an integer tensor and casts it back (torch would promote to float); the NaN of
   (-1) ** -1.5 becomes int32's smallest value, as x86 casts it (tinygrad's docstring example)."""
   make = {"int ** float tensor": lambda T: T([-1, 2, 3]).pow(T([-1.5, 0.5, 1.5])), "float ** int tensor": lambda T: 2.0 ** T([-1, 2, 3]),
-          "int ** 0.5": lambda T: T([1, 5, 9]) ** 0.5, "int ** 2.0": lambda T: T([-3, 2, 3]) ** 2.0}[case]
+          "int ** 0.5": lambda T: T([1, 5, 9]) ** 0.5, "int ** 2.0": lambda T: T([-3, 2, 3]) ** 2.0,
+          "int ** -2.0": lambda T: T([-1, 1, 2, 3]) ** -2.0, "int ** 0-d -1.0": lambda T: T([-1, 1, 2]).pow(T(-1.0))}[case]
   ours, theirs = make(Tensor), make(tinygrad.Tensor)
   assert ours.dtype.name == theirs.dtype.name and ours.tolist() == theirs.tolist()
 
