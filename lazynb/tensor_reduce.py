@@ -90,7 +90,7 @@ def argmax(self: Tensor, axis=None, keepdim: bool = False) -> Tensor:
   if self.ndim == 0: return self._as_vector(lambda v: v.argmax(0), axis)
   a = self._resolve_axis(axis)
   n = self.shape[a]
-  if n == 0: raise ValueError("argmax of an empty axis")
+  if n == 0: raise ValueError(f"argmax/argmin of an empty axis: dim {a} of {self.shape} has no elements (torch refuses it too)")
   is_max = self.eq(self.max(a, keepdim=True))
   if dtypes.is_float(self.dtype): is_max = is_max | self.isnan()  # a NaN max: the first NaN, as numpy (never the index n)
   rank = type(self).arange(n, 0, -1, device=self.device, dtype=dtypes.int32).reshape((n,) + (1,) * (self.ndim - a - 1))

@@ -2,7 +2,8 @@
 real tinygrad cannot slip in, a name lazynb lacks fails only the tests that use it, a hang or a crash is counted and
 named without losing the file's other tests, and the docstring examples are read with their lines. No network: the
 sdist is not fetched here (fake test files and sources stand in for it)."""
-import json, pathlib, subprocess, sys, textwrap
+import json, os, pathlib, subprocess, sys, textwrap
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -197,3 +198,41 @@ def test_docs_run_makes_one_script_of_a_pages_python_blocks(tmp_path, monkeypatc
   monkeypatch.setenv("LAZYNB_DATA", str(tmp_path))
   ok, out = dr.run("from extra.datasets import fetch_mnist\nX, Y, Xt, Yt = fetch_mnist()\nprint(X.shape, X.dtype, Y.dtype, Y.tolist(), Xt.shape, Yt.tolist())", 60)
   assert ok and out.strip() == "(2, 784) float32 int8 [3, 7] (1, 784) [1]", out
+
+# ---------------------------------------------------------------- tools/api_fuzz.py
+import api_fuzz as af  # noqa: E402
+
+def test_api_fuzz_programs_are_seeded_source_text():
+  """A seed is one program, the same every time; --grad makes the input a float32 leaf; every program is valid Python."""
+  assert af.program(7) == af.program(7) and af.program(7) != af.program(8)
+  assert all("requires_grad=True" in af.program(s, grad=True).splitlines()[0] for s in range(30))
+  for s in range(200): compile(af.program(s), f"seed {s}", "exec")
+
+def test_api_fuzz_compares_what_it_says():
+  """differ() flags a value, a dtype, a shape and an error on one side only, and lets equal results (NaN too) pass."""
+  ok = lambda *res: ("ok", list(res))  # noqa: E731
+  a = ok(((2,), "float", np.array([1.0, np.nan])))
+  assert af.differ(a, ok(((2,), "float", np.array([1.0, np.nan])))) == ""
+  assert af.differ(a, ok(((2,), "float", np.array([1.0, 2.0])))) == "values"
+  assert af.differ(a, ok(((2,), "half", np.array([1.0, np.nan])))) == "dtype"
+  assert af.differ(a, ok(((1, 2), "float", np.array([[1.0, np.nan]])))).startswith("shape")
+  assert af.differ(a, ("raises", "ValueError: x")) == "LAZYNB RAISES" and af.differ(("raises", "E: x"), a) == "tinygrad raises"
+  assert af.differ(("raises", "E: x"), ("raises", "F: y")) == ""
+  assert af.differ(ok(((2,), "int", np.array([1, 2]))), ok(((2,), "int", np.array([1, 3])))) == "values"
+
+def test_api_fuzz_runs_both_sides_and_names_a_crash(tmp_path, monkeypatch):
+  """The whole tool on 40 seeds (both libraries, each in its own process); a program that kills its process is reported
+  against its seed and the run goes on from the next one."""
+  pytest.importorskip("tinygrad", reason="the oracle side")
+  r = subprocess.run([sys.executable, str(ROOT / "tools" / "api_fuzz.py"), "--seeds", "0:40"], capture_output=True, text=True, timeout=600)
+  assert r.returncode == 0 and r.stdout.startswith("40 programs:"), r.stderr[-2000:]
+  monkeypatch.setattr(af, "program", lambda s, grad=False: "import os; os._exit(3)" if s == 2 else "x = T([1]); r = x + 1")
+  def _inline(cmd):  # the worker in a forked child (it sees the planted programs): os._exit ends only the child
+    pid = os.fork()
+    if pid == 0:
+      try: af.worker(cmd[3], *map(int, cmd[4].split(":")), False, cmd[5])
+      finally: os._exit(0)
+    os.waitpid(pid, 0)
+  monkeypatch.setattr(af, "_launch", _inline)
+  out = af.drive("lazynb", 0, 5, grad=False)
+  assert sorted(out) == [0, 1, 2, 3, 4] and out[2][0] == "crash" and all(out[s][0] == "ok" for s in (0, 1, 3, 4)), out
