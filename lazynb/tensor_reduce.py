@@ -20,11 +20,6 @@ def _axes(self: Tensor, axis) -> tuple[int, ...]:
   return out if self.ndim else ()  # a 0-d tensor: axis 0 or -1 is its one element, and there is nothing to reduce
 def _reduce(self: Tensor, op: Ops, axis, keepdim: bool) -> Tensor:
   axes = self._axes(axis)
-  if builtins.any(self.shape[a] == 0 for a in axes):  # nothing to reduce: the result is the reduce's identity
-    out = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
-    ident = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(self.dtype)}[op]
-    ret = type(self).full(out, ident, dtype=self.dtype, device=self.device)
-    return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   ret = type(self)(self.uop.r(op, axes)) if self.ndim else self
   return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
 def sum(self: Tensor, axis=None, keepdim: bool = False, dtype=None) -> Tensor:

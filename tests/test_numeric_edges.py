@@ -410,3 +410,41 @@ def test_float_mod_gradient_matches_torch():
   torch.remainder(tx, ty).sum().backward()
   np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
   np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
+
+# ---------------------------------------------------------------- values with no elements
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reduces_over_an_empty_axis_give_the_identity_and_run_no_kernel(device):
+  """sum 0, prod 1, max the dtype's lowest, mean NaN (0 / 0), as numpy: folded before any kernel, which would load from
+  memory that has no elements (the PYTHON device checks every load: the reduce's load, hoisted out of a loop that runs 0
+  times, read index 0 of an empty buffer when such a kernel ran)."""
+  for shape in [(0,), (0, 3), (3, 0), (2, 0, 4)]:
+    for dt in ["float32", "int32", "bool"]:
+      a = np.zeros(shape, dtype=dt)
+      for ax in [None, *range(len(shape))]:
+        t = Tensor(a, device=device)
+        assert len(t.sum(ax).schedule()) <= 1  # (at most the copy of a in)
+        np.testing.assert_equal(t.sum(ax).numpy(), a.sum(ax))
+        np.testing.assert_equal(t.prod(ax).numpy(), a.prod(ax))
+        if dt != "bool": np.testing.assert_equal(t.max(ax).numpy(), a.max(ax, initial=-np.inf if dt == "float32" else np.iinfo(dt).min))
+        with np.errstate(invalid="ignore"), __import__("warnings").catch_warnings():
+          __import__("warnings").simplefilter("ignore")
+          np.testing.assert_equal(t.mean(ax).numpy(), a.astype(np.float32).mean(ax))
+
+def test_backward_through_a_result_with_no_elements_gives_zero_gradients():
+  """As torch: x[2:2], an empty x, an empty masked_select... were a RuntimeError ('no tensor with requires_grad=True
+  contributes'): the empty reduce was folded to a constant while the graph was built, so backward no longer saw x."""
+  cases = {"empty slice": lambda t: t[2:2].sum(), "empty slice, scaled": lambda t: (t[1:1] * 3).exp().sum(),
+           "max of an empty axis": lambda t: t.reshape(3, 1)[:, 1:].max(1).sum(), "matmul over 0": lambda t: t[:0] @ t[:0]}
+  for name, f in cases.items():
+    x, tx = Tensor([1.0, 2.0, 3.0], requires_grad=True), torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    if name == "max of an empty axis":
+      f(x).backward()
+      assert x.grad.tolist() == [0.0, 0.0, 0.0]
+      continue
+    f(x).backward()
+    f(tx).backward()
+    np.testing.assert_equal(x.grad.numpy(), tx.grad.numpy(), err_msg=name)
+  e = Tensor.zeros(0, 3, requires_grad=True)
+  (e.transpose(0, 1) * 2).sum().backward()
+  assert e.grad.shape == (0, 3)

@@ -111,9 +111,9 @@ def _fold_alu(x: UOp) -> UOp | None:
   return const_view(cs[0], x.dtype, exec_alu(x.op, x.dtype, tuple(c.arg for c in cs), cs[0].dtype), unwrap(x.shape))
 
 def _fold_reduce(x: UOp) -> UOp | None:
-  if (c := const_of(x.src[0])) is None or x.arg[0] not in (Ops.ADD, Ops.MAX): return None
-  n = prod(x.src[0].shape[a] for a in x.arg[1])
-  if not isinstance(n, int) or n == 0: return None  # a variable count, or an empty reduce's identity: the kernel's to give
+  n = prod(x.src[0].shape[a] for a in x.arg[1])  # nothing to reduce: the identity, and no kernel (it would load from no memory)
+  if isinstance(n, int) and n == 0 and not _writes(x): return x.const_like({Ops.ADD: 0, Ops.MUL: 1}.get(x.arg[0], dtypes.min(x.dtype)))
+  if (c := const_of(x.src[0])) is None or x.arg[0] not in (Ops.ADD, Ops.MAX) or not isinstance(n, int) or n == 0: return None
   return const_view(c, x.dtype, c.arg if x.arg[0] is Ops.MAX else exec_alu(Ops.MUL, x.dtype, (c.arg, n)), unwrap(x.shape))
 
 def _fold_movement(x: UOp) -> UOp | None:
