@@ -9,6 +9,7 @@ import numpy as np
 from lazynb.dtype import dtypes, to_dtype, least_upper_dtype, sum_acc_dtype, UnsupportedDTypeError
 from lazynb.helpers import prod
 from lazynb.uop.ops import Ops
+from lazynb.gradient import custom_gradient
 from lazynb.shape.sizes import ArgumentError
 if TYPE_CHECKING: from lazynb.tensor import Tensor
 
@@ -36,13 +37,16 @@ def atan(self: Tensor) -> Tensor:
   p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * y + y
   r = (big.where(math.pi / 2, mid.where(math.pi / 4, 0.0)) + p).cast(x.dtype)
   return (x < 0).where(-r, r)
-def asin(self: Tensor) -> Tensor:
-  x = self._float()
-  return (x / ((1 - x) * (1 + x)).sqrt()).atan()  # +-1: x/0 = +-inf, atan gives +-pi/2; |x| > 1: NaN
+def asin(self: Tensor) -> Tensor:  # +-1: x/0 = +-inf, atan gives +-pi/2; |x| > 1: NaN
+  return _arc_slope(x := self._float(), (x / ((1 - x) * (1 + x)).sqrt()).atan(), 1.0)
 def acos(self: Tensor) -> Tensor:
   """2 atan(sqrt((1-x)/(1+x))): no cancellation near x = 1 (pi/2 - asin(x) loses the small result there)."""
-  x = self._float()
-  return ((1 - x) / (1 + x)).sqrt().atan() * 2
+  return _arc_slope(x := self._float(), ((1 - x) / (1 + x)).sqrt().atan() * 2, -1.0)
+def _arc_slope(x: Tensor, ret: Tensor, sign: float) -> Tensor:
+  """asin's (sign 1) or acos's (-1) gradient as a rule, sign / sqrt(1 - x^2): the formula's own chain rule is NaN at +-1 (inf * 0), torch's +-inf."""
+  T = type(x)
+  if not T.no_grad: custom_gradient(ret.uop, "asin" if sign > 0 else "acos", (x.uop,), lambda g, i, w: ((T(g) * sign * ((1 - T(i[0])) * (1 + T(i[0]))).rsqrt()).uop,))
+  return ret
 def sinh(self: Tensor) -> Tensor:
   x = self._float()
   s = (small := x.abs() < 0.03).where(x, 0.0)
