@@ -606,7 +606,7 @@ class Tensor(OpMixin, elementwise_eq=True):
   def erf(self) -> Tensor:
     """Abramowitz and Stegun 7.1.26 (max error 1.5e-7) on |x|, the sign put back by a where: its slope at 0 is 2/sqrt(pi)."""
     x = self._float()
-    a = _mag(x).minimum(10.0)  # (erf is 1.0 in float32 from 4 on: at +-inf the gradient is 0, not inf * 0)
+    a = ((m := _mag(x)) > 10).where(10.0, m)  # (erf is 1.0 in float32 from 4 on: at +-inf the gradient is 0, not inf * 0; NaN stays)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     y = 1.0 - poly * (-(a * a)).exp()

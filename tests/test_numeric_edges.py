@@ -294,6 +294,17 @@ def test_functions_and_gradients_match_torch_at_extremes():
       except AssertionError as e: errors.append(str(e))
   assert not errors, "\n".join(errors)
 
+def test_a_nan_input_keeps_a_nan_gradient_where_torch_does():
+  """A NaN must not be hidden by a zero gradient (erf's clamp of |x| at 10 with minimum() sent NaN's gradient to the
+  constant). Where torch's gradient at NaN is a number (elu, hardswish: 1 from its branches), lazynb may give NaN."""
+  bad = []
+  for name, (fn, tfn, _) in FUNCS.items():
+    tx, x = torch.tensor([math.nan, 1.0], requires_grad=True), Tensor([math.nan, 1.0], requires_grad=True)
+    tfn(tx).sum().backward()
+    fn(x).sum().backward()
+    if np.isnan(tx.grad.numpy()).any() and not np.array_equal(np.isnan(x.grad.numpy()), np.isnan(tx.grad.numpy())): bad.append(name)
+  assert not bad, f"a NaN input's gradient is a number in lazynb, NaN in torch: {bad}"
+
 def test_tanh_gradient_at_minus_100_is_zero():
   x = Tensor([-100.0, 100.0], requires_grad=True)
   x.tanh().sum().backward()
