@@ -443,6 +443,14 @@ def test_reduces_over_an_empty_axis_give_the_identity_and_run_no_kernel(device):
           __import__("warnings").simplefilter("ignore")
           np.testing.assert_equal(t.mean(ax).numpy(), a.astype(np.float32).mean(ax))
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_empty_reduce_of_an_assign_loads_nothing(device):
+  """The reduce cannot be folded away (the assign must run), so its kernel runs a loop of 0 steps: the kernel gives the
+  identity without loading (its load, hoisted out of the loop, read index 0 of the empty buffer; PYTHON checks it)."""
+  a = Tensor.zeros(0, 4, device=device).contiguous().realize()
+  assert a.assign(a + 1).sum(0).tolist() == [0.0] * 4
+  assert a.assign(a * 2).max(0).tolist() == [-math.inf] * 4
+
 def test_backward_through_a_result_with_no_elements_gives_zero_gradients():
   """As torch: x[2:2], an empty x, an empty masked_select... were a RuntimeError ('no tensor with requires_grad=True
   contributes'): the empty reduce was folded to a constant while the graph was built, so backward no longer saw x."""

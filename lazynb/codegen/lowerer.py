@@ -128,7 +128,8 @@ def _arange(ctx: Lowering, l: UOp, u: UOp) -> UOp:
 
 def _reduce(ctx: Lowering, l: UOp, u: UOp) -> UOp:
   """One update of the accumulator: the unrolled lanes combined, then REDUCE over the reduce loops."""
-  op, env = u.arg[0], dict(l.arg)
+  op, env = u.arg[0], dict(l.arg)  # a loop of 0 steps reads nothing (its loads, hoisted out of it, would read past the end)
+  if any(isinstance(n := ctx.k.full_shape[a], int) and n == 0 for a in ctx.k.axes_of(AxisType.REDUCE) + ctx.unroll): return UOp.const(u.dtype, reduce_identity(op, u.dtype))
   vals = []
   for combo in itertools.product(*[range(ctx.k.full_shape[a]) for a in ctx.unroll]):
     e = {**env, **dict(zip(ctx.unroll, combo))}
