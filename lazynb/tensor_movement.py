@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lazynb.dtype import dtypes, least_upper_dtype
 from lazynb.helpers import prod, ceildiv, all_same
-from lazynb.uop.ops import UOp, Ops, sym_eq, variables, sym_canon
+from lazynb.uop.ops import UOp, Ops, sym_eq, variables, sym_canon, sym_str
 from lazynb.shape.sizes import shape_arg as _shape_arg, check_shape as _check_shape, broadcast_shape, sym_ge as _ge, ArgumentError
 from lazynb.tensor_create import _check_int
 if TYPE_CHECKING: from lazynb.tensor import Tensor
@@ -245,12 +245,12 @@ def repeat(self: Tensor, *repeats) -> Tensor:
   return x._mv(("reshape", tuple(r * s for r, s in zip(reps, base))), link=False)  # a new tensor, as torch's repeat
 def split(self: Tensor, sizes, dim: int = 0) -> list[Tensor]:
   d, n = (d := self._resolve_axis(dim, what="split")), self.shape[d]
-  if isinstance(sizes, int):
+  if not isinstance(n, int): raise TypeError(f"split of dim {dim}, whose size {sym_str(n)} has a variable, is not supported (nor in tinygrad): shrink it")
+  if isinstance(sizes, (int, np.integer)):
     if sizes < 0 or sizes == 0 < n: raise ValueError(f"split size {sizes} must be > 0 (0 only on an empty dim)")
-    sizes = [min(sizes, n - i) for i in range(0, max(n, 1), max(sizes, 1))]
-  if isinstance(n, int) and (sum(sizes) != n or min(sizes, default=0) < 0): raise ValueError(f"split sizes {list(sizes)} must be >= 0 and add up to {n}, the size of dim {dim}")
-  offs = [0, *itertools.accumulate(sizes)]
-  return [self.shrink(tuple((offs[j], offs[j + 1]) if i == d else None for i in range(self.ndim))) for j in range(len(sizes))]
+    sizes = [min(int(sizes), n - i) for i in range(0, max(n, 1), max(int(sizes), 1))]
+  if sum(sizes) != n or min(sizes, default=0) < 0: raise ValueError(f"split sizes {list(sizes)} must be >= 0 and add up to {n}, the size of dim {dim}")
+  return [self.shrink(tuple((o, o + s) if i == d else None for i in range(self.ndim))) for o, s in zip(itertools.accumulate([0, *sizes]), sizes)]
 def chunk(self: Tensor, n: int, dim: int = 0) -> list[Tensor]:
   if n < 1: raise ValueError(f"chunk needs n >= 1 chunks, got {n}")
   return self.split(ceildiv(size, n) if (size := self.shape[self._resolve_axis(dim, what="chunk")]) else [0] * n, dim)  # empty: n empty chunks (torch)

@@ -346,6 +346,15 @@ def test_split_chunk_shapes_and_errors_as_torch():
   with pytest.raises(ValueError, match="add up"): Tensor(arange_f32((3,))).split([1, 1])
   with pytest.raises(ValueError, match=">= 0"): Tensor(arange_f32((3,))).split([4, -1])
   with pytest.raises(ValueError, match="-1 only keeps"): Tensor(arange_f32((3, 1))).expand(-1, 3, 2)
+  assert [p.shape for p in Tensor(arange_f32((5, 2))).split(np.int64(2))] == [(2, 2), (2, 2), (1, 2)]
+
+def test_split_of_a_variable_size_is_refused():
+  """A size with a variable cannot be cut into pieces of fixed sizes that add up to it: tinygrad refuses, and so does
+  lazynb (it returned one piece of all 6 rows for split(2), and dropped rows for split([2, 2]))."""
+  from lazynb import Variable
+  x = Tensor(arange_f32((10, 4))).contiguous().realize()[:Variable("n", 1, 10).bind(6)]
+  for sizes in (2, [2, 2]):
+    with pytest.raises(TypeError, match="has a variable"): x.split(sizes, 0)
 
 # ------------------------------------------------------------------ random chains of movement ops
 
