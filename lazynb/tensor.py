@@ -232,14 +232,17 @@ class Tensor(OpMixin, elementwise_eq=True):
     """After a schedule ran: each scheduled node is now the buffer (view) that holds it, for these tensors and any graph."""
     # (last to first: of the nodes one buffer stands for, a tensor's own comes first and is the one kept for backward; the
     # scheduler's, from a graph its passes rewrote, may be held by nothing)
+    # a graph folded to a constant that a gradient may go through (an empty reduce of a parameter) stays that graph: a constant
+    # has no way back to the parameter (folding it again costs no kernel; its value reads no memory, so it cannot go stale)
+    keep = {o for o, n in becomes.items() if n.base.op is Ops.CONST and state.grad_leaves and any(u in state.grad_leaves for u in o.toposort())}
     for orig, new in reversed(becomes.items()):
       # a graph of constants only stays a constant (folding beats loading it back from memory)
-      if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]): state.realized.set(orig, new, reads)
+      if (reads := [n for n in orig.toposort() if n.op is Ops.BUFFER]) and orig not in keep: state.realized.set(orig, new, reads)
       if orig.base.op not in (Ops.ASSIGN, Ops.BUFFER) and new.base.op is Ops.BUFFER:  # (weak: no cycle with `realized`; the versions of the memory)
         state.computed_from[new] = (weakref.ref(orig), {id(b): b.version for r in [*reads, new.base] if (b := state.buffers.get(r)) is not None})
     for t in todo:
       old = t._uop
-      t._uop = becomes[old] if old in becomes else t.uop
+      t._uop = becomes[old] if old in becomes and old not in keep else t.uop
       if not t.requires_grad and old.base.op is not Ops.ASSIGN: t._pre = old
   @staticmethod
   def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
@@ -691,8 +694,7 @@ class Tensor(OpMixin, elementwise_eq=True):
 # "relu"), and a kernel lists the tags of its nodes (ScheduleItem.metadata, the DEBUG=2 line), as tinygrad 0.10's
 _METADATA: contextvars.ContextVar[Metadata | None] = contextvars.ContextVar("_METADATA", default=None)
 @contextlib.contextmanager
-def _setting(**values):
-  """Tensor's class settings given `values` inside the block (or the decorated function), put back after it."""
+def _setting(**values):  # Tensor's class settings given `values` inside the block (or the decorated function), put back after
   old = {k: getattr(Tensor, k) for k in values}
   for k, v in values.items(): setattr(Tensor, k, v)
   try: yield

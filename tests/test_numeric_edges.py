@@ -468,3 +468,17 @@ def test_backward_through_a_result_with_no_elements_gives_zero_gradients():
   e = Tensor.zeros(0, 3, requires_grad=True)
   (e.transpose(0, 1) * 2).sum().backward()
   assert e.grad.shape == (0, 3)
+
+def test_backward_through_a_realized_result_with_no_elements():
+  """Realized first, then used: the scheduler folds an empty reduce (and a value with no elements) to a constant, which
+  has no way back to x; a tensor holding such a value that a gradient may go through keeps its graph (found by an outside
+  review: x.grad stayed None, or 'no tensor with requires_grad=True contributes')."""
+  x, w = Tensor.ones(2, 4, 3, requires_grad=True), Tensor.ones(2, 3, requires_grad=True)
+  y = x[:, 1:1].sum(1).realize()
+  assert y.tolist() == [[0.0] * 3] * 2
+  (y * w).sum().backward()
+  assert x.grad is not None and x.grad.shape == (2, 4, 3) and not x.grad.numpy().any() and w.grad.tolist() == [[0.0] * 3] * 2
+  x.grad = None
+  z = (x[1:1] * 2).realize()
+  (z.sum() + w.sum()).backward()
+  assert x.grad is not None and x.grad.shape == (2, 4, 3)
