@@ -36,7 +36,7 @@ MOVEMENT = ("reshape permute expand pad shrink flip transpose flatten unflatten 
             "tril triu split chunk cat stack getitem getitem getitem gather one_hot masked_fill where").split()
 OTHER = ("matmul dot clip clamp sort topk cast bitcast isclose masked_select interpolate max_pool2d avg_pool2d conv2d linear layernorm "
          "cross_entropy sparse_categorical_crossentropy nll_loss div_rounding sum_dtype scatter scatter_reduce meshgrid eye arange "
-         "linspace full_like").split()
+         "linspace full_like conv_transpose2d einsum setitem tensor_index attention").split()
 
 # ---------------------------------------------------------------------------------------------------------------------
 # the programs
@@ -48,6 +48,8 @@ class Gen:
     self.wide = WIDE_EVERY > 0 and seed % WIDE_EVERY == 0  # every WIDE_EVERY-th program draws from all dtypes
   def dtype(self, wide=False) -> str: return "float32" if self.grad else self.r.choice(WIDE if wide or self.wide else DTYPES)
   def shape(self) -> tuple[int, ...]:
+    if self.r.random() < 0.1:  # a long axis now and then: loops past unrolling, blocked prefix sums (256), tiled matmuls
+      return tuple(self.r.choice([5, 7, 16, 33, 300]) if i == 0 else self.r.choice([1, 3, 8]) for i in range(self.r.randint(1, 2)))[::self.r.choice([1, -1])]
     sizes = [0, 1, 2, 3, 4] if self.r.random() < 0.15 else [1, 2, 3, 4]
     return tuple(self.r.choice(sizes) for _ in range(self.r.randint(0, 3)))
   def values(self, dt: str, n: int) -> list:
@@ -227,6 +229,27 @@ def _other(g: Gen, name: str, dt: str, shape: tuple[int, ...]):
   elif name == "arange": g.out(f"r = T.arange({g.pick(5, -2, 0.5, 3, 10)}, {g.pick(None, 2, 7, -3, 2.5)}, {g.pick(1, 2, -1, 0.5, -2)})")
   elif name == "linspace":
     g.out(f"r = T.linspace({g.pick(0, -1.5, 2)}, {g.pick(1, 5, -3)}, {r.randint(0, 5)}, dtype=dtypes.{g.pick('float32', 'int32', 'int64', 'uint8')})")
+  elif name == "conv_transpose2d":
+    image((1, 2, r.randint(1, 4), r.randint(1, 4)), ("float32",))
+    k, groups, st = r.randint(1, 3), g.pick(1, 2), r.randint(1, 2)
+    g.out(f"w = {g.tensor('float32', (2, 2 // groups, k, k))}")
+    g.out(f"r = x.conv_transpose2d(w, groups={groups}, stride={st}, padding={r.randint(0, 1)}, dilation={r.randint(1, 2)}, output_padding={r.randint(0, st - 1)})")
+  elif name == "einsum":
+    a, b, c = r.randint(1, 4), r.randint(1, 4), r.randint(1, 4)
+    image((a, b), (dt,) if dt != "bool" else ("float32",))
+    g.out(f"y = {g.tensor(g.pick('float32', 'int32'), (b, c))}")
+    g.out(f"r = T.einsum({g.pick('ij,jk->ik', 'ij,jk->ki', 'ij,jk->j', 'ij,jk->')!r}, x, y)")
+  elif name == "setitem":
+    if not rank or 0 in shape: g.out("r = x + 0"); return  # noqa: E702
+    g.out(f"x[{_index(g, shape).replace('None', ':')}] = {g.pick('0', '1', '-2', 'True', '2.5')}")
+    g.out("r = x")
+  elif name == "tensor_index":
+    if not rank or 0 in shape: g.out("r = x + 0"); return  # noqa: E702
+    idx = [[r.randint(-shape[0], shape[0] - 1) for _ in range(r.randint(1, 3))] for _ in range(r.randint(1, 2))]
+    g.out(f"r = x[T({idx})]")
+  elif name == "attention":
+    image((1, r.randint(1, 3), r.randint(1, 4)), ("float32",))
+    g.out(f"r = x.scaled_dot_product_attention(x * 0.5, x, is_causal={r.random() < 0.5})")
   elif name == "full_like": g.out(f"r = x.full_like({g.pick(3, 2.5, True, -1)}{g.pick('', ', dtype=dtypes.float32', ', dtype=dtypes.int8')})")
 
 # ---------------------------------------------------------------------------------------------------------------------
