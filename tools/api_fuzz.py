@@ -38,6 +38,11 @@ OTHER = ("matmul dot clip clamp sort topk cast bitcast isclose masked_select int
          "cross_entropy sparse_categorical_crossentropy nll_loss div_rounding sum_dtype scatter scatter_reduce meshgrid eye arange "
          "linspace full_like conv_transpose2d einsum setitem tensor_index attention").split()
 
+# second steps that take a result of any shape (a list of results is left as it is)
+CHAIN = ["r.relu()", "r.exp2()", "r.sum()", "r.mean()", "r.max()", "r.reshape(-1)", "r.contiguous() * 2", "(r + 1).sqrt()",
+         "r.cumsum(-1) if r.ndim else r", "r.sum(-1) if r.ndim else r", "r.flip(0) if r.ndim else r", "(r * r).sum(0) if r.ndim else r",
+         "r.softmax(-1) if r.ndim else r", "r.argmax()", "r.float().T if r.ndim == 2 else r", "r[::2] if r.ndim else r", "r.pad(((1, 1),) * r.ndim) if r.ndim else r"]
+
 # ---------------------------------------------------------------------------------------------------------------------
 # the programs
 
@@ -94,6 +99,8 @@ def program(seed: int, grad: bool = False) -> str:
   elif kind == "reduce": _reduce(g, name, rank)
   elif kind == "movement": _movement(g, name, dt, shape)
   else: _other(g, name, dt, shape)
+  if g.r.random() < 0.3 and g.lines[-1].startswith("r = "):  # a second step on the result: kernels that fuse the two
+    g.out("r = r if isinstance(r, (tuple, list)) else " + g.pick(*CHAIN))
   return "\n".join(g.lines)
 
 def _reduce(g: Gen, name: str, rank: int):
