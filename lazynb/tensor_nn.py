@@ -205,7 +205,8 @@ def swish(self: Tensor) -> Tensor: return self.silu()
 def quick_gelu(self: Tensor) -> Tensor: return self * (self * 1.702).sigmoid()
 def mish(self: Tensor) -> Tensor: return self * self.softplus().tanh()
 def hardswish(self: Tensor) -> Tensor: return ((x := self._float()) > 3).where(x, x * (x + 3).relu6() * (1 / 6))  # (torch's slope 1 at inf)
-def hardtanh(self: Tensor, min_val=-1, max_val=1) -> Tensor: return self.clip(min_val, max_val)
+def hardtanh(self: Tensor, min_val=-1, max_val=1) -> Tensor:  # floats: torch's zero slope at the corners (clip's is 1/2 there)
+  return (self >= max_val).where(max_val, (self <= min_val).where(min_val, self)) if dtypes.is_float(self.dtype) else self.clip(min_val, max_val)
 def celu(self: Tensor, alpha: float = 1.0) -> Tensor: return (self / alpha).elu() * alpha
 def selu(self: Tensor, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return self.elu(alpha) * gamma
 def softsign(self: Tensor) -> Tensor: return self / (1 + self.abs())
