@@ -618,8 +618,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     if min_ is None and max_ is None: raise ArgumentError("clip needs min_ or max_")
     if dtypes.is_int(self.dtype):  # an int bound past the dtype's range on the side where it changes nothing stays in range (numpy)
       min_, max_ = (max(min_, dtypes.min(self.dtype)) if isinstance(min_, int) else min_), (min(max_, dtypes.max(self.dtype)) if isinstance(max_, int) else max_)
-    x = self if min_ is None else self.maximum(min_)
-    return x if max_ is None else x.minimum(max_)
+    x = self if min_ is None else (self < min_).where(min_, self)  # (not maximum(): slope 1 at a bound, as torch and tinygrad)
+    return x if max_ is None else (x > max_).where(max_, x)
   clamp = clip
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
 
