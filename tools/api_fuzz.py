@@ -18,7 +18,7 @@ Usage (the venv with tinygrad==0.10.3, from the repo root):
   python tools/api_fuzz.py --show 351                # one seed's program and both outcomes
 """
 from __future__ import annotations
-import argparse, collections, concurrent.futures, os, pathlib, pickle, random, subprocess, sys, tempfile
+import argparse, collections, concurrent.futures, os, pathlib, pickle, random, signal, subprocess, sys, tempfile
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -300,14 +300,22 @@ def differ(a, b) -> str:
     elif not np.array_equal(v1, v2): return "values"
   return ""
 
+TIME_LIMIT = 60  # seconds one program may run (tinygrad 0.10.3 can spend minutes and gigabytes on a long axis's gradient)
+
+def _too_long(signum, frame): raise TimeoutError(f"ran over {TIME_LIMIT} s")
+
 def worker(side: str, first: int, last: int, grad: bool, out: str):
+  signal.signal(signal.SIGALRM, _too_long)
   if side == "tinygrad":
     import tinygrad
     tinygrad.Device.DEFAULT = "CPU"  # (its OpenCL device, when pyopencl is installed, lacks what some programs need)
   with open(out, "ab") as f:
     for s in range(first, last):
       pickle.dump((s, ("crash", "the process died in this program")), f); f.flush()  # noqa: E702 (what stays if it dies)
-      pickle.dump((s, run(side, program(s, grad), grad)), f); f.flush()  # noqa: E702
+      signal.alarm(TIME_LIMIT)
+      try: res = run(side, program(s, grad), grad)
+      finally: signal.alarm(0)
+      pickle.dump((s, res), f); f.flush()  # noqa: E702
 
 def _launch(cmd: list[str]): subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
