@@ -452,14 +452,14 @@ class Tensor(OpMixin, elementwise_eq=True):
       out = unwrap(acc)  # (n >= 1: its lowest set bit set acc)
       if y > 0: return out
       ret = out.reciprocal()  # by the chain rule its gradient at 0 and inf is NaN (inf * 0): torch's rule instead
-      if dtypes.is_float(self.dtype) and not Tensor.no_grad: custom_gradient(ret.uop, "pow", (self.uop, self.full_like(y).uop), _pow_backward)
+      if dtypes.is_float(self.dtype): custom_gradient(ret.uop, "pow", (self.uop, self.full_like(y).uop), _pow_backward)
       return ret
     if not reverse and isinstance(y, (int, float)) and y == 0.5 and dtypes.is_float(self.dtype): return self.sqrt()  # as numpy's x ** 0.5 (sqrt: -0.0 at -0.0, NaN at -inf)
     x, y = self._broadcasted(y, reverse)
     xf, yf = x._float(), y._float()
     ret = _pow_values(xf, yf)
     if not dtypes.is_float(self.dtype): return ret.round().cast(self.dtype)  # an integer tensor stays one, as tinygrad's
-    if not Tensor.no_grad: custom_gradient(ret.uop, "pow", (xf.uop, yf.uop), _pow_backward)
+    custom_gradient(ret.uop, "pow", (xf.uop, yf.uop), _pow_backward)
     return ret
   def _int_pow(self, y) -> Tensor:
     """Exact integer powers (wrapping on overflow, as numpy does) by repeated squaring."""

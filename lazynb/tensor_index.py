@@ -178,7 +178,7 @@ def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None,
   if self.dtype is dtypes.bool: return (hit & x).any(-1).reshape(pre + spatial)
   # the max of what was sent (overlapping windows can send one value twice); dtypes.min is -inf for floats
   ret = hit.any(-1).where(hit.where(x, dtypes.min(self.dtype)).max(-1), 0)
-  if not type(self).no_grad and dtypes.is_float(self.dtype):
+  if dtypes.is_float(self.dtype):
     # as torch, every value gets the gradient of the place it went to, also when overlapping windows sent one value
     # twice (the max above would split it between them)
     T, shape, hit_u = type(self), self.shape, hit.uop

@@ -44,7 +44,7 @@ def acos(self: Tensor) -> Tensor:
   return _arc_slope(x := self._float(), ((1 - x) / (1 + x)).sqrt().atan() * 2, -1.0)
 def _arc_slope(x: Tensor, ret: Tensor, sign: float) -> Tensor:
   """asin's (sign 1) or acos's (-1) gradient as a rule, sign / sqrt(1 - x^2): the formula's own chain rule is NaN at +-1 (inf * 0), torch's +-inf."""
-  if not (T := type(x)).no_grad: custom_gradient(ret.uop, "asin" if sign > 0 else "acos", (x.uop,), lambda g, i, w: ((T(g) * sign * ((1 - T(i[0])) * (1 + T(i[0]))).rsqrt()).uop,))
+  custom_gradient(ret.uop, "asin" if sign > 0 else "acos", (x.uop,), lambda g, i, w, T=type(x): ((T(g) * sign * ((1 - T(i[0])) * (1 + T(i[0]))).rsqrt()).uop,))
   return ret
 def sinh(self: Tensor) -> Tensor:
   x = self._float()

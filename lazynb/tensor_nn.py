@@ -63,7 +63,7 @@ def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int
   s_, d_ = [(v,) * len(HW) if isinstance(v, int) else tuple(v) for v in (stride, dilation)]
   win, w = windows.conv_operands(x.uop, weight.uop, groups, s_, d_)  # (bs, groups, cout/groups, *out, cin, *HW)
   ret = (type(self)(win) * type(self)(w)).sum(tuple(-1 - i for i in range(1 + len(HW))), keepdim=True).reshape(bs, cout, *unwrap(win.shape)[3:3 + len(HW)])
-  if not type(self).no_grad and dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
+  if dtypes.is_float(self.dtype) and self.dtype == weight.dtype == ret.dtype:
     custom_gradient(ret.uop, "conv2d", (self.uop, weight.uop), self._conv_backward(weight, groups, stride, dilation, pads))
   return ret if bias is None else ret + bias.reshape(1, -1, *[1] * len(HW))
 

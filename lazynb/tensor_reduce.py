@@ -66,7 +66,7 @@ def _with_softmax_rule(t: Tensor, axis: int, dtype, name: str, fwd: Callable, ru
   T, x = type(t), (t.cast(dtype) if dtype is not None else t)._float()  # dtype: computed in it (as torch, cast first)
   ret = fwd(x, axis)
   def backward(grad, inputs, wanted): return rule(T(grad), _softmax(T(inputs[0]), axis)).uop if wanted[0] else None,
-  if not T.no_grad: custom_gradient(ret.uop, name, (x.uop,), backward)
+  custom_gradient(ret.uop, name, (x.uop,), backward)
   return ret
 def softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
   return _with_softmax_rule(self, axis, dtype, "softmax", _softmax, lambda g, s: (g - (g * s).sum(axis, keepdim=True)) * s)

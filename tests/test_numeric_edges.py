@@ -309,6 +309,27 @@ def test_a_nan_input_keeps_a_nan_gradient_where_torch_does():
 
 def test_tanh_gradient_at_minus_100_is_zero():
   x = Tensor([-100.0, 100.0], requires_grad=True)
+def test_a_graph_built_under_no_grad_has_the_same_gradient():
+  """tinygrad (and lazynb) differentiate a graph built while Tensor.no_grad was set; the methods with gradient rules of
+  their own (asin/acos at +-1, pow at 0, softmax, conv2d, max_unpool2d) gave them only to graphs built with it unset."""
+  x_np = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 3.0], np.float32)
+  fns = {**{k: v[0] for k, v in FUNCS.items()},
+         "conv2d": lambda x: x.reshape(1, 1, 2, 3).conv2d(Tensor.ones(2, 1, 2, 2) * Tensor([1.0, -2.0]).reshape(2, 1, 1, 1), padding=1),
+         "max_unpool2d": lambda x: x.reshape(1, 1, 2, 3).max_unpool2d(Tensor([[[[0, 1, 5], [2, 3, 4]]]]), kernel_size=(2, 3), output_size=(2, 3)),
+         "pow-2": lambda x: x ** -2, "0**x": lambda x: x.zeros_like() ** x}
+  bad = []
+  for name, fn in fns.items():
+    grads = []
+    for off in (False, True):
+      x = Tensor(x_np, requires_grad=True)
+      Tensor.no_grad = off
+      try: y = fn(x)
+      finally: Tensor.no_grad = False
+      (y * Tensor(np.linspace(0.5, 1.5, y.numel(), dtype=np.float32)).reshape(y.shape)).sum().backward()
+      grads.append(x.grad.numpy())
+    if not np.array_equal(grads[0], grads[1], equal_nan=True): bad.append((name, grads[0].tolist(), grads[1].tolist()))
+  assert not bad, f"(built with gradients on, built under no_grad): {bad}"
+
   x.tanh().sum().backward()
   assert x.grad.numpy().tolist() == [0.0, 0.0]
 
