@@ -196,9 +196,9 @@ def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_
 # ---------------------------------------------------------------- activations without overflow concerns
 def relu6(self: Tensor) -> Tensor: return (self >= 6).where(6, self.relu())  # (not relu(x) - relu(x - 6): inf - inf, and ints wrap)
 def hardsigmoid(self: Tensor, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
-  """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners."""
-  y = self._float() * alpha + beta
-  return (y >= 1).where(1.0, (y <= 0).where(0.0, y))
+  """clip(alpha*x + beta, 0, 1), with torch's zero gradient at the corners (found on x: alpha*x + beta rounds there)."""
+  y = (x := self._float()) * alpha + beta
+  return ((y >= 1) | (alpha > 0 and x >= (1 - beta) / alpha)).where(1.0, ((y <= 0) | (alpha > 0 and x <= -beta / alpha)).where(0.0, y))
 def leaky_relu(self: Tensor, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
 def silu(self: Tensor) -> Tensor: return self * self.sigmoid()
 def swish(self: Tensor) -> Tensor: return self.silu()
