@@ -78,13 +78,14 @@ def copysign(self: Tensor, other) -> Tensor:
   """|self| with the sign of other (a float -0.0 counts as negative)."""
   x, y = self._broadcasted(other)
   neg = (y < 0) | (y.eq(0) & (1 / y < 0)) if dtypes.is_float(y.dtype) else y < 0
-  a = x.abs()
-  return neg.where(-a, a)
+  return neg.where(-(a := x.abs()), a)
 def isfinite(self: Tensor) -> Tensor:
   return self.full_like(True, dtype=dtypes.bool) if not dtypes.is_float(self.dtype) else (self.isinf() | self.isnan()).logical_not()
 def isclose(self: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
   """|self - other| <= atol + rtol * |other| (as numpy and torch); equal infinities are close, NaN only if equal_nan."""
-  x, y = (t if dtypes.is_float(t.dtype) else t.cast(dtypes.float64) for t in self._broadcasted(other))  # ints as numpy: x - y must not wrap
+  # ints in float64 first, as numpy: exact, and x - y cannot wrap
+  x, y = [t.cast(dtypes.float64) if isinstance(t, type(self)) and not dtypes.is_float(t.dtype) else t for t in (self, other)]
+  x, y = x._broadcasted(y)
   close = x.eq(y) | (x.isfinite() & y.isfinite() & ((x - y).abs() <= atol + rtol * y.abs()))
   return close | (x.isnan() & y.isnan()) if equal_nan else close
 def bitwise_not(self: Tensor) -> Tensor:

@@ -71,6 +71,14 @@ def test_isclose_of_ints_as_numpy_at_the_edges(dt):
   for kw in ({}, {"atol": 1, "rtol": 0}, {"atol": 0, "rtol": 0.5}, {"atol": 300, "rtol": 0}):
     np.testing.assert_array_equal(Tensor(a).isclose(Tensor(b), **kw).numpy(), np.isclose(a, b, **kw), err_msg=f"{dt} {kw}")
 
+def test_isclose_of_an_int_and_a_float_tensor_as_numpy():
+  """numpy compares an int array with a float32 one in float64: 2**24 + 1 is not 2**24 (float32 has no 2**24 + 1)."""
+  a, f = np.array([2**24 + 1, 2**31 - 1, -7, 3], np.int64), np.array([2.0**24, 2.0**31, -7.0, 3.5], np.float32)
+  for kw in ({"rtol": 0, "atol": 0}, {"rtol": 0, "atol": 0.5}, {}):
+    for p, q in ((a, f), (f, a), (a.astype(np.int32), f), (a, 3.0), (f, 3)):
+      np.testing.assert_array_equal(Tensor(p).isclose(Tensor(q) if isinstance(q, np.ndarray) else q, **kw).numpy(), np.isclose(p, q, **kw),
+                                    err_msg=f"{p.dtype} {getattr(q, 'dtype', type(q))} {kw}")
+
 def test_bitwise_shifts_and_idiv():
   a, b = np.array([-7, 5, 3, 12, 0], np.int32), np.array([2, -3, 6, 5, 7], np.int32)
   A, B = Tensor(a), Tensor(b)
