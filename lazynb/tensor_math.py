@@ -119,7 +119,7 @@ def _cum(self: Tensor, axis: int, fill, reduce: str) -> Tensor:
   return ret.transpose(a, -1) if a != self.ndim - 1 else ret
 def cummax(self: Tensor, axis: int = 0) -> Tensor:
   return self.cast(dtypes.uint8).cummax(axis).cast(dtypes.bool) if self.dtype is dtypes.bool else self._cum(axis, dtypes.min(self.dtype), "max")
-def cumprod(self: Tensor, axis: int) -> Tensor: return self._cum(axis, 1, "prod").cast(self.dtype)
+def cumprod(self: Tensor, axis: int) -> Tensor: return self.cast(sum_acc_dtype(self.dtype))._cum(axis, 1, "prod")  # small ints widen, as in prod
 def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor: return self._float()._cum(axis, -math.inf, "logsumexp")
 
 def sort(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:

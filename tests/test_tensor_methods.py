@@ -117,6 +117,10 @@ def test_cumulative_ops_match_torch():
   assert Tensor(i).cummax(1).dtype == dtypes.int32 and Tensor(i).cumprod(1).dtype == dtypes.int32
   np.testing.assert_array_equal(Tensor(i).cummax(1).numpy(), np.maximum.accumulate(i, 1))
   np.testing.assert_array_equal(Tensor(i).cumprod(1).numpy(), np.cumprod(i, 1))
+  for small in (np.int8, np.uint8, np.int16, np.bool_):  # widened as prod and cumsum are (numpy and torch too): no int8 wrap at 100 * 3
+    s = np.array([[100, 3, 1], [1, 0, 2]]).astype(small)
+    assert Tensor(s).cumprod(1).dtype == Tensor(s).cumsum(1).dtype == Tensor(s).prod().dtype, small
+    np.testing.assert_array_equal(Tensor(s).cumprod(1).numpy(), np.cumprod(s, 1), err_msg=str(small))
   assert Tensor([1, 2, 3]).logcumsumexp().dtype == dtypes.float32
   e = np.array([-np.inf, -1000.0, 0.0, -np.inf], np.float32)  # no overflow, no -inf - -inf
   close(Tensor(e).logcumsumexp(), torch.logcumsumexp(torch.tensor(e), 0))
