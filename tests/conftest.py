@@ -4,6 +4,10 @@ from hypothesis import settings, HealthCheck
 try:  # tinygrad 0.10.3, the semantic oracle (test extra), runs on its CPU device: left to itself it takes an OpenCL
   import tinygrad as _tinygrad  # library when one is installed, and PoCL there lacks what the compared tests need (fp16)
   _tinygrad.Device.DEFAULT = "CPU"
+  # and compiles with clang whatever CC says: CC=gcc picks lazynb's compiler in CI's gcc pass, and tinygrad's CPU device
+  # hands clang's flags (--target=...) to whatever CC names (hidden where its kernel cache was warm; a fresh machine failed)
+  import tinygrad.runtime.ops_cpu as _tg_cpu
+  _tg_cpu.getenv = lambda key, default=0, _get=_tg_cpu.getenv: "clang" if key == "CC" else _get(key, default)
 except ImportError: pass
 
 # make `import lazynb` work without PYTHONPATH when pytest is run from anywhere
