@@ -417,24 +417,20 @@ class Tensor(OpMixin, elementwise_eq=True):
   def floordiv(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
     return x.div(y).floor() if dtypes.is_float(x.dtype) else x._int_div(y, floor=True)
-  def _int_div(self, y: Tensor, floor: bool) -> Tensor:
-    """Integer division of broadcast int tensors, rounded down or toward 0; by 0 it is 0, and min // -1 wraps (no trap)."""
-    x = self
+  def _int_div(self, y: Tensor, floor: bool, mod: bool = False) -> Tensor:
+    """Integer division of broadcast int tensors (mod: its remainder), rounded down or toward 0; by 0 it is 0, min // -1 wraps (no trap)."""
     minus1 = y.eq(-1) if not dtypes.is_unsigned(y.dtype) and y.dtype is not dtypes.bool else y.ne(y)
     safe = (y.eq(0) | minus1).where(1, y)
-    q = x._binop(Ops.IDIV, safe)  # C's division: toward 0
-    if floor: q = q - x._binop(Ops.MOD, safe).ne(0).logical_and((x < 0).ne(safe < 0)).cast(q.dtype)
-    return y.eq(0).where(0, minus1.where(-x, q))
+    r = self._binop(Ops.MOD, safe)  # C's remainder has x's sign (C's / rounds toward 0): where the divisor's differs, floor is one lower
+    late = r.ne(0).logical_and((r < 0).ne(safe < 0))
+    if mod: return y.eq(0).where(0, late.where(r + safe, r))
+    q = self._binop(Ops.IDIV, safe)
+    return y.eq(0).where(0, minus1.where(-self, q - late.cast(q.dtype) if floor else q))
   def mod(self, y, reverse=False) -> Tensor:
     x, y = self._broadcasted(y, reverse)
-    if dtypes.is_float(x.dtype):  # fmod is exact (x - floor(x/y)*y is not: 1e20 % 3 gave -4.4e12 with a fused multiply-add)
-      r = x._binop(Ops.MOD, y)
-      return (r.ne(0) & (r < 0).ne(y < 0)).where(r + y, r)
-    minus1 = y.eq(-1) if not dtypes.is_unsigned(y.dtype) and y.dtype is not dtypes.bool else y.ne(y)
-    safe = (y.eq(0) | minus1).where(1, y)
-    r = x._binop(Ops.MOD, safe)
-    r = r.ne(0).logical_and((r < 0).ne(safe < 0)).where(r + safe, r)
-    return y.eq(0).where(0, r)
+    if not dtypes.is_float(x.dtype): return x._int_div(y, floor=True, mod=True)
+    r = x._binop(Ops.MOD, y)  # fmod is exact (x - floor(x/y)*y is not: 1e20 % 3 gave -4.4e12 with a fused multiply-add)
+    return (r.ne(0) & (r < 0).ne(y < 0)).where(r + y, r)
   def pow(self, y, reverse=False) -> Tensor:
     if isinstance(y, Tensor) and y.shape == () and (c := const_of(y.uop)) is not None and not isinstance(c.arg, UOp): y = c.arg  # x ** Tensor(2.0)
     if reverse and isinstance(y, float) and 0 < y != 1 and math.isfinite(y) and dtypes.is_float(self.dtype):
