@@ -55,7 +55,7 @@ class RunState:
     self.buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     self.realized = Realized(self.buffers)
     self.superseded: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-    self.owned: weakref.WeakSet = weakref.WeakSet()
+    self.owned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # buffer made for a value -> weakref of the tensor that owns it, or None
     self.live = IdentitySet()
     self.grad_tensors = IdentitySet()
     self.grad_leaves: weakref.WeakSet = weakref.WeakSet()  # the nodes of tensors given requires_grad=True (outlive the tensors)

@@ -68,6 +68,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     if (md := _METADATA.get()) is not None and isinstance(data, UOp): all_metadata[uop] = md
     self._uop: UOp = uop
     self._view: tuple | None = None
+    self._claim()
     state.live.add(self)
     self._pre: UOp | None = None  # the graph before the last realize (so backward still works after .item())
     _ = uop.shape, uop.device  # compute (and cache) them now, while the graph is shallow
@@ -92,11 +93,17 @@ class Tensor(OpMixin, elementwise_eq=True):
       self._uop, self._view = replay(bu, self._view[1]), (self._view[0], self._view[1], bu)
     if (r := state.realized.get(self._uop)) is not None:  # (realized by another's realize: the graph is kept for backward, as _adopt keeps it)
       self._pre, self._uop = self._uop if not self.requires_grad and self._uop.base.op is not Ops.ASSIGN else self._pre, r
+      self._claim()
     # a view of memory that an assign has written since: the same view, of the memory's new name
     if state.superseded and (ub := self._uop.base).op is Ops.BUFFER and ub in state.superseded: self._uop = self._uop.substitute({ub: newest(ub)})
     return self._uop
   @uop.setter
-  def uop(self, u: UOp): self._uop, self._view = u, None  # a tensor given a graph of its own is no view any more
+  def uop(self, u: UOp): self._uop, self._view = u, None; self._claim()  # noqa: E702 (a tensor given a graph of its own is no view any more)
+  # the first tensor to hold memory made for a value owns it (writes into it in place); another that holds it too (an equal
+  # result, a reduce over an axis of 1) only reads it: docs/internals.md, "Views and in-place writes"
+  def _claim(self) -> None:
+    if self._view is None and (b := self._uop.base) in state.owned and ((o := state.owned[b]) is None or o() is None) and is_contiguous_view_of_buffer(self._uop):
+      state.owned[b] = weakref.ref(self)
   def _viewed(self) -> Tensor | None:
     """The tensor this one views, held weakly (None once it is gone): docs/internals.md, "Views and in-place writes"."""
     if not self._view: return None
@@ -243,6 +250,7 @@ class Tensor(OpMixin, elementwise_eq=True):
     for t in todo:
       old = t._uop
       t._uop = becomes[old] if old in becomes and old not in keep else t.uop
+      t._claim()
       if not t.requires_grad and old.base.op is not Ops.ASSIGN: t._pre = old
   @staticmethod
   def _readers_of_overwritten(todo: list[Tensor]) -> list[Tensor]:
@@ -270,7 +278,9 @@ class Tensor(OpMixin, elementwise_eq=True):
           need[x] = old[x] & E.union(*waits)
         return out + [Tensor(n) for n in g if need[n] and (n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS)]
       targets |= more
-      new = [t for t in list(state.live) if id(t) not in ids and not t.uop.is_realized and reads_old(t.uop)]
+      # (and values that hold the memory itself without owning or viewing it, a pad or a reduce over an axis of 1: copied first)
+      new = [t for t in list(state.live) if id(t) not in ids and (not t.uop.is_realized or t._viewed() is None and not t._owns_memory()) and reads_old(t.uop)]
+      for t in [t for t in new if t.uop.is_realized]: t.uop = t.contiguous().uop
       ids |= {id(t) for t in new}
       out += new
   def kernelize(self, *lst: Tensor) -> Tensor:
@@ -315,8 +325,8 @@ class Tensor(OpMixin, elementwise_eq=True):
     if not self._owns_memory(): self.uop = self.contiguous().realize().uop
   def _owns_memory(self) -> bool:
     """Is this tensor all of a buffer it may write in place (not a view of another tensor, nor a pad of one)?"""
-    u = self.uop  # (a view whose base is gone stands alone from here)
-    return self._view is None and is_contiguous_view_of_buffer(u) and u.base in state.owned
+    # (self.uop first: a view whose base is gone stands alone from there; the owner: see _claim)
+    return is_contiguous_view_of_buffer(u := self.uop) and self._view is None and (o := state.owned.get(u.base)) is not None and o() is self
   def contiguous(self) -> Tensor:
     """A tensor stored in its own buffer (each call makes a new one: the UNIQUE source keeps equal ones apart)."""
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop, new_unique())))

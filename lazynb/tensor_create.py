@@ -79,7 +79,7 @@ def _owned_buffer(device: str, shape: tuple[int, ...], dtype: DType, data: np.nd
   """A new buffer of its own for a tensor (so it is written in place), as `shape`; `data` written into it now (write_host)."""
   buf = new_buffer(device, prod(shape), dtype)
   if data is not None: write_host(state.buffers[buf], data, refill)
-  state.owned.add(buf)
+  state.owned[buf] = None
   return buf.reshape(shape)
 
 def _from_numpy(arr: np.ndarray, device: str) -> UOp:
@@ -117,7 +117,7 @@ def from_blob(cls: type[Tensor], ptr: int, shape, dtype=None, device=None, **kw)
   if type(ptr) is not int or ptr <= 0: raise ValueError(f"from_blob needs a memory address (a positive int, e.g. helpers.mv_address(mv)), got {ptr!r}")
   b = state.buffers[buf := new_buffer(dev, prod(shape), dt)] = ExternalBuffer(dev, prod(shape), dt)
   b._buf, b.allocator = np.ctypeslib.as_array((ctypes.c_uint8 * b.nbytes).from_address(ptr)), Device[dev].allocator
-  state.owned.add(buf)
+  state.owned[buf] = None
   return cls(buf.reshape(shape), **kw)
 def full_like(self: Tensor, fill_value, dtype=None, device=None, **kw) -> Tensor:
   return type(self).full(self.shape, fill_value, dtype or self.dtype, device or self.device, **kw)

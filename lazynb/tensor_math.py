@@ -165,7 +165,7 @@ def roll(self: Tensor, shifts, dims) -> Tensor:
   shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
   dims = (dims,) if isinstance(dims, int) else tuple(dims)
   if len(shifts) != len(dims): raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
-  x = self
+  x = self._mv(link=False)  # a new tensor even when nothing moves (as torch): a write into it must not reach self
   for s, d in zip(shifts, dims):
     d = self._resolve_axis(d, what="roll")
     n = x.shape[d]

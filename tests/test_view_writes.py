@@ -390,3 +390,37 @@ def test_a_write_keeps_what_was_computed_from_the_old_contents(dev):
   v0.assign(Tensor.full((5,), 0.0, device=dev))
   v1 += Tensor(np.ones(5, np.float32), device=dev)
   assert v0.tolist() == [0.0] * 5 and v1.tolist() == [-2., -1., 0., 1., 2.]
+
+# ---------------------------------------------------------------- results that move nothing are still new values
+# A method that is not a view in torch (a reduce, pad, cat, repeat, roll...) gives a new value, also where its graph ends
+# up as the input's memory itself (a sum over an axis of 1, a pad of 0, a roll by the length): a later write to the input
+# must not show in it, realized or not, and a write into it must not reach the input. (An outside review found all three.)
+NEW_VALUES = {
+  "sum(0)": lambda a: a.sum(0), "sum(0, keepdim)": lambda a: a.sum(0, keepdim=True), "max(0)": lambda a: a.max(0),
+  "max(0, keepdim)": lambda a: a.max(0, keepdim=True), "min(0)": lambda a: a.min(0), "prod(0)": lambda a: a.prod(0),
+  "mean(0)": lambda a: a.mean(0), "sum(0, dtype)": lambda a: a.sum(0, dtype="float32"), "cumsum(0)": lambda a: a.cumsum(0),
+  "cumprod(0)": lambda a: a.cumprod(0), "cummax(0)": lambda a: a.cummax(0), "logsumexp(0)": lambda a: a.logsumexp(0),
+  "pad 0": lambda a: a.pad(((0, 0), (0, 0))), "pad": lambda a: a.pad(((0, 0), (1, 1))), "cat of one": lambda a: a.cat(),
+  "stack of one": lambda a: Tensor.stack(a), "repeat 1": lambda a: a.repeat(1, 1), "repeat": lambda a: a.repeat(2, 1),
+  "roll 0": lambda a: a.roll(0, 0), "roll by the length": lambda a: a.roll(2, 1), "roll": lambda a: a.roll(1, 1),
+  "tile": lambda a: a.repeat(1, 2), "sort": lambda a: a.sort(0)[0], "topk": lambda a: a.topk(1, 0)[0],
+  "gather": lambda a: a.gather(1, Tensor([[0, 1]])), "clone": lambda a: a.clone(), "contiguous": lambda a: a.contiguous(),
+  "+ 0": lambda a: a + 0, "* 1": lambda a: a * 1, "maximum itself": lambda a: a.maximum(a), "where": lambda a: Tensor([[True, True]]).where(a, 0),
+  "clip none": lambda a: a.clip(-100, 100), "avg_pool 1": lambda a: a.reshape(1, 1, 1, 2).avg_pool2d(1).reshape(1, 2),
+  "max_pool 1": lambda a: a.reshape(1, 1, 1, 2).max_pool2d(1).reshape(1, 2), "interpolate same": lambda a: a.reshape(1, 1, 2).interpolate((2,)).reshape(1, 2),
+  "flip then flip": lambda a: a.pad(((0, 0), (0, 0))).flip(1).flip(1), "unsqueeze of a sum": lambda a: a.sum(0).unsqueeze(0),
+}
+
+@pytest.mark.parametrize("name", list(NEW_VALUES))
+def test_results_that_move_nothing_are_new_values(name):
+  fn, orig = NEW_VALUES[name], np.array([[5.0, 6.0]], np.float32)
+  want = fn(Tensor(orig)).numpy()
+  a = Tensor(orig).realize(); r = fn(a); a[0, 0] = 7  # noqa: E702
+  same(r, want, f"{name}, lazy, then a write into its input")
+  a = Tensor(orig).realize(); r = fn(a).realize(); a += 1; a.realize()  # noqa: E702
+  same(r, want, f"{name}, realized, then += on its input")
+  a = Tensor(orig).contiguous(); r = fn(a); r.realize(); a.realize()  # noqa: E702 (the result realized first: memory made for a)
+  r[(0,) * r.ndim] = 99
+  same(a, orig, f"{name}: a write into it reached its input")
+  a = Tensor(orig).realize(); r = fn(a); r += 1; r.realize()  # noqa: E702
+  same(a, orig, f"{name}: += on it reached its input")

@@ -207,7 +207,7 @@ class TinyJit:
     fresh = {i: new_buffer(u.device, u.base.arg, u.base.dtype) for i, u in self.moved.items()}  # a moved input's new memory
     for i, nb in fresh.items():
       swap[id(self.moved[i].base.buffer)] = nb.buffer.allocate()
-      if self.moved[i].base in state.owned: state.owned.add(nb)
+      if self.moved[i].base in state.owned: state.owned[nb] = state.owned[self.moved[i].base]
     _settle([(j == 0, swap.get(id(b), b)) for e in self.steps for j, b in enumerate(e[2])])
     for b in {id(b): b for e in self.steps for b in e[2]}.values(): b.allocate()  # free_intermediates() may have freed some
     for kind, what, bufs, *rest in self.steps:

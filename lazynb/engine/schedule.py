@@ -568,10 +568,10 @@ def create_schedule(outs: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]
       nb = UOp(Ops.BUFFER, b.dtype, (new_unique(), b.src[1]), b.arg)
       state.buffers[nb] = state.buffers[b]
       state.superseded[b] = nb
-      state.owned.add(nb)
+      state.owned[nb] = state.owned.get(b)  # (the same memory, the same owner)
       bufmap[r] = r.src[0].substitute({b: nb})  # the target's view, of the new name
       continue
-    if r.op in (Ops.CONTIGUOUS, Ops.COPY): state.owned.add(b)
+    if r.op in (Ops.CONTIGUOUS, Ops.COPY): state.owned.setdefault(b, None)
     if isinstance(r.size, UOp): b = b.shrink(((0, r.size),))  # a variable size: the first `size` elements of the largest
     bufmap[r] = b.reshape(unwrap(r.shape)) if r.shape != b.shape else b
   for orig, o in zip(outs, s.outs): becomes[orig] = o.substitute(bufmap) if bufmap else o

@@ -4,8 +4,6 @@ from __future__ import annotations
 from lazynb.tensor import Tensor, last_backward
 from lazynb.dtype import dtypes, least_upper_dtype
 from lazynb.helpers import unwrap
-from lazynb.engine.schedule import is_contiguous_view_of_buffer
-from lazynb.runstate import state
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
@@ -17,7 +15,7 @@ class Optimizer:
     self.lr = lr
     # every parameter gets memory of its own, so step() can update it in place (and TinyJit can replay that)
     for p in self.params:
-      if not (is_contiguous_view_of_buffer(p.uop) and p.uop.base in state.owned): p.uop = p.contiguous().realize().uop
+      p._own_memory()  # (one that only reads memory another tensor owns gets its own)
   def zero_grad(self):
     for p in self.params: p.grad = None
   def step(self): Tensor.realize_all(*self.schedule_step())
