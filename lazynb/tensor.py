@@ -165,7 +165,8 @@ class Tensor(OpMixin, elementwise_eq=True):
       elif n.op is Ops.BUFFER and n in written_to: new[n] = n.contiguous()  # (an old read of memory an assign writes: a copy, made before the write)
       else: new[n] = n if n.op in (Ops.DETACH, Ops.ASSIGN) or (src := tuple(new.get(s, s) for s in n.src)) == n.src else n.replace(src=src)
     keep_rules(new, {n for n in new if back(n) is not None}); origin = {v: k for k, v in new.items() if v is not k}  # noqa: E702 (rebuilt -> node it stands for)
-    return (r := new[root]), undo, {n: state.realized.get(o := origin.get(n, n), o) for n in r.toposort()}
+    # (a tensor's memory written since under no_grad: it holds that memory's new name, as Tensor.uop gives it)
+    return (r := new[root]), undo, {n: u.substitute({u.base: newest(u.base)}) if (u := state.realized.get(o := origin.get(n, n), o)).base in state.superseded else u for n in r.toposort()}
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad=True that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() called while gradients are off (Tensor.no_grad is set)")

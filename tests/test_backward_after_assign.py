@@ -208,3 +208,20 @@ def test_a_gradient_through_an_assign_is_a_clear_error():
   c.assign(c * q.detach())
   (c * q).sum().backward()
   assert q.grad.tolist() == [2.0, 4.0, 6.0]
+
+@pytest.mark.parametrize("how", ["assign", "setitem", "isub"])
+def test_a_leaf_written_under_no_grad_after_the_loss_keeps_its_gradient(how):
+  """loss = (w * x).sum(), then w written in place under no_grad, then backward: d loss/dw is x (torch gives it: w is
+  not needed for it). w's memory has a new name after the write; backward found no tensor for the old one, and said
+  "no tensor contributes". Where the gradient needs the old w (w * w), it is a clear error (torch's too)."""
+  def run(f):
+    w, x = Tensor([1.0, 2.0, 3.0], requires_grad=True).realize(), Tensor([4.0, 5.0, 6.0])
+    loss = f(w, x).sum()
+    with Tensor.test():
+      if how == "assign": w.assign(Tensor([7.0, 8.0, 9.0])).realize()
+      elif how == "setitem": w[0] = 10
+      else: w -= 1; w.realize()  # noqa: E702
+    loss.backward()
+    return w
+  np.testing.assert_array_equal(run(lambda w, x: w * x).grad.numpy(), [4.0, 5.0, 6.0])
+  with pytest.raises(StaleReadError): run(lambda w, x: w * w * x).grad.numpy()  # (when the gradient is computed)
