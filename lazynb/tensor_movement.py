@@ -204,6 +204,7 @@ def __setitem__(self: Tensor, idx, value) -> None:
   if not type(self).no_grad and (self.requires_grad or isinstance(value, type(self)) and value.requires_grad):  # (torch: a leaf's; tinygrad: both)
     raise NotImplementedError("t[idx] = value where t or value requires grad: no gradient goes through an in-place write; "
                               "build the result out of place (Tensor.where, cat, pad), or write under Tensor.no_grad")
+  _check_int(value, self.dtype)  # a Python int the dtype cannot hold raises, as in `t + value` (numpy and torch too), before anything is written
   (self if (base := self._viewed()) is None else base)._own_memory()
   tup = idx if isinstance(idx, tuple) else (idx,)
   if any(isinstance(i, (type(self), list, np.ndarray)) for i in tup):
@@ -211,11 +212,9 @@ def __setitem__(self: Tensor, idx, value) -> None:
     return self._setitem_index(tup, value)
   target = self[idx]
   value = (value if isinstance(value, type(self)) else type(self)(value, device=self.device, dtype=self.dtype)).cast(self.dtype)
-  if value.shape != target.shape:
-    if broadcast_shape(value.shape, target.shape) != target.shape:
-      raise ValueError(f"cannot assign a value of shape {value.shape} to t[{idx!r}] of shape {target.shape}")
-    value = value._broadcast_to(target.shape)
-  target.assign(value)
+  if broadcast_shape(value.shape, target.shape) != target.shape:
+    raise ValueError(f"cannot assign a value of shape {value.shape} to t[{idx!r}] of shape {target.shape}")
+  target.assign(value._broadcast_to(target.shape))
 
 def cat(self: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
   ts = [self, *others]

@@ -82,3 +82,12 @@ def test_setitem_with_a_tensor_that_requires_grad_is_refused_outside_no_grad():
   try: z[1] = x
   finally: Tensor.no_grad = False
   np.testing.assert_array_equal(z.numpy(), [[1, 1, 1], [7, 8, 9], [1, 1, 1], [1, 1, 1]])
+
+@pytest.mark.parametrize("dt,v", [("int32", 2**31), ("int32", -2**31 - 1), ("uint8", 256), ("uint8", -1), ("int16", 2**40)])
+def test_setitem_of_a_python_int_the_dtype_cannot_hold_raises_and_writes_nothing(dt, v):
+  """numpy 2 and torch raise; lazynb wrapped it (int32 a[0] = 2**31 gave -2**31), where `a + 2**31` already raised."""
+  for idx in (0, slice(0, 2), Tensor([1])):
+    a = Tensor(np.array([1, 2, 3], dt)).realize()
+    with pytest.raises(OverflowError, match="does not fit"): a[idx] = v
+    np.testing.assert_array_equal(a.numpy(), [1, 2, 3])
+  with pytest.raises(OverflowError): np.array([1, 2, 3], dt)[0] = v  # the reference
