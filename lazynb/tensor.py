@@ -280,8 +280,9 @@ class Tensor(OpMixin, elementwise_eq=True):
         return out + [Tensor(n) for n in g if need[n] and (n.op in GroupOp.ALU or n.op is Ops.REDUCE_AXIS)]
       targets |= more
       # (and values that hold the memory itself without owning or viewing it, a pad or a reduce over an axis of 1: copied first)
-      new = [t for t in list(state.live) if id(t) not in ids and (not t.uop.is_realized or t._viewed() is None and not t._owns_memory()) and reads_old(t.uop)]
-      for t in [t for t in new if t.uop.is_realized]: t.uop = t.contiguous().uop
+      def alone(t: Tensor) -> bool: return t._viewed() is None and not t._owns_memory()  # neither views it nor owns it
+      new = [t for t in list(state.live) if id(t) not in ids and (not t.uop.is_realized or alone(t)) and reads_old(t.uop)]
+      for t in [t for t in new if t.uop.base.op in (Ops.BUFFER, Ops.COPY, Ops.CONTIGUOUS) and alone(t)]: t.uop = t.contiguous().uop
       ids |= {id(t) for t in new}
       out += new
   def kernelize(self, *lst: Tensor) -> Tensor:

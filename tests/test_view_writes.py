@@ -417,6 +417,8 @@ def test_results_that_move_nothing_are_new_values(name):
   want = fn(Tensor(orig)).numpy()
   a = Tensor(orig).realize(); r = fn(a); a[0, 0] = 7  # noqa: E702
   same(r, want, f"{name}, lazy, then a write into its input")
+  a = Tensor(orig); r = fn(a); a.detach()[0, 0] = 7  # noqa: E702 (the input still a pending host copy: it reads what that copy fills)
+  same(r, want, f"{name}, of host data not yet copied, then a write into it")
   a = Tensor(orig).realize(); r = fn(a).realize(); a += 1; a.realize()  # noqa: E702
   same(r, want, f"{name}, realized, then += on its input")
   a = Tensor(orig).contiguous(); r = fn(a); r.realize(); a.realize()  # noqa: E702 (the result realized first: memory made for a)
